@@ -1,0 +1,68 @@
+// Host allocator (64-byte aligned, with statistics) and the default-allocator lookup.
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+
+#include "zerotrain/core/allocator.h"
+#include "zerotrain/core/error.h"
+
+namespace zt {
+
+std::string format_bytes(size_t b) {
+  char buf[32];
+  const double x = static_cast<double>(b);
+  if (b < 1024) std::snprintf(buf, sizeof buf, "%zu B", b);
+  else if (b < (1u << 20)) std::snprintf(buf, sizeof buf, "%.1f KiB", x / 1024.0);
+  else if (b < (1u << 30)) std::snprintf(buf, sizeof buf, "%.1f MiB", x / (1u << 20));
+  else std::snprintf(buf, sizeof buf, "%.2f GiB", x / (1u << 30));
+  return buf;
+}
+
+namespace {
+
+class CpuAllocator final : public Allocator {
+ public:
+  void* allocate(size_t n, Stream) override {
+    if (n == 0) return nullptr;
+    const size_t rounded = (n + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, rounded);
+    if (!p) throw OutOfMemoryError("alloc", str("out of host memory: asked ", format_bytes(n)));
+    const size_t now = allocated_.fetch_add(rounded) + rounded;
+    size_t peak = peak_.load();
+    while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
+    }
+    ++num_allocs_;
+    return p;
+  }
+  void deallocate(void* p, size_t n, Stream) override {
+    if (!p) return;
+    allocated_ -= (n + 63) / 64 * 64;
+    std::free(p);
+  }
+  Device device() const override { return Device::cpu(); }
+  AllocatorStats stats() const override {
+    AllocatorStats s;
+    s.allocated = s.reserved = allocated_.load();
+    s.peak_allocated = s.peak_reserved = peak_.load();
+    s.num_allocs = s.num_source_allocs = num_allocs_.load();
+    return s;
+  }
+  void reset_peak() override { peak_ = allocated_.load(); }
+
+ private:
+  std::atomic<size_t> allocated_{0}, peak_{0}, num_allocs_{0};
+};
+
+}  // namespace
+
+Allocator& cpu_allocator() {
+  static CpuAllocator a;
+  return a;
+}
+
+Allocator& default_allocator(Device d) {
+  return d.is_cpu() ? cpu_allocator() : cuda_allocator(d.index);
+}
+
+}  // namespace zt

@@ -1,0 +1,134 @@
+#include "support/test_util.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+namespace zt::test {
+
+std::vector<float> random_floats(size_t n, uint64_t seed, float lo, float hi) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+Tensor random_tensor(const Shape& shape, DType dtype, uint64_t seed, float lo, float hi,
+                     Device device) {
+  return Tensor::from_floats(random_floats(static_cast<size_t>(numel_of(shape)), seed, lo, hi), shape,
+                             dtype, device);
+}
+
+Tensor random_ints(const Shape& shape, DType dtype, uint64_t seed, int64_t lo, int64_t hi,
+                   Device device) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int64_t> dist(lo, hi - 1);
+  std::vector<int64_t> v(static_cast<size_t>(numel_of(shape)));
+  for (auto& x : v) x = dist(rng);
+  return Tensor::from_ints(v, shape, dtype, device);
+}
+
+std::vector<double> to_doubles(const Tensor& t) {
+  std::vector<double> out;
+  if (t.dtype() == DType::i32 || t.dtype() == DType::i64 || t.dtype() == DType::u8) {
+    for (int64_t x : t.to_ints()) out.push_back(static_cast<double>(x));
+  } else {
+    for (float x : t.to_floats()) out.push_back(x);
+  }
+  return out;
+}
+
+Tolerance tolerance_for(DType dtype) {
+  switch (dtype) {
+    case DType::f32: return {1e-5, 1e-4};
+    case DType::f16: return {1e-3, 4e-3};
+    case DType::bf16: return {8e-3, 2e-2};
+    default: return {0, 0};
+  }
+}
+
+void expect_close(const std::vector<double>& ref, const std::vector<double>& got, Tolerance tol,
+                  const std::string& what) {
+  ASSERT_EQ(ref.size(), got.size()) << what << ": element counts differ";
+  size_t bad = 0, worst = 0;
+  double worst_excess = -1;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double err = std::fabs(got[i] - ref[i]);
+    const double allowed = tol.atol + tol.rtol * std::fabs(ref[i]);
+    const bool ok = err <= allowed;  // false for NaN
+    if (!ok) {
+      ++bad;
+      const double excess = std::isnan(err) ? 1e300 : err - allowed;
+      if (excess > worst_excess) {
+        worst_excess = excess;
+        worst = i;
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0u) << what << ": " << bad << " of " << ref.size()
+                     << " elements out of tolerance (atol " << tol.atol << ", rtol " << tol.rtol
+                     << "); worst at " << worst << ": got " << (bad ? got[worst] : 0.0)
+                     << ", want " << (bad ? ref[worst] : 0.0);
+}
+
+void expect_close(const std::vector<double>& ref, const Tensor& got, Tolerance tol,
+                  const std::string& what) {
+  expect_close(ref, to_doubles(got), tol, what);
+}
+
+void expect_bitwise_equal(const Tensor& a, const Tensor& b, const std::string& what) {
+  ASSERT_EQ(a.shape(), b.shape()) << what;
+  ASSERT_EQ(a.dtype(), b.dtype()) << what;
+  Tensor ha = a.contiguous().to(Device::cpu()), hb = b.contiguous().to(Device::cpu());
+  EXPECT_EQ(std::memcmp(ha.data(), hb.data(), ha.nbytes()), 0) << what << ": bytes differ";
+}
+
+double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  double s = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) s += a[i] * b[i];
+  return s;
+}
+
+void expect_gradients_match_fd(
+    const std::function<double(const std::vector<std::vector<float>>&)>& loss,
+    const std::vector<std::vector<float>>& inputs, const std::vector<std::vector<double>>& grads,
+    const std::string& what, double h, double rtol, int directions, uint64_t seed) {
+  ASSERT_EQ(inputs.size(), grads.size()) << what;
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> nd(0.0, 1.0);
+  for (int d = 0; d < directions; ++d) {
+    // One random direction over all inputs together, normalised to unit length.
+    std::vector<std::vector<double>> u(inputs.size());
+    double norm2 = 0;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      u[k].resize(inputs[k].size());
+      for (auto& x : u[k]) {
+        x = nd(rng);
+        norm2 += x * x;
+      }
+    }
+    const double inv = 1.0 / std::sqrt(norm2);
+    double analytic = 0;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      for (auto& x : u[k]) x *= inv;
+      analytic += dot(grads[k], u[k]);
+    }
+    auto shifted = [&](double s) {
+      std::vector<std::vector<float>> x = inputs;
+      for (size_t k = 0; k < x.size(); ++k)
+        for (size_t i = 0; i < x[k].size(); ++i) x[k][i] = static_cast<float>(x[k][i] + s * u[k][i]);
+      return loss(x);
+    };
+    const double numeric = (shifted(h) - shifted(-h)) / (2 * h);
+    double gnorm2 = 0;
+    for (const auto& g : grads)
+      for (double x : g) gnorm2 += x * x;
+    // Scale-aware bound: relative to the gradient's size, since a direction may be nearly orthogonal.
+    const double allowed = rtol * (std::fabs(analytic) + std::sqrt(gnorm2) * 0.1 + 1e-6);
+    EXPECT_NEAR(analytic, numeric, allowed)
+        << what << ": directional derivative " << d << " (analytic vs central difference, h=" << h << ")";
+  }
+}
+
+}  // namespace zt::test
