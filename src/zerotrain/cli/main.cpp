@@ -1,25 +1,31 @@
-// zerotrain command line: wires the subcommands and is the one place that maps errors to exit codes.
+// zerotrain command line: wires the subcommands and is the one place that maps errors to exit codes
+// (0 success, 1 a check or run failed or a zerotrain error, 2 bad command line).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <functional>
 
+#include "zerotrain/cli/commands.h"
 #include "zerotrain/core/error.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"zerotrain: ZeRO sharded data-parallel training of transformer language models"};
-  app.require_subcommand(0, 1);
-  CLI11_PARSE(app, argc, argv);
+  app.require_subcommand(1);
+  app.footer("Run `zerotrain <command> --help` for a command's options.");
+  std::function<int()> action;
+  zt::cli::add_selfcheck_command(app, action);
   try {
-    if (app.get_subcommands().empty()) {
-      std::fputs(app.help().c_str(), stdout);
-      return 0;
-    }
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    return action ? action() : 0;
   } catch (const zt::Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "[zerotrain] %s\n", e.what());
+    std::fprintf(stderr, "[zerotrain] unexpected error: %s\n", e.what());
     return 1;
   }
-  return 0;
 }

@@ -6,6 +6,7 @@
 namespace zt {
 
 int cuda_device_count() { return 0; }
+std::string cuda_device_name(int) { throw_no_cuda("device"); }
 
 void synchronize(Stream) {}
 void synchronize_device(Device) {}

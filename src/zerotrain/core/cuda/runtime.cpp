@@ -40,6 +40,12 @@ int cuda_device_count() {
   return n;
 }
 
+std::string cuda_device_name(int index) {
+  cudaDeviceProp prop{};
+  ZT_CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
+  return prop.name;
+}
+
 void synchronize(Stream s) {
   if (s.device.is_cpu() && !s.handle) return;
   CudaDeviceGuard g(s.device);

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it:
+#  1. the default build (CUDA backend too when nvcc is present: it must compile and link; its tests
+#     skip without a GPU), all tests;
+#  2. a CPU-only build under AddressSanitizer + UndefinedBehaviorSanitizer, all tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install_deps.sh
+jobs="$(nproc)"
+
+echo "== [1/2] default build + tests"
+scripts/build.sh build
+ctest --test-dir build --output-on-failure --parallel "$jobs"
+
+echo "== [2/2] CPU-only build with ASan + UBSan + tests"
+scripts/build.sh build-asan -DZT_CUDA=OFF -DZT_SANITIZE=address,undefined \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZT_BUILD_BENCH=OFF
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure --parallel "$jobs"
+echo "== all tests passed"

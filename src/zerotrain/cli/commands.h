@@ -1,0 +1,13 @@
+// Subcommand registration: each add_*_command adds its subcommand to the app and, when parsed,
+// stores the work to run in `action` (returning the exit code). main() runs it inside the one
+// try/catch that maps errors to exit codes.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace zt::cli {
+
+void add_selfcheck_command(CLI::App& app, std::function<int()>& action);
+
+}  // namespace zt::cli
