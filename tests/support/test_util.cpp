@@ -1,5 +1,7 @@
 #include "support/test_util.h"
 
+#include "zerotrain/selfcheck/finite_difference.h"
+
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -96,38 +98,10 @@ void expect_gradients_match_fd(
     const std::string& what, double h, double rtol, int directions, uint64_t seed) {
   ASSERT_EQ(inputs.size(), grads.size()) << what;
   std::mt19937_64 rng(seed);
-  std::normal_distribution<double> nd(0.0, 1.0);
   for (int d = 0; d < directions; ++d) {
-    // One random direction over all inputs together, normalised to unit length.
-    std::vector<std::vector<double>> u(inputs.size());
-    double norm2 = 0;
-    for (size_t k = 0; k < inputs.size(); ++k) {
-      u[k].resize(inputs[k].size());
-      for (auto& x : u[k]) {
-        x = nd(rng);
-        norm2 += x * x;
-      }
-    }
-    const double inv = 1.0 / std::sqrt(norm2);
-    double analytic = 0;
-    for (size_t k = 0; k < inputs.size(); ++k) {
-      for (auto& x : u[k]) x *= inv;
-      analytic += dot(grads[k], u[k]);
-    }
-    auto shifted = [&](double s) {
-      std::vector<std::vector<float>> x = inputs;
-      for (size_t k = 0; k < x.size(); ++k)
-        for (size_t i = 0; i < x[k].size(); ++i) x[k][i] = static_cast<float>(x[k][i] + s * u[k][i]);
-      return loss(x);
-    };
-    const double numeric = (shifted(h) - shifted(-h)) / (2 * h);
-    double gnorm2 = 0;
-    for (const auto& g : grads)
-      for (double x : g) gnorm2 += x * x;
-    // Scale-aware bound: relative to the gradient's size, since a direction may be nearly orthogonal.
-    const double allowed = rtol * (std::fabs(analytic) + std::sqrt(gnorm2) * 0.1 + 1e-6);
-    EXPECT_NEAR(analytic, numeric, allowed)
-        << what << ": directional derivative " << d << " (analytic vs central difference, h=" << h << ")";
+    const auto r = selfcheck::directional_check(loss, inputs, grads, h, rng);
+    EXPECT_LE(r.error, rtol) << what << ": direction " << d << ": analytic " << r.analytic
+                             << " vs central difference " << r.numeric << " (h=" << h << ")";
   }
 }
 

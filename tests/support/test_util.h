@@ -51,7 +51,7 @@ void expect_bitwise_equal(const Tensor& a, const Tensor& b, const std::string& w
 // op's forward in f32 and dotting the output with a fixed cotangent, in float64); `grads` are the
 // analytic gradients of that scalar for each input (the op's backward fed the cotangent). For
 // `directions` random unit directions u, compares <grad, u> with the central difference
-// (loss(x + h u) - loss(x - h u)) / 2h, with relative tolerance `rtol`.
+// (loss(x + h u) - loss(x - h u)) / 2h; the error measure is selfcheck::directional_check's.
 void expect_gradients_match_fd(const std::function<double(const std::vector<std::vector<float>>&)>& loss,
                                const std::vector<std::vector<float>>& inputs,
                                const std::vector<std::vector<double>>& grads, const std::string& what,

@@ -7,6 +7,7 @@
 #include "zerotrain/core/stream.h"
 #include "zerotrain/core/tensor.h"
 #include "zerotrain/selfcheck/diff_ops.h"
+#include "zerotrain/selfcheck/finite_difference.h"
 
 namespace zt::selfcheck {
 
@@ -39,14 +40,12 @@ double relative_error(const std::vector<Tensor>& got, const std::vector<Tensor>&
   return std::sqrt(num) / std::max(std::sqrt(den), 1e-12);
 }
 
-// Directional finite differences of L(x) = <g, forward(x)> against the analytic backward, worst
-// of three random directions, as |analytic - numeric| / (|analytic| + 0.1 ||grad|| + 1e-6).
+// Worst directional finite-difference error of L(x) = <g, forward(x)> over three random directions.
 double fd_error(const DiffOp& op, std::mt19937_64& rng) {
-  const Device cpu = Device::cpu();
-  std::vector<std::vector<float>> x;
+  Inputs x;
   for (const auto& sh : op.inputs) x.push_back(uniform(static_cast<size_t>(numel_of(sh)), rng, op.input_range));
-  auto aux = op.make_aux(cpu);
-  auto tensors = [&](const std::vector<std::vector<float>>& v) {
+  const auto aux = op.make_aux(Device::cpu());
+  auto tensors = [&](const Inputs& v) {
     std::vector<Tensor> t;
     for (size_t k = 0; k < v.size(); ++k) t.push_back(Tensor::from_floats(v[k], op.inputs[k], DType::f32));
     return t;
@@ -54,41 +53,15 @@ double fd_error(const DiffOp& op, std::mt19937_64& rng) {
   Tensor y0 = op.forward(tensors(x), aux, {});
   std::vector<float> g = uniform(static_cast<size_t>(y0.numel()), rng, 1.0f);
   if (op.uniform_cotangent) std::fill(g.begin(), g.end(), 0.75f);
-  auto grads = op.backward(tensors(x), aux, Tensor::from_floats(g, y0.shape(), DType::f32), {});
-  auto loss = [&](const std::vector<std::vector<float>>& v) { return dot(g, op.forward(tensors(v), aux, {}).to_floats()); };
-
-  double gnorm2 = 0;
-  std::vector<std::vector<float>> gv;
-  for (auto& t : grads) {
-    gv.push_back(t.to_floats());
-    for (float z : gv.back()) gnorm2 += static_cast<double>(z) * z;
+  std::vector<std::vector<double>> grads;
+  for (const Tensor& t : op.backward(tensors(x), aux, Tensor::from_floats(g, y0.shape(), DType::f32), {})) {
+    const auto v = t.to_floats();
+    grads.emplace_back(v.begin(), v.end());
   }
-  std::normal_distribution<double> nd;
+  auto loss = [&](const Inputs& v) { return dot(g, op.forward(tensors(v), aux, {}).to_floats()); };
   double worst = 0;
-  const double h = 1e-2;
   for (int dir = 0; dir < 3; ++dir) {
-    std::vector<std::vector<float>> u;
-    double n2 = 0;
-    for (auto& xi : x) {
-      u.emplace_back(xi.size());
-      for (auto& z : u.back()) {
-        z = static_cast<float>(nd(rng));
-        n2 += static_cast<double>(z) * z;
-      }
-    }
-    double analytic = 0;
-    for (size_t k = 0; k < u.size(); ++k) {
-      for (auto& z : u[k]) z = static_cast<float>(z / std::sqrt(n2));
-      analytic += dot(gv[k], u[k]);
-    }
-    auto shifted = [&](double sgn) {
-      auto v = x;
-      for (size_t k = 0; k < v.size(); ++k)
-        for (size_t i = 0; i < v[k].size(); ++i) v[k][i] = static_cast<float>(v[k][i] + sgn * h * u[k][i]);
-      return loss(v);
-    };
-    const double numeric = (shifted(1) - shifted(-1)) / (2 * h);
-    const double err = std::fabs(analytic - numeric) / (std::fabs(analytic) + 0.1 * std::sqrt(gnorm2) + 1e-6);
+    const double err = directional_check(loss, x, grads, 1e-2, rng).error;
     if (!(err <= worst)) worst = err;  // keeps NaN
   }
   return worst;
