@@ -149,9 +149,13 @@ BlockSource cuda_source(int index) {
     ZT_CUDA_CHECK(e);
     return p;
   };
-  s.release = [index](void* p) {
-    CudaDeviceGuard g(Device::cuda(index));
+  s.release = [index](void* p) {  // never throws: it may run while the CUDA runtime shuts down
+    int prev = -1;
+    if (cudaGetDevice(&prev) != cudaSuccess) prev = -1;
+    cudaSetDevice(index);
     cudaFree(p);
+    if (prev >= 0) cudaSetDevice(prev);
+    cudaGetLastError();
   };
   s.free_bytes = [index]() -> size_t {
     CudaDeviceGuard g(Device::cuda(index));
@@ -163,8 +167,10 @@ BlockSource cuda_source(int index) {
 }
 
 CachingAllocator& caching_for(int index) {
-  static std::mutex mu;
-  static std::vector<std::unique_ptr<CachingAllocator>> all;
+  // Never destroyed: at process exit the CUDA runtime may already be unloading, and the driver
+  // frees device memory anyway.
+  static std::mutex& mu = *new std::mutex;
+  static auto& all = *new std::vector<std::unique_ptr<CachingAllocator>>;
   std::lock_guard lock(mu);
   const int n = cuda_device_count();
   if (index < 0 || index >= n)
@@ -218,7 +224,7 @@ Allocator& cuda_allocator(int index) { return caching_for(index); }
 
 Allocator& pinned_host_allocator() {
   if (!cuda_available()) throw DeviceError("alloc", "pinned host memory needs a CUDA device");
-  static PinnedHostAllocator a;
+  static PinnedHostAllocator& a = *new PinnedHostAllocator;  // never destroyed, as above
   return a;
 }
 
