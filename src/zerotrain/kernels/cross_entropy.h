@@ -7,7 +7,9 @@
 namespace zt::kernels {
 
 // logits: [N, V] (f32, f16, bf16); targets: i32/i64 [N]; rows whose target == ignore_index get
-// loss 0 and zero gradient. losses, lse: f32 [N].
+// loss 0, lse 0 and zero gradient. losses, lse: f32 [N]. A target outside [0, V) that is not
+// ignore_index throws ValueError on the CPU; on CUDA (no host sync) its row's loss and gradient
+// become NaN.
 void cross_entropy_forward(const Tensor& logits, const Tensor& targets, Tensor& losses, Tensor& lse,
                            int64_t ignore_index = -100, Stream stream = {});
 
