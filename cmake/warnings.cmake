@@ -1,12 +1,13 @@
-# Warnings for every zerotrain target, and the optional sanitizers.
-set(ZT_CXX_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wno-unused-parameter)
+# Compile options (warnings, -fno-math-errno so math loops vectorize) for every zerotrain target,
+# and the optional sanitizers.
+set(ZT_CXX_OPTIONS -fno-math-errno -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wno-unused-parameter)
 if(ZT_WERROR)
-  list(APPEND ZT_CXX_WARNINGS -Werror)
+  list(APPEND ZT_CXX_OPTIONS -Werror)
 endif()
 
 function(zt_target_warnings target)
   target_compile_options(${target} PRIVATE
-    $<$<COMPILE_LANGUAGE:CXX>:${ZT_CXX_WARNINGS}>
+    $<$<COMPILE_LANGUAGE:CXX>:${ZT_CXX_OPTIONS}>
     $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra,-Wno-unused-parameter --expt-relaxed-constexpr -lineinfo>)
 endfunction()
 
