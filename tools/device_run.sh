@@ -1,30 +1,26 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine (through the device tool) from the repository root: builds with CUDA, runs
-# every test (CUDA ones included), the self-check and the kernel benchmark, and writes logs and JSON
-# to $OUT. Usage: ZT_COMMIT=<sha> tools/device_run.sh [bench-args...]
+# Runs on the GPU machine (device tool) from the repository root, over binaries staged by
+# tools/device_build.sh in .carry/dev: every test (CUDA ones included), the self-check and the kernel
+# benchmark; logs and JSON go to $OUT. Usage: ZT_COMMIT=<sha> tools/device_run.sh [bench-args...]
 set -uo pipefail
 OUT="${OUT:-$PWD/out}"
 mkdir -p "$OUT"
+export LD_LIBRARY_PATH="$PWD/.carry/dev/lib:${LD_LIBRARY_PATH:-}" ZT_SOURCE_DIR="$PWD"
+bin="$PWD/.carry/dev/bin"
 commit="${ZT_COMMIT:-unknown}"
-nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv | tee "$OUT/gpu.csv"
-
-echo "== build"
-start=$(date +%s)
-cmake -S . -B build-dev -G Ninja -DZT_CUDA=ON -DZT_SANITIZE= > "$OUT/build.log" 2>&1 &&
-  cmake --build build-dev --parallel "$(nproc)" >> "$OUT/build.log" 2>&1
-rc=$?
-echo "build rc=$rc in $(( $(date +%s) - start )) s"
-if [ $rc -ne 0 ]; then tail -40 "$OUT/build.log"; exit $rc; fi
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 
 echo "== tests"
-ctest --test-dir build-dev --parallel 8 --timeout 600 --output-junit "$OUT/ctest.xml" > "$OUT/ctest.log" 2>&1
-echo "ctest rc=$?"
-grep -E "tests passed|tests failed|\*\*\*Failed|\*\*\*Exception|Timeout|SKIPPED|Not Run" "$OUT/ctest.log" | head -60
+"$bin/zerotrain_tests" --gtest_output="json:$OUT/gtest.json" > "$OUT/tests.log" 2>&1
+echo "tests rc=$?"
+grep -E "^\[  (FAILED|PASSED|SKIPPED) |tests ran" "$OUT/tests.log" | head -40
 
 echo "== selfcheck"
-build-dev/bin/zerotrain selfcheck 2>&1 | tee "$OUT/selfcheck.log" | tail -40
+"$bin/zerotrain" selfcheck > "$OUT/selfcheck.log" 2>&1
+echo "selfcheck rc=$?"
+grep -E "FAILED|checks passed" "$OUT/selfcheck.log"
 
 echo "== kernel bench"
-build-dev/bin/kernel_bench --commit "$commit" --json "$OUT/kernels.json" "$@" > "$OUT/bench.log" 2>&1
+"$bin/kernel_bench" --commit "$commit" --json "$OUT/kernels.json" "$@" > "$OUT/bench.log" 2>&1
 echo "bench rc=$?"
 sed -n '/^kernel  /,$p' "$OUT/bench.log"

@@ -19,8 +19,7 @@ namespace zt {
 namespace {
 
 std::filesystem::path reference_path() {
-  return std::filesystem::path(__FILE__).parent_path().parent_path() / "data" /
-         "adamw_torch_reference.json";
+  return test::test_data_dir() / "adamw_torch_reference.json";
 }
 
 // A hyper-parameter recorded as a double that must be exactly representable in f32, so that

@@ -3,6 +3,7 @@
 #include "zerotrain/selfcheck/finite_difference.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 
@@ -84,6 +85,11 @@ void expect_bitwise_equal(const Tensor& a, const Tensor& b, const std::string& w
   ASSERT_EQ(a.dtype(), b.dtype()) << what;
   Tensor ha = a.contiguous().to(Device::cpu()), hb = b.contiguous().to(Device::cpu());
   EXPECT_EQ(std::memcmp(ha.data(), hb.data(), ha.nbytes()), 0) << what << ": bytes differ";
+}
+
+std::filesystem::path test_data_dir() {
+  if (const char* root = std::getenv("ZT_SOURCE_DIR")) return std::filesystem::path(root) / "tests" / "data";
+  return std::filesystem::path(__FILE__).parent_path().parent_path() / "data";
 }
 
 double dot(const std::vector<double>& a, const std::vector<double>& b) {
