@@ -14,7 +14,8 @@ void embedding_forward(const Tensor& ids, const Tensor& table, Tensor& out, bool
                        Stream stream = {});
 
 // dtable [V, C] (f32 or the table dtype) += scatter of dout [N, C] by ids. Deterministic: rows
-// that share an id are summed in token order.
+// that share an id are summed in token order (exact grouping: kernels/embedding_order.h). An id
+// outside [0, V) throws ValueError on the CPU; the CUDA kernel skips its row (never syncs).
 void embedding_backward(const Tensor& ids, const Tensor& dout, Tensor& dtable, Stream stream = {});
 
 }  // namespace zt::kernels

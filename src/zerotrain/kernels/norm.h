@@ -14,7 +14,8 @@ void rmsnorm_forward(const Tensor& x, const Tensor& w, Tensor& y, Tensor& rstd, 
 void rmsnorm_backward(const Tensor& x, const Tensor& w, const Tensor& rstd, const Tensor& dy,
                       Tensor& dx, Tensor& dw, bool accumulate = false, Stream stream = {});
 
-// y = (x - mean) * rstd * w + b,  rstd = 1 / sqrt(var(x) + eps) (biased variance)
+// y = (x - mean) * rstd * w + b,  rstd = 1 / sqrt(var(x) + eps) (biased variance). b and db may be
+// undefined tensors (a LayerNorm without bias; b's dtype, when given, is w's).
 void layernorm_forward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y, Tensor& mean,
                        Tensor& rstd, float eps, Stream stream = {});
 void layernorm_backward(const Tensor& x, const Tensor& w, const Tensor& mean, const Tensor& rstd,
