@@ -57,7 +57,7 @@ inline void print_table(const std::vector<Row>& rows) {
   for (const auto& r : rows) {
     std::printf("%-22s %-24s %-6s %11.4f", r.kernel.c_str(), r.shape.c_str(), r.dtype.c_str(), r.ms);
     if (r.bytes > 0) std::printf(" %11.1f", r.gbps()); else std::printf(" %11s", "-");
-    if (r.flops > 0) std::printf(" %11.1f", r.tflops()); else std::printf(" %11s", "-");
+    if (r.flops > 0) std::printf(" %11.3f", r.tflops()); else std::printf(" %11s", "-");
     std::printf("\n");
   }
 }

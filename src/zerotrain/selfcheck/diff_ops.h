@@ -13,8 +13,8 @@ namespace zt::selfcheck {
 struct DiffOp {
   std::string name;
   std::vector<Shape> inputs;  // differentiable inputs, float
-  // Non-differentiable inputs (ids, targets, positions), made once per device.
-  std::function<std::vector<Tensor>(Device)> make_aux = [](Device) { return std::vector<Tensor>{}; };
+  // Non-differentiable inputs (ids, targets, positions), made once per device; may be empty.
+  std::function<std::vector<Tensor>(Device)> make_aux;
   std::function<Tensor(const std::vector<Tensor>& in, const std::vector<Tensor>& aux, Stream)> forward;
   std::function<std::vector<Tensor>(const std::vector<Tensor>& in, const std::vector<Tensor>& aux,
                                     const Tensor& dout, Stream)>
@@ -29,10 +29,16 @@ std::vector<DiffOp> differentiable_ops();
 struct PlainOp {
   std::string name;
   std::vector<Shape> inputs;
-  std::function<std::vector<Tensor>(Device)> make_aux = [](Device) { return std::vector<Tensor>{}; };
+  std::function<std::vector<Tensor>(Device)> make_aux;  // may be empty
   std::function<std::vector<Tensor>(const std::vector<Tensor>& in, const std::vector<Tensor>& aux, Stream)> run;
 };
 
 std::vector<PlainOp> plain_ops();
+
+// op.make_aux(d), or no tensors when the op has none.
+template <typename Op>
+std::vector<Tensor> aux_for(const Op& op, Device d) {
+  return op.make_aux ? op.make_aux(d) : std::vector<Tensor>{};
+}
 
 }  // namespace zt::selfcheck

@@ -44,7 +44,7 @@ double relative_error(const std::vector<Tensor>& got, const std::vector<Tensor>&
 double fd_error(const DiffOp& op, std::mt19937_64& rng) {
   Inputs x;
   for (const auto& sh : op.inputs) x.push_back(uniform(static_cast<size_t>(numel_of(sh)), rng, op.input_range));
-  const auto aux = op.make_aux(Device::cpu());
+  const auto aux = aux_for(op, Device::cpu());
   auto tensors = [&](const Inputs& v) {
     std::vector<Tensor> t;
     for (size_t k = 0; k < v.size(); ++k) t.push_back(Tensor::from_floats(v[k], op.inputs[k], DType::f32));
@@ -100,7 +100,7 @@ std::vector<Result> run_all(const Options& opt, const std::function<void(const R
       const std::string label = std::string("cuda vs cpu ") + std::string(dtype_name(dt));
       for (const auto& op : diff) {
         auto in = make_inputs(op.inputs, dt, op.input_range, rng);
-        auto aux_c = op.make_aux(Device::cpu()), aux_g = op.make_aux(gpu);
+        auto aux_c = aux_for(op, Device::cpu()), aux_g = aux_for(op, gpu);
         Tensor y_c = op.forward(in, aux_c, {});
         auto in_g = to_device(in, gpu);
         Tensor y_g = op.forward(in_g, aux_g, Stream::default_for(gpu));
@@ -115,8 +115,8 @@ std::vector<Result> run_all(const Options& opt, const std::function<void(const R
       }
       for (const auto& op : plain_ops()) {
         auto in = make_inputs(op.inputs, dt, 1.0f, rng);
-        auto r_c = op.run(in, op.make_aux(Device::cpu()), {});
-        auto r_g = op.run(to_device(in, gpu), op.make_aux(gpu), Stream::default_for(gpu));
+        auto r_c = op.run(in, aux_for(op, Device::cpu()), {});
+        auto r_g = op.run(to_device(in, gpu), aux_for(op, gpu), Stream::default_for(gpu));
         report({op.name, label, relative_error(r_g, r_c), tolerance_for(dt)});
       }
     }
