@@ -3,6 +3,7 @@
 // depends only on the inputs at its own index, so outputs may alias inputs and the result does not
 // depend on the thread count. Tested by tests/kernels/test_elementwise.cpp.
 #include "zerotrain/kernels/cpu/elementwise.h"
+#include "zerotrain/kernels/cpu/float_types.h"
 
 #include <array>
 #include <cstdint>
@@ -16,23 +17,6 @@ namespace {
 // Below this many elements a loop runs on the calling thread: a parallel region costs more.
 constexpr int64_t kParallelGrain = int64_t{1} << 15;
 
-// Runs f(T{}) with T = float, f16 or bf16 for a floating dtype.
-template <typename F>
-void dispatch_float(DType t, F&& f) {
-  switch (t) {
-    case DType::f32:
-      f(float{});
-      break;
-    case DType::f16:
-      f(f16{});
-      break;
-    case DType::bf16:
-      f(bf16{});
-      break;
-    default:
-      throw DTypeError("elementwise", str("unsupported dtype ", dtype_name(t)));
-  }
-}
 
 template <typename T, typename Op>
 void map_typed(const std::array<const Tensor*, Op::kIn>& in,
@@ -61,7 +45,7 @@ void map_typed(const std::array<const Tensor*, Op::kIn>& in,
 template <typename Op>
 void map(const std::array<const Tensor*, Op::kIn>& in, const std::array<Tensor*, Op::kOut>& out,
          Op op) {
-  dispatch_float(in[0]->dtype(), [&](auto tag) { map_typed<decltype(tag), Op>(in, out, op); });
+  visit_float(in[0]->dtype(), "elementwise", [&](auto tag) { map_typed<decltype(tag), Op>(in, out, op); });
 }
 
 }  // namespace

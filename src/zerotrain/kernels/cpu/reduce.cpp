@@ -8,6 +8,7 @@
 // count gives bitwise the same result. Tested by tests/kernels/test_reduce.cpp, which compares the
 // bits across omp_set_num_threads values.
 #include "zerotrain/kernels/cpu/reduce.h"
+#include "zerotrain/kernels/cpu/float_types.h"
 
 #include <algorithm>
 #include <cmath>
@@ -23,23 +24,6 @@ constexpr int64_t kRowChunk = 256;            // rows per partial in sum_rows
 constexpr int64_t kColBlock = 256;            // columns per task in sum_rows
 constexpr int kLanes = 8;                     // interleaved accumulators within a chunk
 
-// Runs f(T{}) with T = float, f16 or bf16 for a floating dtype.
-template <typename F>
-void dispatch_float(DType t, F&& f) {
-  switch (t) {
-    case DType::f32:
-      f(float{});
-      break;
-    case DType::f16:
-      f(f16{});
-      break;
-    case DType::bf16:
-      f(bf16{});
-      break;
-    default:
-      throw DTypeError("reduce", str("unsupported dtype ", dtype_name(t)));
-  }
-}
 
 template <typename T>
 double load_f64(const T* p, int64_t i) {
@@ -132,7 +116,7 @@ void sum_rows_typed(const T* x, int64_t M, int64_t N, O* out, bool accumulate) {
 
 void sum(const Tensor& x, Tensor& out) {
   double total = 0;
-  dispatch_float(x.dtype(), [&](auto tag) {
+  visit_float(x.dtype(), "reduce", [&](auto tag) {
     using T = decltype(tag);
     const T* p = static_cast<const T*>(x.data());
     total = ordered_sum(chunk_partials(
@@ -143,7 +127,7 @@ void sum(const Tensor& x, Tensor& out) {
 
 void max(const Tensor& x, Tensor& out) {
   float m = -std::numeric_limits<float>::infinity();
-  dispatch_float(x.dtype(), [&](auto tag) {
+  visit_float(x.dtype(), "reduce", [&](auto tag) {
     using T = decltype(tag);
     const T* p = static_cast<const T*>(x.data());
     for (float v :
@@ -160,7 +144,7 @@ void max(const Tensor& x, Tensor& out) {
 
 void sum_rows(const Tensor& x, Tensor& out, bool accumulate) {
   const int64_t M = x.size(0), N = x.size(1);
-  dispatch_float(x.dtype(), [&](auto tag) {
+  visit_float(x.dtype(), "reduce", [&](auto tag) {
     using T = decltype(tag);
     const T* p = static_cast<const T*>(x.data());
     if (out.dtype() == DType::f32)
@@ -183,7 +167,7 @@ void global_l2_norm(const std::vector<Tensor>& xs, Tensor& out) {
 #pragma omp parallel for schedule(static) if (chunks.size() > 1)
   for (size_t i = 0; i < chunks.size(); ++i) {
     const Chunk& c = chunks[i];
-    dispatch_float(c.t->dtype(), [&](auto tag) {
+    visit_float(c.t->dtype(), "reduce", [&](auto tag) {
       using T = decltype(tag);
       partial[i] = chunk_sum(static_cast<const T*>(c.t->data()) + c.begin, c.end - c.begin, square);
     });
