@@ -8,7 +8,7 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/reduce_reference.h"
+#include "kernels/reference_reduce.h"
 #include "kernels/ulp.h"
 #include "support/test_util.h"
 #include "zerotrain/core/stream.h"
