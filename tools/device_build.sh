@@ -12,4 +12,5 @@ cp build-dev/lib/libzerotrain.so .carry/dev/lib/
 for lib in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libgomp.so.1; do
   cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')" .carry/dev/lib/
 done
+strip --strip-unneeded .carry/dev/lib/*.so* .carry/dev/bin/*
 du -sh .carry/dev
