@@ -1,0 +1,191 @@
+// AdamW with parameter groups and f32 masters; see optimizer.h and [Note: optimizer masters].
+// Tested by tests/train/test_optimizer.cpp.
+#include "zerotrain/train/optimizer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <utility>
+
+#include "zerotrain/kernels/adamw.h"
+#include "zerotrain/kernels/cast.h"
+
+namespace zt::train {
+
+namespace {
+
+constexpr std::string_view kComponent = "optimizer";
+
+constexpr char kExpAvg[] = ".exp_avg";
+constexpr char kExpAvgSq[] = ".exp_avg_sq";
+constexpr char kMaster[] = ".master";
+
+// A state tensor from a checkpoint: present, f32, shaped like the parameter.
+const Tensor& expect_state_tensor(const std::map<std::string, Tensor>& tensors,
+                                  const std::string& name, const nn::Parameter& p) {
+  auto it = tensors.find(name);
+  if (it == tensors.end()) throw ValueError(kComponent, str(name, ": missing from the state"));
+  const Tensor& t = it->second;
+  if (!t.defined()) throw ValueError(kComponent, str(name, ": undefined tensor"));
+  if (t.dtype() != DType::f32)
+    throw DTypeError(kComponent, str(name, ": expected f32, got ", t.describe()));
+  if (t.shape() != p.value.shape())
+    throw ShapeError(kComponent,
+                     str(name, ": expected ", to_string(p.value.shape()), ", got ", t.describe()));
+  return t;
+}
+
+// A copy of `src` in new memory on `device`.
+Tensor copy_to_device(const Tensor& src, Device device, Stream stream) {
+  Tensor dst = Tensor::empty(src.shape(), src.dtype(), device, stream);
+  dst.copy_from(src, stream);
+  return dst;
+}
+
+}  // namespace
+
+DecayRule decay_kinds(std::vector<nn::ParamKind> kinds) {
+  return [kinds = std::move(kinds)](const nn::Parameter& p) {
+    return std::find(kinds.begin(), kinds.end(), p.kind) != kinds.end();
+  };
+}
+
+AdamW::AdamW(std::vector<nn::Parameter*> params, AdamWOptions options)
+    : options_(std::move(options)) {
+  if (!options_.decays) throw ValueError(kComponent, "decays: the DecayRule is empty");
+  groups_ = {{"decay", options_.weight_decay, {}}, {"no_decay", 0.0f, {}}};
+  std::set<std::string> seen;
+  for (size_t i = 0; i < params.size(); ++i) {
+    nn::Parameter* p = params[i];
+    if (!p) throw ValueError(kComponent, str("parameter #", i, " is null"));
+    if (!seen.insert(p->name).second)
+      throw ValueError(kComponent, str(p->name, ": parameter listed twice"));
+    if (!p->value.defined()) throw ValueError(kComponent, str(p->name, ": value is undefined"));
+    if (!is_floating(p->value.dtype()))
+      throw DTypeError(kComponent, str(p->name, ": value is ", p->value.describe(),
+                                       ", expected f32, f16 or bf16"));
+    Slot s;
+    s.param = p;
+    s.decay = options_.decays(*p);
+    groups_[s.decay ? 0 : 1].params.push_back(p->name);
+    slots_.push_back(std::move(s));
+  }
+}
+
+bool AdamW::needs_master(const Slot& s) const {
+  return s.param->value.dtype() != DType::f32;
+}
+
+void AdamW::create_state(Stream stream) {
+  for (Slot& s : slots_) {
+    const Tensor& value = s.param->value;
+    s.exp_avg = Tensor::zeros(value.shape(), DType::f32, value.device(), stream);
+    s.exp_avg_sq = Tensor::zeros(value.shape(), DType::f32, value.device(), stream);
+    if (needs_master(s)) {
+      s.master = Tensor::empty(value.shape(), DType::f32, value.device(), stream);
+      kernels::cast(value, s.master, stream);
+    }
+  }
+  phase_ = Phase::ready;
+}
+
+void AdamW::step(float lr, float grad_scale, Stream stream) {
+  if (!std::isfinite(lr) || lr < 0)
+    throw ValueError(kComponent, str("lr = ", lr, ": must be finite and >= 0"));
+  if (!std::isfinite(grad_scale))
+    throw ValueError(kComponent, str("grad_scale = ", grad_scale,
+                                     ": not finite (skip the step when the gradient norm is not "
+                                     "finite)"));
+  for (const Slot& s : slots_) {
+    const nn::Parameter& p = *s.param;
+    if (!p.grad.defined()) throw ValueError(kComponent, str(p.name, ": gradient is undefined"));
+    if (p.grad.shape() != p.value.shape())
+      throw ShapeError(kComponent, str(p.name, ": gradient ", p.grad.describe(), " for value ",
+                                       p.value.describe()));
+  }
+  if (phase_ == Phase::fresh) create_state(stream);
+  ++step_;
+  kernels::AdamWParams hp;
+  hp.lr = lr;
+  hp.beta1 = options_.beta1;
+  hp.beta2 = options_.beta2;
+  hp.eps = options_.eps;
+  hp.step = step_;
+  hp.bias_correction = options_.bias_correction;
+  hp.grad_scale = grad_scale;
+  for (Slot& s : slots_) {
+    hp.weight_decay = s.decay ? options_.weight_decay : 0.0f;
+    nn::Parameter& p = *s.param;
+    if (s.master.defined())
+      kernels::adamw_step(s.master, p.grad, s.exp_avg, s.exp_avg_sq, hp, &p.value, stream);
+    else
+      kernels::adamw_step(p.value, p.grad, s.exp_avg, s.exp_avg_sq, hp, nullptr, stream);
+  }
+}
+
+void AdamW::zero_grad(Stream stream) {
+  for (Slot& s : slots_)
+    if (s.param->grad.defined()) s.param->grad.fill(0.0, stream);
+}
+
+OptimizerState AdamW::state() const {
+  OptimizerState st;
+  st.step = step_;
+  if (phase_ == Phase::fresh) return st;
+  for (const Slot& s : slots_) {
+    const std::string& name = s.param->name;
+    st.tensors.emplace(name + kExpAvg, s.exp_avg);
+    st.tensors.emplace(name + kExpAvgSq, s.exp_avg_sq);
+    if (s.master.defined()) st.tensors.emplace(name + kMaster, s.master);
+  }
+  return st;
+}
+
+void AdamW::load_state(const OptimizerState& state, Stream stream) {
+  if (state.step < 0) throw ValueError(kComponent, str("step = ", state.step, ": must be >= 0"));
+  if (state.step == 0 && state.tensors.empty()) {
+    for (Slot& s : slots_)
+      s.master = s.exp_avg = s.exp_avg_sq = Tensor();
+    phase_ = Phase::fresh;
+    step_ = 0;
+    return;
+  }
+  // Check everything before touching anything, so a bad state leaves the optimizer as it was.
+  size_t expected = 0;
+  for (const Slot& s : slots_) {
+    const std::string& name = s.param->name;
+    expect_state_tensor(state.tensors, name + kExpAvg, *s.param);
+    expect_state_tensor(state.tensors, name + kExpAvgSq, *s.param);
+    expected += 2;
+    if (needs_master(s)) {
+      expect_state_tensor(state.tensors, name + kMaster, *s.param);
+      ++expected;
+    }
+  }
+  if (state.tensors.size() != expected) {
+    for (const auto& [name, t] : state.tensors) {
+      const bool known = std::any_of(slots_.begin(), slots_.end(), [&](const Slot& s) {
+        const std::string& p = s.param->name;
+        return name == p + kExpAvg || name == p + kExpAvgSq ||
+               (needs_master(s) && name == p + kMaster);
+      });
+      if (!known) throw ValueError(kComponent, str(name, ": not a state tensor of this optimizer"));
+    }
+  }
+  for (Slot& s : slots_) {
+    const std::string& name = s.param->name;
+    const Device device = s.param->value.device();
+    s.exp_avg = copy_to_device(state.tensors.at(name + kExpAvg), device, stream);
+    s.exp_avg_sq = copy_to_device(state.tensors.at(name + kExpAvgSq), device, stream);
+    if (needs_master(s)) {
+      s.master = copy_to_device(state.tensors.at(name + kMaster), device, stream);
+      kernels::cast(s.master, s.param->value, stream);
+    } else {
+      s.master = Tensor();
+    }
+  }
+  step_ = state.step;
+  phase_ = Phase::ready;
+}
+
+}  // namespace zt::train

@@ -1,0 +1,102 @@
+// AdamW over a model's parameters (torch.optim.AdamW semantics, kernels::adamw_step per tensor),
+// with two parameter groups and mixed precision. Tested by tests/train/test_optimizer.cpp.
+//
+// Groups: weight decay applies to the parameters the DecayRule picks (by default ParamKind::weight,
+// so not norms, biases or embeddings, as the HF Trainer does); the others form the "no_decay"
+// group.
+//
+// [Note: optimizer masters]
+// A parameter whose value is f16/bf16 gets an f32 master copy; its moments are f32 too. The step
+// updates the master and writes the rounded value in the same pass (adamw_step's param_copy), so
+// value == round(master) after every step. An f32 parameter is stepped in place, its value being
+// its own master. State tensors live on their parameter's device, shaped like the parameter.
+//
+// State is created on the first step from the values as they are then (as torch does), or by
+// load_state; until then the optimizer is Fresh and state() is empty.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "zerotrain/core/tensor.h"
+#include "zerotrain/nn/parameter.h"
+
+namespace zt::train {
+
+// Says whether weight decay applies to a parameter.
+using DecayRule = std::function<bool(const nn::Parameter&)>;
+// Decays exactly the parameters of these kinds.
+DecayRule decay_kinds(std::vector<nn::ParamKind> kinds);
+
+struct AdamWOptions {
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float eps = 1e-8f;
+  float weight_decay = 0.01f;  // torch.optim.AdamW's default; applied to the "decay" group only
+  bool bias_correction = true;
+  DecayRule decays = decay_kinds({nn::ParamKind::weight});
+};
+
+struct ParamGroup {
+  std::string name;                 // "decay" or "no_decay"
+  float weight_decay = 0;           // AdamWOptions::weight_decay, or 0
+  std::vector<std::string> params;  // parameter names, in the order given
+};
+
+// What a checkpoint saves. Names: "<param>.exp_avg", "<param>.exp_avg_sq" and, for f16/bf16
+// parameters, "<param>.master"; every tensor f32 and shaped like its parameter.
+struct OptimizerState {
+  int64_t step = 0;  // updates taken
+  std::map<std::string, Tensor> tensors;
+};
+
+class AdamW {
+ public:
+  // params: non-null, distinct names, defined floating values. Throws ValueError naming the
+  // offending parameter. The parameters must outlive the optimizer.
+  AdamW(std::vector<nn::Parameter*> params, AdamWOptions options = {});
+
+  // One update of every parameter with learning rate `lr`; each gradient is multiplied by
+  // `grad_scale` first (loss unscaling and clipping, see grad_clip.h). Throws ValueError for a
+  // non-finite grad_scale or lr, or a parameter whose gradient is undefined or misshapen.
+  void step(float lr, float grad_scale = 1.0f, Stream stream = {});
+  // Sets every defined gradient to zero.
+  void zero_grad(Stream stream = {});
+
+  int64_t step_count() const { return step_; }
+  const std::vector<ParamGroup>& groups() const { return groups_; }
+  const AdamWOptions& options() const { return options_; }
+
+  // The state as named tensors sharing storage with the optimizer (no copy); empty while Fresh.
+  OptimizerState state() const;
+  // Copies a saved state in (from any device). Every expected name must be present with the
+  // parameter's shape and dtype f32, and no other; masters are cast back into the f16/bf16 values
+  // so that value == round(master) holds. Throws ValueError / ShapeError / DTypeError naming the
+  // tensor. A state with step 0 and no tensors makes the optimizer Fresh again.
+  void load_state(const OptimizerState& state, Stream stream = {});
+
+ private:
+  enum class Phase { fresh, ready };  // Fresh: no state tensors yet; Ready: every slot has them
+
+  struct Slot {
+    nn::Parameter* param = nullptr;
+    bool decay = false;
+    Tensor master;      // [shape] f32 for f16/bf16 values; undefined for f32 values
+    Tensor exp_avg;     // [shape] f32
+    Tensor exp_avg_sq;  // [shape] f32
+  };
+
+  bool needs_master(const Slot& s) const;
+  void create_state(Stream stream);  // Fresh -> Ready, from the current values
+
+  AdamWOptions options_;
+  std::vector<Slot> slots_;
+  std::vector<ParamGroup> groups_;
+  Phase phase_ = Phase::fresh;
+  int64_t step_ = 0;
+};
+
+}  // namespace zt::train
