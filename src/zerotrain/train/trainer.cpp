@@ -1,0 +1,183 @@
+#include "zerotrain/train/trainer.h"
+
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "zerotrain/core/error.h"
+#include "zerotrain/core/stream.h"
+#include "zerotrain/io/data_loader.h"
+#include "zerotrain/io/hf_config.h"
+#include "zerotrain/io/hf_model.h"
+#include "zerotrain/nn/block_runner.h"
+#include "zerotrain/nn/transformer.h"
+#include "zerotrain/train/grad_clip.h"
+#include "zerotrain/train/loss_plot.h"
+#include "zerotrain/train/lr_schedule.h"
+#include "zerotrain/train/optimizer.h"
+
+namespace zt::train {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void check_config(const TrainConfig& c) {
+  auto positive = [](const char* name, int64_t v) {
+    if (v <= 0) throw ValueError("train", str(name, " must be positive, got ", v));
+  };
+  positive("steps", c.steps);
+  positive("micro_batch", c.micro_batch);
+  positive("seq_len", c.seq_len);
+  positive("grad_accum", c.grad_accum);
+  positive("log_every", c.log_every);
+  if (!(c.lr >= 0)) throw ValueError("train", str("lr must be >= 0, got ", c.lr));
+  if (c.warmup_steps < 0) throw ValueError("train", str("warmup_steps must be >= 0, got ", c.warmup_steps));
+  if (c.dtype != DType::f32 && c.dtype != DType::bf16)
+    throw ValueError("train", str("dtype must be f32 or bf16, got ", dtype_name(c.dtype)));
+}
+
+bool has_weights(const fs::path& dir) {
+  return fs::is_directory(dir) &&
+         (fs::exists(dir / "model.safetensors") || fs::exists(dir / "model.safetensors.index.json"));
+}
+
+// Mean of the finite values, NaN when there are none.
+double mean_of(const std::vector<double>& xs) {
+  double s = 0;
+  int n = 0;
+  for (double x : xs)
+    if (std::isfinite(x)) s += x, ++n;
+  return n ? s / n : std::nan("");
+}
+
+}  // namespace
+
+TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
+  check_config(c);
+  const fs::path config_path = fs::is_directory(c.model) ? c.model / "config.json" : c.model;
+  if (!fs::exists(config_path))
+    throw ValueError("train", str("no model config at ", config_path.string(),
+                                  " (give a Hugging Face model directory or a config.json)"));
+  const nn::ModelConfig mc = io::read_hf_config(config_path);
+  if (mc.family == nn::Family::gpt2 && c.seq_len > mc.max_position_embeddings)
+    throw ValueError("train", str("seq_len ", c.seq_len, " exceeds the model's n_positions ",
+                                  mc.max_position_embeddings));
+
+  nn::TransformerOptions mo;
+  mo.param_dtype = c.dtype;
+  mo.grad_dtype = DType::f32;
+  mo.device = c.device;
+  nn::Transformer model(mc, mo);
+  const Stream stream = c.device.is_cuda() ? Stream::default_for(c.device) : Stream{};
+  if (has_weights(c.model)) io::load_pretrained(model, c.model, stream);
+  else model.init_random(c.seed);
+
+  auto tokens = std::make_shared<io::TokenFile>(c.data);
+  if (tokens->vocab_size() > static_cast<uint64_t>(mc.vocab_size))
+    throw ValueError("train", str("token file ", c.data.string(), " has vocab size ", tokens->vocab_size(),
+                                  " but the model's vocab_size is ", mc.vocab_size));
+  io::DataLoaderConfig dc;
+  dc.seq_len = c.seq_len;
+  dc.micro_batch = c.micro_batch;
+  dc.seed = c.seed;
+  io::DataLoader loader(tokens, dc);
+  if (loader.steps_per_epoch() == 0)
+    throw ValueError("train", str("token file ", c.data.string(), " (", tokens->size(), " tokens) is too small for one batch of ",
+                                  c.micro_batch, " x ", c.seq_len + 1, " tokens"));
+
+  AdamWOptions ao;
+  ao.beta1 = static_cast<float>(c.beta1);
+  ao.beta2 = static_cast<float>(c.beta2);
+  ao.eps = static_cast<float>(c.eps);
+  ao.weight_decay = static_cast<float>(c.weight_decay);
+  const std::vector<nn::Parameter*> params = model.parameters();
+  AdamW optimizer(params, ao);
+  LrScheduleConfig sc;
+  sc.kind = parse_schedule_kind(c.schedule);
+  sc.base_lr = c.lr;
+  sc.warmup_steps = c.warmup_steps;
+  sc.total_steps = c.steps;
+  sc.min_lr_ratio = sc.kind == ScheduleKind::cosine ? c.min_lr_ratio : 0.0;
+  const LrSchedule schedule(sc);
+  nn::RunnerOptions ro;
+  ro.checkpoint_layers = c.activation_checkpointing;
+  nn::BlockRunner runner(model.blocks(), ro);
+
+  const double per_token = flops_per_token({mc.num_non_embedding_params(), mc.num_layers, mc.num_heads,
+                                            mc.head_dim, c.seq_len});
+  const double peak = peak_flops_of(c.device);
+
+  fs::create_directories(c.out);
+  TrainSummary sum;
+  sum.metrics_path = c.out / "metrics.jsonl";
+  sum.plot_path = c.out / "loss.png";
+  sum.model_dir = c.out / "model";
+  MetricsWriter writer(sum.metrics_path);
+  std::vector<StepMetrics> records;
+
+  nn::StepContext ctx;
+  ctx.device = c.device;
+  ctx.stream = stream;
+  ctx.compute_dtype = c.dtype;
+  ctx.loss_scale = 1.0f / static_cast<float>(c.grad_accum);
+
+  reset_peak_memory(c.device);
+  StepTimer timer, total_timer;
+  std::vector<double> interval_losses, interval_norms;
+  int64_t interval_tokens = 0;
+  for (int64_t step = 0; step < c.steps; ++step) {
+    optimizer.zero_grad(stream);
+    double loss = 0;
+    for (int64_t m = 0; m < c.grad_accum; ++m) {
+      const io::Batch batch = loader.next();
+      ctx.tokens = batch.inputs.to(c.device, stream);
+      ctx.targets = batch.targets.to(c.device, stream);
+      loss += runner.forward_backward(ctx).to_floats(stream)[0] / static_cast<double>(c.grad_accum);
+      interval_tokens += batch.rows * c.seq_len;
+    }
+    const ClipResult clip = clip_grad_norm(params, c.clip, 1.0, stream);
+    const double lr = schedule.lr_at(step);
+    if (clip.finite) optimizer.step(static_cast<float>(lr), clip.grad_scale, stream);
+    synchronize(stream);
+    interval_losses.push_back(loss);
+    interval_norms.push_back(clip.norm);
+    sum.tokens += c.micro_batch * c.seq_len * c.grad_accum;
+
+    const bool last = step + 1 == c.steps;
+    if ((step + 1) % c.log_every == 0 || last) {
+      const double seconds = timer.lap();
+      StepMetrics r;
+      r.step = step + 1;
+      r.loss = mean_of(interval_losses);
+      r.lr = lr;
+      r.grad_norm = mean_of(interval_norms);
+      r.tokens_per_s = tokens_per_second(interval_tokens, seconds);
+      r.mfu = mfu(r.tokens_per_s, per_token, peak);
+      const MemorySnapshot mem = memory_snapshot(c.device);
+      r.mem_gib = mem.allocated_gib;
+      r.peak_mem_gib = mem.peak_allocated_gib;
+      r.reserved_gib = mem.reserved_gib;
+      sum.peak_mem_gib = std::max(sum.peak_mem_gib, r.peak_mem_gib);
+      if (records.empty()) sum.first_loss = r.loss;
+      sum.last_loss = r.loss;
+      records.push_back(r);
+      writer.write(r);
+      if (cb.on_log) cb.on_log(r);
+      if (c.plot_every > 0 && (step + 1) % c.plot_every == 0) write_loss_plot(sum.plot_path, records);
+      interval_losses.clear();
+      interval_norms.clear();
+      interval_tokens = 0;
+    }
+    if (cb.on_step) cb.on_step(step + 1, c.steps, loss);
+  }
+  sum.steps = c.steps;
+  sum.seconds = total_timer.lap();
+  sum.tokens_per_s = tokens_per_second(sum.tokens, sum.seconds);
+  sum.mfu = mfu(sum.tokens_per_s, per_token, peak);
+  write_loss_plot(sum.plot_path, records);
+  io::save_pretrained(model, sum.model_dir, c.dtype, io::kDefaultMaxShardBytes, stream);
+  return sum;
+}
+
+}  // namespace zt::train

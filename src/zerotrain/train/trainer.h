@@ -1,0 +1,62 @@
+// The single-process training loop: batches from a token file -> every block's forward and backward
+// (with optional activation checkpointing) -> global-norm clipping -> AdamW with a warmup + decay
+// schedule; logs loss, grad norm, lr, tokens/s, MFU and memory; writes metrics (JSONL), a loss-curve
+// PNG, and the final model in Hugging Face layout. Tested by tests/train/test_trainer.cpp.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "zerotrain/core/device.h"
+#include "zerotrain/core/dtype.h"
+#include "zerotrain/train/metrics.h"
+
+namespace zt::train {
+
+struct TrainConfig {
+  // A Hugging Face model directory (config.json, with or without weights) or a config.json file;
+  // without weights the model starts from a seeded random init.
+  std::filesystem::path model;
+  std::filesystem::path data;  // token file (zerotrain data prepare)
+  std::filesystem::path out;   // model/, metrics.jsonl, loss.png
+  int64_t steps = 100;
+  int64_t micro_batch = 8;
+  int64_t seq_len = 128;
+  int64_t grad_accum = 1;
+  double lr = 3e-4;
+  int64_t warmup_steps = 0;
+  std::string schedule = "cosine";  // constant | linear | cosine
+  double min_lr_ratio = 0.1;        // cosine floor
+  double weight_decay = 0.1;
+  double beta1 = 0.9, beta2 = 0.95, eps = 1e-8;
+  double clip = 1.0;  // global-norm clipping; <= 0 turns it off
+  uint64_t seed = 1234;
+  Device device = Device::cpu();
+  DType dtype = DType::f32;  // parameters and activations; f32 masters and grads when bf16
+  bool activation_checkpointing = false;
+  int64_t log_every = 10;
+  int64_t plot_every = 0;  // also write loss.png every N steps (0: at the end only)
+};
+
+struct TrainSummary {
+  int64_t steps = 0;
+  int64_t tokens = 0;
+  double first_loss = 0, last_loss = 0;  // mean of the first / last logged interval
+  double seconds = 0;
+  double tokens_per_s = 0;
+  double mfu = 0;  // NaN without a known device peak
+  double peak_mem_gib = 0;
+  std::filesystem::path model_dir, metrics_path, plot_path;
+};
+
+// Called with each logged step (for the progress line) and once a step finishes (done, total).
+struct TrainCallbacks {
+  std::function<void(const StepMetrics&)> on_log;
+  std::function<void(int64_t done, int64_t total, double loss)> on_step;
+};
+
+TrainSummary train(const TrainConfig& config, const TrainCallbacks& callbacks = {});
+
+}  // namespace zt::train
