@@ -1,0 +1,67 @@
+// File primitives of the io layer: a read-only memory map, and an atomic file write (a temporary
+// name beside the target, fsync, rename, fsync of the directory) so that a failed or interrupted
+// write never leaves a partial file under the final name ([Note: atomic writes] in
+// docs/ARCHITECTURE.md). Tested by tests/io/test_atomic_write.cpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace zt::io {
+
+// A whole file mapped read-only (MAP_PRIVATE). Empty files map to data() == nullptr, size() == 0.
+class MappedFile {
+ public:
+  explicit MappedFile(const std::filesystem::path& path);
+  ~MappedFile();
+  MappedFile(MappedFile&& o) noexcept;
+  MappedFile& operator=(MappedFile&& o) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const std::byte* data() const { return data_; }
+  size_t size() const { return size_; }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  void release() noexcept;
+
+  std::filesystem::path path_;
+  const std::byte* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Writes a file under a temporary name in the target's directory; commit() flushes it to disk and
+// renames it over the target. Destroyed without commit() (an exception on the way), it removes the
+// temporary file and leaves any earlier file under the target name untouched.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::filesystem::path target);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  void write(const void* data, size_t nbytes);
+  void write(std::string_view text) { write(text.data(), text.size()); }
+  uint64_t bytes_written() const { return written_; }
+  void commit();
+
+  const std::filesystem::path& target() const { return target_; }
+  const std::filesystem::path& temp_path() const { return temp_; }
+
+ private:
+  std::filesystem::path target_;
+  std::filesystem::path temp_;
+  int fd_ = -1;
+  uint64_t written_ = 0;
+  bool committed_ = false;
+};
+
+// Whole-file helpers.
+std::string read_text_file(const std::filesystem::path& path, std::string_view component);
+void write_file_atomic(const std::filesystem::path& path, std::string_view contents);
+
+}  // namespace zt::io

@@ -1,0 +1,205 @@
+// hf_config_json / write_hf_config: nn::ModelConfig -> config.json (see hf_config.h). The text is
+// parsed back before it is returned; a field that does not survive (the model_type cannot express
+// it) is a ValueError naming it.
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "zerotrain/core/error.h"
+#include "zerotrain/io/files.h"
+#include "zerotrain/io/hf_config.h"
+
+namespace zt::io {
+
+namespace {
+constexpr std::string_view kComponent = "hf_config";
+using nlohmann::json;
+using nn::Family;
+using nn::ModelConfig;
+
+json token(int64_t id) {
+  return id < 0 ? json(nullptr) : json(id);
+}
+
+json rope_scaling(const ModelConfig& c) {
+  if (c.rope_scaling.factor == 0) return nullptr;
+  return {{"rope_type", "llama3"},
+          {"factor", c.rope_scaling.factor},
+          {"low_freq_factor", c.rope_scaling.low_freq_factor},
+          {"high_freq_factor", c.rope_scaling.high_freq_factor},
+          {"original_max_position_embeddings", c.rope_scaling.original_max_position_embeddings}};
+}
+
+json llama_like(const ModelConfig& c) {
+  json j = {{"vocab_size", c.vocab_size},
+            {"hidden_size", c.hidden_size},
+            {"intermediate_size", c.intermediate_size},
+            {"num_hidden_layers", c.num_layers},
+            {"num_attention_heads", c.num_heads},
+            {"num_key_value_heads", c.num_kv_heads},
+            {"max_position_embeddings", c.max_position_embeddings},
+            {"rms_norm_eps", c.norm_eps},
+            {"rope_theta", c.rope_theta},
+            {"rope_scaling", rope_scaling(c)},
+            {"hidden_act", c.hidden_act},
+            {"tie_word_embeddings", c.tie_word_embeddings},
+            {"initializer_range", 0.02},
+            {"attention_dropout", 0.0},
+            {"use_cache", true}};
+  switch (c.family) {
+    case Family::llama:
+      j["head_dim"] = c.head_dim;
+      j["attention_bias"] = c.attention_bias;
+      j["mlp_bias"] = c.mlp_bias;
+      j["pretraining_tp"] = 1;
+      break;
+    case Family::mistral:
+      j["head_dim"] = c.head_dim;
+      j["sliding_window"] = c.sliding_window > 0 ? json(c.sliding_window) : json(nullptr);
+      break;
+    case Family::qwen2:
+      // Qwen2 reads head_dim when present and derives it otherwise; published configs omit it.
+      if (c.head_dim != c.hidden_size / c.num_heads) j["head_dim"] = c.head_dim;
+      j["use_sliding_window"] = c.sliding_window > 0;
+      j["sliding_window"] = c.sliding_window > 0 ? json(c.sliding_window) : json(nullptr);
+      j["max_window_layers"] = c.sliding_window > 0 ? 0 : c.num_layers;
+      break;
+    case Family::gpt2:
+      break;
+  }
+  return j;
+}
+
+json gpt2(const ModelConfig& c) {
+  return {{"vocab_size", c.vocab_size},
+          {"n_embd", c.hidden_size},
+          {"n_layer", c.num_layers},
+          {"n_head", c.num_heads},
+          {"n_inner", c.intermediate_size},
+          {"n_positions", c.max_position_embeddings},
+          {"n_ctx", c.max_position_embeddings},
+          {"layer_norm_epsilon", c.norm_eps},
+          {"activation_function", c.hidden_act},
+          {"tie_word_embeddings", c.tie_word_embeddings},
+          {"initializer_range", 0.02},
+          {"resid_pdrop", 0.1},
+          {"embd_pdrop", 0.1},
+          {"attn_pdrop", 0.1},
+          {"scale_attn_weights", true},
+          {"use_cache", true}};
+}
+
+// Fields a family does not use, which the round trip may not preserve.
+bool ignored(const ModelConfig& c, const std::string& field) {
+  if (c.family == Family::gpt2 && field.rfind("rope", 0) == 0) return true;
+  return c.rope_scaling.factor == 0 && field.rfind("rope_scaling.", 0) == 0 &&
+         field != "rope_scaling.factor";
+}
+}  // namespace
+
+std::string hf_model_type(Family family) {
+  switch (family) {
+    case Family::llama:
+      return "llama";
+    case Family::mistral:
+      return "mistral";
+    case Family::qwen2:
+      return "qwen2";
+    case Family::gpt2:
+      return "gpt2";
+  }
+  return "?";
+}
+
+std::string hf_architecture(Family family) {
+  switch (family) {
+    case Family::llama:
+      return "LlamaForCausalLM";
+    case Family::mistral:
+      return "MistralForCausalLM";
+    case Family::qwen2:
+      return "Qwen2ForCausalLM";
+    case Family::gpt2:
+      return "GPT2LMHeadModel";
+  }
+  return "?";
+}
+
+std::string hf_torch_dtype(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+      return "float32";
+    case DType::f16:
+      return "float16";
+    case DType::bf16:
+      return "bfloat16";
+    default:
+      throw ValueError(kComponent, str("torch_dtype: ", dtype_name(dtype),
+                                       " is not a model dtype (float32, float16, bfloat16)"));
+  }
+}
+
+std::vector<std::string> config_differences(const ModelConfig& a, const ModelConfig& b) {
+  std::vector<std::string> out;
+  auto cmp = [&](const char* name, const auto& x, const auto& y) {
+    if (!(x == y)) out.emplace_back(name);
+  };
+  cmp("family", a.family, b.family);
+  cmp("vocab_size", a.vocab_size, b.vocab_size);
+  cmp("hidden_size", a.hidden_size, b.hidden_size);
+  cmp("intermediate_size", a.intermediate_size, b.intermediate_size);
+  cmp("num_layers", a.num_layers, b.num_layers);
+  cmp("num_heads", a.num_heads, b.num_heads);
+  cmp("num_kv_heads", a.num_kv_heads, b.num_kv_heads);
+  cmp("head_dim", a.head_dim, b.head_dim);
+  cmp("max_position_embeddings", a.max_position_embeddings, b.max_position_embeddings);
+  cmp("norm_eps", a.norm_eps, b.norm_eps);
+  cmp("rope_theta", a.rope_theta, b.rope_theta);
+  cmp("rope_scaling.factor", a.rope_scaling.factor, b.rope_scaling.factor);
+  cmp("rope_scaling.low_freq_factor", a.rope_scaling.low_freq_factor,
+      b.rope_scaling.low_freq_factor);
+  cmp("rope_scaling.high_freq_factor", a.rope_scaling.high_freq_factor,
+      b.rope_scaling.high_freq_factor);
+  cmp("rope_scaling.original_max_position_embeddings",
+      a.rope_scaling.original_max_position_embeddings,
+      b.rope_scaling.original_max_position_embeddings);
+  cmp("tie_word_embeddings", a.tie_word_embeddings, b.tie_word_embeddings);
+  cmp("attention_bias", a.attention_bias, b.attention_bias);
+  cmp("mlp_bias", a.mlp_bias, b.mlp_bias);
+  cmp("sliding_window", a.sliding_window, b.sliding_window);
+  cmp("hidden_act", a.hidden_act, b.hidden_act);
+  cmp("torch_dtype", a.torch_dtype, b.torch_dtype);
+  cmp("bos_token_id", a.bos_token_id, b.bos_token_id);
+  cmp("eos_token_id", a.eos_token_id, b.eos_token_id);
+  return out;
+}
+
+std::string hf_config_json(const ModelConfig& config) {
+  json j = config.family == Family::gpt2 ? gpt2(config) : llama_like(config);
+  j["architectures"] = {hf_architecture(config.family)};
+  j["model_type"] = hf_model_type(config.family);
+  j["torch_dtype"] = config.torch_dtype;
+  j["bos_token_id"] = token(config.bos_token_id);
+  j["eos_token_id"] = token(config.eos_token_id);
+  const std::string text = j.dump(2) + "\n";
+
+  const ModelConfig back = parse_hf_config(text, str(hf_model_type(config.family), " config"));
+  std::vector<std::string> lost = config_differences(config, back);
+  lost.erase(std::remove_if(lost.begin(), lost.end(),
+                            [&](const std::string& f) { return ignored(config, f); }),
+             lost.end());
+  if (!lost.empty()) {
+    std::string list;
+    for (const std::string& f : lost)
+      list += (list.empty() ? "" : ", ") + f;
+    throw ValueError(kComponent, str("a ", hf_model_type(config.family),
+                                     " config.json cannot express this model's ", list));
+  }
+  return text;
+}
+
+void write_hf_config(const ModelConfig& config, const std::filesystem::path& path) {
+  const auto file = std::filesystem::is_directory(path) ? path / "config.json" : path;
+  write_file_atomic(file, hf_config_json(config));
+}
+
+}  // namespace zt::io

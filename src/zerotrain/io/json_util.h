@@ -1,0 +1,19 @@
+// Small helpers for reading JSON files of the io layer (safetensors headers, shard indexes,
+// config.json) with nlohmann::json: parsing that names the file, and short descriptions of bad
+// values for error messages. Internal to io/ (the public headers do not expose nlohmann).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace zt::io {
+
+// Parses `text`; a syntax error or a repeated key in any object is a FormatError naming `source`.
+nlohmann::json parse_json(std::string_view text, std::string_view component,
+                          const std::string& source);
+
+// "a string \"4096\"", "an integer 7", "null", ... (values longer than 40 characters are cut).
+std::string describe_json(const nlohmann::json& v);
+
+}  // namespace zt::io
