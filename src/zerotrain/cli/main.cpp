@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   app.footer("Run `zerotrain <command> --help` for a command's options.");
   std::function<int()> action;
   zt::cli::add_selfcheck_command(app, action);
+  zt::cli::add_data_command(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

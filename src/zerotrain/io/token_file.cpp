@@ -1,0 +1,180 @@
+// Token file header codec and the memory-mapped reader.
+#include "zerotrain/io/token_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cerrno>
+#include <cstring>
+
+namespace zt::io {
+
+static_assert(std::endian::native == std::endian::little,
+              "token files are little-endian and are read in place");
+
+namespace {
+
+template <typename T>
+void put(uint8_t* p, size_t offset, T v) {
+  std::memcpy(p + offset, &v, sizeof(T));
+}
+template <typename T>
+T get(const uint8_t* p, size_t offset) {
+  T v;
+  std::memcpy(&v, p + offset, sizeof(T));
+  return v;
+}
+
+std::string printable(std::span<const uint8_t> bytes) {
+  std::string s;
+  for (uint8_t b : bytes) {
+    if (b >= 0x20 && b < 0x7F) {
+      s.push_back(static_cast<char>(b));
+    } else {
+      s += str("\\x", "0123456789abcdef"[b >> 4], "0123456789abcdef"[b & 15]);
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+uint32_t token_bytes_for_vocab(uint64_t vocab_size) {
+  return vocab_size <= 65536 ? 2 : 4;
+}
+
+std::array<uint8_t, kTokenFileHeaderSize> encode_token_file_header(const TokenFileHeader& h) {
+  std::array<uint8_t, kTokenFileHeaderSize> b{};
+  std::memcpy(b.data(), kTokenFileMagic.data(), kTokenFileMagic.size());
+  put(b.data(), 8, h.version);
+  put(b.data(), 12, h.token_bytes);
+  put(b.data(), 16, h.vocab_size);
+  put(b.data(), 24, h.num_tokens);
+  put(b.data(), 32, h.num_documents);
+  put(b.data(), 40, h.header_size);
+  put(b.data(), 44, h.eos_id.value_or(kTokenFileNoEos));
+  return b;
+}
+
+TokenFileHeader decode_token_file_header(std::span<const uint8_t> b, uint64_t file_size,
+                                         const std::string& path) {
+  auto fail = [&](const std::string& field, const std::string& msg) -> TokenFileError {
+    return TokenFileError(str(path, ": ", field, ": ", msg));
+  };
+  if (b.size() < kTokenFileHeaderSize || file_size < kTokenFileHeaderSize)
+    throw TokenFileError(str(path, ": ", file_size, " bytes, shorter than the ",
+                             kTokenFileHeaderSize, "-byte header of a token file"));
+  if (std::memcmp(b.data(), kTokenFileMagic.data(), kTokenFileMagic.size()) != 0)
+    throw fail("magic", str("expected \"ZTTOKENS\", got \"", printable(b.first(8)),
+                            "\": not a zerotrain token file"));
+  TokenFileHeader h;
+  h.version = get<uint32_t>(b.data(), 8);
+  h.token_bytes = get<uint32_t>(b.data(), 12);
+  h.vocab_size = get<uint64_t>(b.data(), 16);
+  h.num_tokens = get<uint64_t>(b.data(), 24);
+  h.num_documents = get<uint64_t>(b.data(), 32);
+  h.header_size = get<uint32_t>(b.data(), 40);
+  const auto eos = get<uint32_t>(b.data(), 44);
+  if (eos != kTokenFileNoEos) h.eos_id = eos;
+
+  if (h.version != kTokenFileVersion)
+    throw fail("version", str("expected ", kTokenFileVersion, ", got ", h.version));
+  if (h.token_bytes != 2 && h.token_bytes != 4)
+    throw fail("token_bytes", str("expected 2 or 4, got ", h.token_bytes));
+  if (h.vocab_size == 0) throw fail("vocab_size", "must be positive, got 0");
+  if (h.token_bytes == 2 && h.vocab_size > 65536)
+    throw fail("token_bytes", str("2-byte tokens cannot hold vocab_size ", h.vocab_size));
+  if (h.header_size < kTokenFileHeaderSize || h.header_size % h.token_bytes != 0 ||
+      h.header_size > file_size)
+    throw fail("header_size",
+               str("expected at least ", kTokenFileHeaderSize, ", a multiple of ", h.token_bytes,
+                   " and within the file (", file_size, " bytes), got ", h.header_size));
+  const uint64_t data_bytes = file_size - h.header_size;
+  if (h.num_tokens > data_bytes / h.token_bytes || h.num_tokens * h.token_bytes != data_bytes)
+    throw fail("num_tokens",
+               str(h.num_tokens, " tokens of ", h.token_bytes, " bytes, but the file has ",
+                   data_bytes, " bytes after the header (truncated or overlong file)"));
+  if (h.eos_id && *h.eos_id >= h.vocab_size)
+    throw fail("eos_id", str(*h.eos_id, " is not below vocab_size ", h.vocab_size));
+  return h;
+}
+
+TokenFile::TokenFile(const std::filesystem::path& path) : path_(path) {
+  const std::string name = path.string();
+  const int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw TokenFileError(str(name, ": cannot open: ", std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw TokenFileError(str(name, ": cannot stat: ", std::strerror(err)));
+  }
+  const auto file_size = static_cast<uint64_t>(st.st_size);
+  if (file_size < kTokenFileHeaderSize) {
+    ::close(fd);
+    throw TokenFileError(str(name, ": ", file_size, " bytes, shorter than the ",
+                             kTokenFileHeaderSize, "-byte header of a token file"));
+  }
+  void* map = ::mmap(nullptr, file_size, PROT_READ, MAP_SHARED, fd, 0);
+  const int err = errno;
+  ::close(fd);
+  if (map == MAP_FAILED) throw TokenFileError(str(name, ": cannot map: ", std::strerror(err)));
+  map_ = map;
+  map_bytes_ = file_size;
+  try {
+    header_ =
+        decode_token_file_header({static_cast<const uint8_t*>(map), file_size}, file_size, name);
+  } catch (...) {
+    ::munmap(map_, map_bytes_);
+    throw;
+  }
+  tokens_ = static_cast<const uint8_t*>(map) + header_.header_size;
+}
+
+TokenFile::~TokenFile() {
+  if (map_) ::munmap(map_, map_bytes_);
+}
+
+void TokenFile::check_range(uint64_t start, uint64_t count) const {
+  if (start > size() || count > size() - start)
+    throw TokenFileError(str(path_.string(), ": tokens [", start, ", ", start + count,
+                             ") are past the end (", size(), " tokens)"));
+}
+
+void TokenFile::read(uint64_t start, uint64_t count, int32_t* out) const {
+  check_range(start, count);
+  if (header_.vocab_size > (uint64_t{1} << 31))
+    throw TokenFileError(str(path_.string(), ": vocab_size ", header_.vocab_size,
+                             " has ids that do not fit in int32"));
+  if (header_.token_bytes == 2) {
+    const auto* p = reinterpret_cast<const uint16_t*>(tokens_) + start;
+    for (uint64_t i = 0; i < count; ++i)
+      out[i] = p[i];
+  } else {
+    const auto* p = reinterpret_cast<const uint32_t*>(tokens_) + start;
+    for (uint64_t i = 0; i < count; ++i)
+      out[i] = static_cast<int32_t>(p[i]);
+  }
+}
+
+std::vector<uint32_t> TokenFile::read(uint64_t start, uint64_t count) const {
+  check_range(start, count);
+  std::vector<uint32_t> out(count);
+  for (uint64_t i = 0; i < count; ++i)
+    out[i] = (*this)[start + i];
+  return out;
+}
+
+void TokenFile::check_tokens() const {
+  for (uint64_t i = 0; i < size(); ++i) {
+    const uint32_t t = (*this)[i];
+    if (t >= header_.vocab_size)
+      throw TokenFileError(str(path_.string(), ": token ", i, " is ", t, ", not below vocab_size ",
+                               header_.vocab_size));
+  }
+}
+
+}  // namespace zt::io

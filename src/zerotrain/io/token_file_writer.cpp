@@ -1,0 +1,123 @@
+// TokenFileWriter: buffered appends to a temporary file, then header, fsync and an atomic rename.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "zerotrain/io/token_file.h"
+
+namespace zt::io {
+namespace {
+
+constexpr size_t kBufferBytes = size_t{1} << 20;
+
+void write_all(int fd, const uint8_t* data, size_t n, const std::string& path) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, data, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      throw TokenFileError(str(path, ": cannot write: ", std::strerror(errno)));
+    }
+    data += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+// fsync of the directory makes the rename itself durable.
+void sync_directory(const std::filesystem::path& dir) {
+  const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;  // best effort: some file systems do not allow opening directories
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+TokenFileWriter::TokenFileWriter(std::filesystem::path path, uint64_t vocab_size,
+                                 std::optional<uint32_t> eos_id)
+    : path_(std::move(path)) {
+  if (vocab_size == 0 || vocab_size > (uint64_t{1} << 32))
+    throw TokenFileError(
+        str(path_.string(), ": vocab_size must be in [1, 2^32], got ", vocab_size));
+  if (eos_id && *eos_id >= vocab_size)
+    throw TokenFileError(
+        str(path_.string(), ": eos_id ", *eos_id, " is not below vocab_size ", vocab_size));
+  header_.vocab_size = vocab_size;
+  header_.token_bytes = token_bytes_for_vocab(vocab_size);
+  header_.eos_id = eos_id;
+  temp_path_ = path_;
+  temp_path_ += str(".tmp.", ::getpid());
+  fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0)
+    throw TokenFileError(str(path_.string(), ": cannot create the output (", temp_path_.string(),
+                             "): ", std::strerror(errno)));
+  buffer_.reserve(kBufferBytes);
+  // Placeholder header; the real one is written by finish().
+  const auto placeholder = std::array<uint8_t, kTokenFileHeaderSize>{};
+  buffer_.insert(buffer_.end(), placeholder.begin(), placeholder.end());
+}
+
+TokenFileWriter::~TokenFileWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!finished_) {
+    std::error_code ec;
+    std::filesystem::remove(temp_path_, ec);
+  }
+}
+
+void TokenFileWriter::append(uint32_t token) {
+  if (header_.token_bytes == 2) {
+    const auto t = static_cast<uint16_t>(token);
+    const auto* p = reinterpret_cast<const uint8_t*>(&t);
+    buffer_.insert(buffer_.end(), p, p + 2);
+  } else {
+    const auto* p = reinterpret_cast<const uint8_t*>(&token);
+    buffer_.insert(buffer_.end(), p, p + 4);
+  }
+  if (buffer_.size() >= kBufferBytes) flush_buffer();
+}
+
+void TokenFileWriter::flush_buffer() {
+  write_all(fd_, buffer_.data(), buffer_.size(), temp_path_.string());
+  buffer_.clear();
+}
+
+void TokenFileWriter::write_document(std::span<const uint32_t> tokens) {
+  if (finished_) throw TokenFileError(str(path_.string(), ": write_document after finish"));
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] >= header_.vocab_size)
+      throw TokenFileError(str(path_.string(), ": document ", header_.num_documents, " token ", i,
+                               " is ", tokens[i], ", not below vocab_size ", header_.vocab_size));
+    append(tokens[i]);
+  }
+  header_.num_tokens += tokens.size();
+  if (header_.eos_id) {
+    append(*header_.eos_id);
+    ++header_.num_tokens;
+  }
+  ++header_.num_documents;
+}
+
+const TokenFileHeader& TokenFileWriter::finish() {
+  if (finished_) return header_;
+  flush_buffer();
+  const auto head = encode_token_file_header(header_);
+  const std::string temp = temp_path_.string();
+  if (::pwrite(fd_, head.data(), head.size(), 0) != static_cast<ssize_t>(head.size()))
+    throw TokenFileError(str(temp, ": cannot write the header: ", std::strerror(errno)));
+  if (::fsync(fd_) != 0) throw TokenFileError(str(temp, ": fsync failed: ", std::strerror(errno)));
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) throw TokenFileError(str(temp, ": close failed: ", std::strerror(errno)));
+  std::error_code ec;
+  std::filesystem::rename(temp_path_, path_, ec);
+  if (ec)
+    throw TokenFileError(
+        str(path_.string(), ": cannot move ", temp, " into place: ", ec.message()));
+  finished_ = true;
+  sync_directory(path_.parent_path());
+  return header_;
+}
+
+}  // namespace zt::io

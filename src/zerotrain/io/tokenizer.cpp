@@ -1,0 +1,64 @@
+// Tokenizer encode / decode: added tokens first, then the GPT-2 split and BPE on the plain text.
+#include "zerotrain/io/tokenizer.h"
+
+#include "zerotrain/io/gpt2_split.h"
+#include "zerotrain/io/utf8.h"
+
+namespace zt::io {
+
+void Tokenizer::encode(std::string_view text, std::vector<uint32_t>& out, BpeCache& cache) const {
+  for (const TextSegment& s : added_.split(text)) {
+    if (s.id)
+      out.push_back(*s.id);
+    else
+      encode_segment(text.substr(s.begin, s.end - s.begin), out, cache);
+  }
+}
+
+std::vector<uint32_t> Tokenizer::encode(std::string_view text) const {
+  BpeCache cache;
+  std::vector<uint32_t> ids;
+  encode(text, ids, cache);
+  return ids;
+}
+
+void Tokenizer::encode_segment(std::string_view text, std::vector<uint32_t>& out,
+                               BpeCache& cache) const {
+  std::string prefixed;
+  if (pre_.add_prefix_space && !text.empty() && text[0] != ' ') {
+    prefixed.reserve(text.size() + 1);
+    prefixed.push_back(' ');
+    prefixed.append(text);
+    text = prefixed;
+  }
+  if (!pre_.use_regex) {
+    model_->encode_word(text, out, &cache);
+    return;
+  }
+  for_each_gpt2_piece(text, [&](std::string_view word) { model_->encode_word(word, out, &cache); });
+}
+
+std::string Tokenizer::decode(std::span<const uint32_t> ids, bool skip_special_tokens) const {
+  std::string bytes;
+  for (uint32_t id : ids) {
+    if (id >= id_known_.size() || !id_known_[id])
+      throw TokenizerError(
+          str(source_, ": decode: id ", id, " is not in the vocabulary (size ", vocab_size_, ")"));
+    if (skip_special_tokens) {
+      const AddedToken* t = added_.find_by_id(id);
+      if (t && t->special) continue;
+    }
+    bytes += id_to_bytes_[id];
+  }
+  return utf8_lossy(bytes);
+}
+
+std::optional<uint32_t> Tokenizer::token_to_id(std::string_view token) const {
+  if (const AddedToken* t = added_.find_by_content(token)) return t->id;
+  const auto& vocab = model_->vocab();
+  auto it = vocab.find(std::string(token));
+  if (it == vocab.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace zt::io
