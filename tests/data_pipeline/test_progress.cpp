@@ -25,10 +25,10 @@ int count(const std::string& s, char c) {
 }
 
 TEST(Progress, Formatting) {
-  EXPECT_EQ(format_bytes(512), "512 B");
-  EXPECT_EQ(format_bytes(1500), "1.5 kB");
-  EXPECT_EQ(format_bytes(4.2e6), "4.2 MB");
-  EXPECT_EQ(format_bytes(3.5e9), "3.5 GB");
+  EXPECT_EQ(format_si_bytes(512), "512 B");
+  EXPECT_EQ(format_si_bytes(1500), "1.5 kB");
+  EXPECT_EQ(format_si_bytes(4.2e6), "4.2 MB");
+  EXPECT_EQ(format_si_bytes(3.5e9), "3.5 GB");
   EXPECT_EQ(format_duration(7), "0:07");
   EXPECT_EQ(format_duration(754), "12:34");
   EXPECT_EQ(format_duration(3723), "1:02:03");

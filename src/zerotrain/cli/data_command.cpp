@@ -58,8 +58,8 @@ int run_prepare(const PrepareArgs& a) {
               s.header.eos_id ? (", eos " + std::to_string(*s.header.eos_id)).c_str() : "");
   std::printf(
       "read %s in %.2f s (%s/s), %.3f tokens/byte\n",
-      format_bytes(static_cast<double>(s.input_bytes)).c_str(), secs,
-      format_bytes(secs > 0 ? static_cast<double>(s.input_bytes) / secs : 0.0).c_str(),
+      format_si_bytes(static_cast<double>(s.input_bytes)).c_str(), secs,
+      format_si_bytes(secs > 0 ? static_cast<double>(s.input_bytes) / secs : 0.0).c_str(),
       s.input_bytes ? static_cast<double>(s.tokens) / static_cast<double>(s.input_bytes) : 0.0);
   return 0;
 }

@@ -92,11 +92,12 @@ void add_train_command(CLI::App& app, std::function<int()>& action) {
         std::fflush(stdout);
       };
       cb.on_step = [&bar](int64_t done, int64_t, double loss) {
+        if (!bar.is_tty()) return;  // off a terminal the log lines are the progress
         bar.set_suffix(fmt("loss %.3f", loss));
         bar.update(static_cast<uint64_t>(done));
       };
       const train::TrainSummary s = train::train(*c, cb);
-      bar.finish();
+      if (bar.is_tty()) bar.finish();
       print_summary(s);
       return 0;
     };

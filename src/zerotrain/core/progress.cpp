@@ -32,7 +32,7 @@ std::string format_count(double v) {
 
 }  // namespace
 
-std::string format_bytes(double bytes) {
+std::string format_si_bytes(double bytes) {
   static const char* units[] = {"B", "kB", "MB", "GB", "TB"};
   int u = 0;
   while (bytes >= 1000.0 && u < 4) {
@@ -66,7 +66,7 @@ ProgressBar::ProgressBar(std::string label, uint64_t total, ProgressOptions opti
 std::string ProgressBar::status(uint64_t done, double elapsed_s) const {
   const double rate = elapsed_s > 0 ? static_cast<double>(done) / elapsed_s : 0.0;
   auto amount = [&](double v) {
-    return opt_.bytes ? format_bytes(v) : format_count(v) + " " + opt_.unit;
+    return opt_.bytes ? format_si_bytes(v) : format_count(v) + " " + opt_.unit;
   };
   std::string s = label_;
   if (total_ > 0) {
@@ -90,6 +90,7 @@ std::string ProgressBar::status(uint64_t done, double elapsed_s) const {
   } else {
     s += "  " + format_duration(elapsed_s);
   }
+  if (!suffix_.empty()) s += "  " + suffix_;
   return s;
 }
 

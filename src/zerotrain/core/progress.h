@@ -31,6 +31,8 @@ class ProgressBar {
   void update(uint64_t done);
   // Draws the final state and ends the line. Idempotent.
   void finish();
+  // Text shown after the rate and ETA, e.g. the live loss ("loss 3.21"); empty for none.
+  void set_suffix(std::string suffix) { suffix_ = std::move(suffix); }
 
   bool is_tty() const { return tty_; }
   // The status text for `done` after `elapsed_s` seconds, e.g.
@@ -50,10 +52,12 @@ class ProgressBar {
   uint64_t last_drawn_done_ = UINT64_MAX;
   bool finished_ = false;
   size_t last_len_ = 0;
+  std::string suffix_;
 };
 
-// "1.5 kB", "12.3 MB" (decimal units).
-std::string format_bytes(double bytes);
+// "1.5 kB", "12.3 MB": decimal units, for data sizes and rates (allocator.h's format_bytes gives
+// binary units for memory).
+std::string format_si_bytes(double bytes);
 // "0:07", "12:34", "1:02:03".
 std::string format_duration(double seconds);
 

@@ -47,7 +47,10 @@ double mean_of(const std::vector<double>& xs) {
   double s = 0;
   int n = 0;
   for (double x : xs)
-    if (std::isfinite(x)) s += x, ++n;
+    if (std::isfinite(x)) {
+      s += x;
+      ++n;
+    }
   return n ? s / n : std::nan("");
 }
 
