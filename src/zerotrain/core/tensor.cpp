@@ -188,17 +188,25 @@ Tensor Tensor::to(Device d, Stream stream) const {
 }
 
 namespace {
-// Host strided gather into a contiguous destination.
+// Host strided gather into a contiguous destination: one memcpy per run of the innermost
+// dimension when it is unit-strided (e.g. the column blocks of a matrix), else per element.
 void host_strided_copy(char* dst, const Tensor& src) {
-  const int64_t n = src.numel(), nd = src.dim();
+  if (src.numel() == 0) return;
+  const int64_t nd = src.dim();
   const size_t es = src.element_size();
   const char* base = static_cast<const char*>(src.data());
-  std::vector<int64_t> idx(nd, 0);
+  const bool inner_run = nd > 0 && src.strides()[nd - 1] == 1;
+  const int64_t run = inner_run ? src.shape()[nd - 1] : 1;
+  const int64_t outer = inner_run ? nd - 1 : nd;
+  const int64_t n = src.numel() / run;
+  const size_t run_bytes = static_cast<size_t>(run) * es;
+  std::vector<int64_t> idx(outer, 0);
   for (int64_t i = 0; i < n; ++i) {
     int64_t off = 0;
-    for (int64_t k = 0; k < nd; ++k) off += idx[k] * src.strides()[k];
-    std::memcpy(dst + i * es, base + off * static_cast<int64_t>(es), es);
-    for (int64_t k = nd - 1; k >= 0; --k) {
+    for (int64_t k = 0; k < outer; ++k) off += idx[k] * src.strides()[k];
+    std::memcpy(dst + i * static_cast<int64_t>(run_bytes), base + off * static_cast<int64_t>(es),
+                run_bytes);
+    for (int64_t k = outer - 1; k >= 0; --k) {
       if (++idx[k] < src.shape()[k]) break;
       idx[k] = 0;
     }

@@ -33,8 +33,8 @@ struct ModelConfig {
   double rope_theta = 10000; // unused by gpt2
   RopeScaling rope_scaling;
   bool tie_word_embeddings = false;
-  bool attention_bias = false;  // q/k/v (and for gpt2 also o) projections have biases; qwen2: q/k/v only
-  bool mlp_bias = false;
+  bool attention_bias = false;  // llama: q/k/v/o biases. The other families fix their biases
+  bool mlp_bias = false;        // (qwen2 q/k/v, gpt2 all, mistral none): nn/architecture.h
   int64_t sliding_window = 0;   // 0 = full causal attention
   std::string hidden_act = "silu";  // silu | gelu_new | gelu_pytorch_tanh
   std::string torch_dtype = "float32";

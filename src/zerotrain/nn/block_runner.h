@@ -1,0 +1,43 @@
+// Runs one micro-batch through an ordered list of blocks: every forward, then every backward in
+// reverse, passing each block's output to the next and each input gradient to the previous.
+//
+// [Note: activation checkpointing] With checkpoint_layers, each decoder layer keeps only its input:
+// right after its forward the runner calls release_saved(), and right before its backward it calls
+// forward again on the kept input to rebuild the activations. The recomputation is deterministic,
+// so losses and gradients are bitwise those of the plain run; peak memory drops from one set of
+// saved activations per layer to one layer's worth plus the layer inputs.
+// Tested by tests/nn/test_block_runner.cpp.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "zerotrain/nn/block.h"
+
+namespace zt::nn {
+
+struct RunnerOptions {
+  bool checkpoint_layers = false;  // recompute decoder layers in backward
+};
+
+class BlockRunner {
+ public:
+  explicit BlockRunner(std::vector<std::unique_ptr<Block>>& blocks, RunnerOptions options = {});
+
+  // Forward through every block; returns the head's mean loss, f32 [1].
+  Tensor forward(const StepContext& ctx);
+  // Backward through every block in reverse (after forward, same ctx); adds parameter gradients.
+  void backward(const StepContext& ctx);
+  // Both; returns the loss.
+  Tensor forward_backward(const StepContext& ctx);
+
+ private:
+  bool checkpointed(size_t i) const;
+
+  std::vector<std::unique_ptr<Block>>& blocks_;
+  RunnerOptions options_;
+  std::vector<Tensor> inputs_;  // per block: its input, kept while the block is checkpointed
+  bool forward_done_ = false;
+};
+
+}  // namespace zt::nn

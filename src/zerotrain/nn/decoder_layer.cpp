@@ -1,0 +1,96 @@
+// Decoder layer block (see decoder_layer.h).
+#include "zerotrain/nn/decoder_layer.h"
+
+#include "zerotrain/core/error.h"
+#include "zerotrain/kernels/elementwise.h"
+#include "zerotrain/nn/block_checks.h"
+#include "zerotrain/nn/gated_mlp.h"
+#include "zerotrain/nn/gelu_mlp.h"
+#include "zerotrain/nn/gpt2_attention.h"
+#include "zerotrain/nn/self_attention.h"
+
+namespace zt::nn {
+
+namespace {
+
+std::string layer_name(const ModelConfig& c, int64_t index) {
+  return str(architecture_of(c).conv1d ? "transformer.h." : "model.layers.", index);
+}
+
+NormKind norm_kind(const ModelConfig& c) {
+  return architecture_of(c).layer_norm ? NormKind::layer : NormKind::rms;
+}
+
+}  // namespace
+
+DecoderLayerBlock::DecoderLayerBlock(const ModelConfig& c, int64_t index)
+    : name_(layer_name(c, index)),
+      hidden_(c.hidden_size),
+      gpt2_order_(architecture_of(c).conv1d),
+      norm1_(name_ + (gpt2_order_ ? ".ln_1" : ".input_layernorm"), c.hidden_size, norm_kind(c),
+             c.norm_eps),
+      norm2_(name_ + (gpt2_order_ ? ".ln_2" : ".post_attention_layernorm"), c.hidden_size,
+             norm_kind(c), c.norm_eps) {
+  const Architecture arch = architecture_of(c);
+  if (arch.conv1d) {
+    attn_ = std::make_unique<Gpt2Attention>(name_ + ".attn", c);
+    mlp_ = std::make_unique<GeluMlp>(name_ + ".mlp", c);
+  } else {
+    attn_ = std::make_unique<SelfAttention>(name_ + ".self_attn", c, arch);
+    mlp_ = std::make_unique<GatedMlp>(name_ + ".mlp", c, arch);
+  }
+}
+
+std::vector<Parameter*> DecoderLayerBlock::parameters() {
+  std::vector<Parameter*> out;
+  if (gpt2_order_) {
+    norm1_.append_parameters(out);
+    attn_->append_parameters(out);
+    norm2_.append_parameters(out);
+    mlp_->append_parameters(out);
+  } else {
+    attn_->append_parameters(out);
+    mlp_->append_parameters(out);
+    norm1_.append_parameters(out);
+    norm2_.append_parameters(out);
+  }
+  return out;
+}
+
+Tensor DecoderLayerBlock::forward(const Tensor& x, const StepContext& ctx) {
+  dims_ = check_hidden_states(name_, x, hidden_, ctx);
+  const Stream s = ctx.stream;
+  const Tensor xf = x.view({dims_.tokens(), hidden_});
+  Tensor h = attn_->forward(norm1_.forward(xf, s), dims_, s);
+  kernels::add(xf, h, h, 1.0f, s);  // h = x + attn(norm1(x))
+  Tensor y = mlp_->forward(norm2_.forward(h, s), dims_, s);
+  kernels::add(h, y, y, 1.0f, s);  // y = h + mlp(norm2(h))
+  saved_ = true;
+  return y.view(x.shape());
+}
+
+Tensor DecoderLayerBlock::backward(const Tensor& dy, const StepContext& ctx) {
+  if (!saved_) throw ValueError("nn", str(name_, ": backward without a saved forward"));
+  if (check_hidden_states(name_, dy, hidden_, ctx, "gradient").tokens() != dims_.tokens())
+    throw ShapeError("nn",
+                     str(name_, ": gradient ", dy.describe(), " does not match the forward's [",
+                         dims_.batch, ", ", dims_.seq, ", ", hidden_, "]"));
+  const Stream s = ctx.stream;
+  const Tensor dyf = dy.view({dims_.tokens(), hidden_});
+  Tensor dh = norm2_.backward(mlp_->backward(dyf, s), s);
+  kernels::add(dh, dyf, dh, 1.0f, s);  // the residual path
+  Tensor dx = norm1_.backward(attn_->backward(dh, s), s);
+  kernels::add(dx, dh, dx, 1.0f, s);
+  release_saved();
+  return dx.view(dy.shape());
+}
+
+void DecoderLayerBlock::release_saved() {
+  saved_ = false;
+  norm1_.release();
+  norm2_.release();
+  attn_->release();
+  mlp_->release();
+}
+
+}  // namespace zt::nn
