@@ -136,15 +136,16 @@ PrepareSummary prepare_token_file(const Tokenizer& tokenizer, const PrepareOptio
       BpeCache& cache = caches[static_cast<size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 1)
       for (int64_t i = 0; i < n; ++i) {
+        // Exceptions must not leave the parallel region: the first one is kept and rethrown.
         try {
           tokenizer.encode(chunk.docs[i], ids[i], cache);
+          const uint64_t d = done.fetch_add(chunk.docs[i].size()) + chunk.docs[i].size();
+          if (progress && omp_get_thread_num() == 0)
+            progress(bytes_before_chunk + std::min<uint64_t>(d, chunk.bytes));
         } catch (...) {
 #pragma omp critical(zt_prepare_error)
           if (!error) error = std::current_exception();
         }
-        const uint64_t d = done.fetch_add(chunk.docs[i].size()) + chunk.docs[i].size();
-        if (progress && omp_get_thread_num() == 0)
-          progress(bytes_before_chunk + std::min<uint64_t>(d, chunk.bytes));
       }
     }
     if (error) std::rethrow_exception(error);
