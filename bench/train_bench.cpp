@@ -1,0 +1,125 @@
+// Training-step throughput: a Llama-shaped model (random init, random tokens) trained with bf16
+// compute, f32 master weights, f32 gradients and AdamW, as ../shared/bench/fsdp2_peer.py trains
+// its model, so the two are compared in the same run. Prints a table and writes one JSON result
+// with tokens/s/GPU, MFU (the peer's FLOP count over 989 TFLOP/s) and peak memory.
+//   build/bin/train_bench --model 1b --seq 4096 --mbs 2 [--steps 10 --warmup 3] [--ac] [--json out.json]
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "zerotrain/core/tensor.h"
+#include "zerotrain/nn/block_runner.h"
+#include "zerotrain/nn/transformer.h"
+#include "zerotrain/train/grad_clip.h"
+#include "zerotrain/train/metrics.h"
+#include "zerotrain/train/optimizer.h"
+
+using namespace zt;
+
+namespace {
+
+// The peer's shapes: hidden, layers, heads, kv heads, intermediate, vocab.
+const std::map<std::string, std::array<int64_t, 6>> kShapes = {
+    {"tiny", {512, 8, 8, 8, 1536, 32000}},
+    {"1b", {2048, 16, 32, 8, 8192, 128256}},
+    {"3b", {3072, 28, 24, 8, 8192, 128256}},
+    {"8b", {4096, 32, 32, 8, 14336, 128256}},
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Training-step throughput of a Llama-shaped model (compare with fsdp2_peer.py)"};
+  std::string model = "1b", device_name = cuda_available() ? "cuda" : "cpu", json_path, commit = ZT_GIT_COMMIT;
+  int64_t seq = 4096, mbs = 1;
+  int steps = 10, warmup = 3;
+  bool ac = false;
+  app.add_option("--model", model, "tiny, 1b, 3b or 8b")->check(CLI::IsMember({"tiny", "1b", "3b", "8b"}));
+  app.add_option("--seq", seq, "sequence length");
+  app.add_option("--mbs", mbs, "micro-batch size");
+  app.add_option("--steps", steps, "timed steps");
+  app.add_option("--warmup", warmup, "untimed steps first");
+  app.add_flag("--ac", ac, "activation checkpointing per layer");
+  app.add_option("--device", device_name, "cuda or cpu");
+  app.add_option("--json", json_path, "write the result here");
+  app.add_option("--commit", commit, "commit recorded in the JSON");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    const auto [h, layers, heads, kv, inter, vocab] = kShapes.at(model);
+    nn::ModelConfig mc;
+    mc.family = nn::Family::llama;
+    mc.hidden_size = h;
+    mc.num_layers = layers;
+    mc.num_heads = heads;
+    mc.num_kv_heads = kv;
+    mc.head_dim = h / heads;
+    mc.intermediate_size = inter;
+    mc.vocab_size = vocab;
+    mc.max_position_embeddings = seq;
+    mc.rope_theta = 500000;
+    const Device dev = parse_device(device_name);
+    const Stream stream = dev.is_cuda() ? Stream::default_for(dev) : Stream{};
+    nn::TransformerOptions mo;
+    mo.device = dev;
+    mo.param_dtype = dev.is_cuda() ? DType::bf16 : DType::f32;
+    mo.grad_dtype = DType::f32;
+    nn::Transformer net(mc, mo);
+    net.init_random(0);
+    train::AdamWOptions ao;
+    ao.weight_decay = 0.0f;
+    train::AdamW opt(net.parameters(), ao);
+    nn::RunnerOptions ro;
+    ro.checkpoint_layers = ac;
+    nn::BlockRunner runner(net.blocks(), ro);
+
+    std::mt19937_64 rng(1);
+    std::uniform_int_distribution<int64_t> tok(0, vocab - 1);
+    std::vector<int64_t> ids(static_cast<size_t>(mbs * seq)), tgt(ids.size());
+    for (auto& x : ids) x = tok(rng);
+    for (size_t i = 0; i < ids.size(); ++i) tgt[i] = (i + 1) % seq ? ids[i + 1] : -100;
+    nn::StepContext ctx;
+    ctx.device = dev;
+    ctx.stream = stream;
+    ctx.compute_dtype = mo.param_dtype;
+    ctx.tokens = Tensor::from_ints(ids, {mbs, seq}, DType::i32, dev);
+    ctx.targets = Tensor::from_ints(tgt, {mbs, seq}, DType::i32, dev);
+    const auto params = net.parameters();
+    double loss = 0;
+    auto step = [&] {
+      opt.zero_grad(stream);
+      Tensor l = runner.forward_backward(ctx);
+      const train::ClipResult clip = train::clip_grad_norm(params, 1.0, 1.0, stream);
+      opt.step(1e-5f, clip.grad_scale, stream);
+      loss = l.to_floats(stream)[0];
+    };
+    for (int i = 0; i < warmup; ++i) step();
+    synchronize(stream);
+    train::reset_peak_memory(dev);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < steps; ++i) step();
+    synchronize(stream);
+    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / steps;
+    const double tok_s = static_cast<double>(mbs * seq) / dt;
+    // The peer's count: 6 x (params - input embedding) + 12 x layers x heads x head_dim x seq.
+    const double fpt = train::flops_per_token({mc.num_non_embedding_params(), layers, heads, mc.head_dim, seq});
+    const double peak_gib = train::memory_snapshot(dev).peak_allocated_gib;
+    nlohmann::json r = {{"anchor", "zerotrain"}, {"model", model}, {"params_b", mc.num_params() / 1e9},
+                        {"world", 1}, {"seq", seq}, {"mbs", mbs}, {"ac", ac}, {"step_s", dt},
+                        {"tok_s_gpu", tok_s}, {"tflops_gpu", tok_s * fpt / 1e12},
+                        {"mfu_989", tok_s * fpt / 989e12}, {"peak_mem_gib", peak_gib}, {"loss", loss},
+                        {"gpu", dev.is_cuda() ? cuda_device_name(dev.index) : "cpu"}, {"commit", commit}};
+    std::printf("%-10s %-6s %-5s %10s %12s %8s %10s\n", "model", "seq", "mbs", "step (s)", "tokens/s", "MFU", "peak GiB");
+    std::printf("%-10s %-6lld %-5lld %10.4f %12.1f %8.3f %10.2f\n", model.c_str(), static_cast<long long>(seq),
+                static_cast<long long>(mbs), dt, tok_s, tok_s * fpt / 989e12, peak_gib);
+    std::printf("RESULT %s\n", r.dump().c_str());
+    if (!json_path.empty()) std::ofstream(json_path) << r.dump(2) << "\n";
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
