@@ -49,6 +49,7 @@ ModelConfig tiny_cuda_config(Family family) {
   c.head_dim = 32;
   c.hidden_size = 128;
   c.intermediate_size = 128;
+  c.max_position_embeddings = 64;  // the CUDA tests run sequences of up to 40 tokens
   return c;
 }
 

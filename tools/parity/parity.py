@@ -22,21 +22,23 @@ B, S, STEPS, LR, WD = 2, 32, 20, 1e-3, 0.1
 VOCAB = 256
 
 FAMILIES = {
-    "llama": dict(model_type="llama", hidden_size=64, intermediate_size=160, num_hidden_layers=2,
+    # Head dims of 32: the CUDA attention kernels are built for 32, 64, 80, 96 and 128.
+    "llama": dict(model_type="llama", hidden_size=128, intermediate_size=160, num_hidden_layers=2,
                   num_attention_heads=4, num_key_value_heads=2, vocab_size=VOCAB, max_position_embeddings=128,
                   rms_norm_eps=1e-5, rope_theta=500000.0, tie_word_embeddings=False,
                   rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                                 "high_freq_factor": 4.0, "original_max_position_embeddings": 16}),
     "llama-tied": dict(model_type="llama", hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                       num_attention_heads=8, num_key_value_heads=8, vocab_size=VOCAB, max_position_embeddings=128,
+                       num_attention_heads=2, num_key_value_heads=2, vocab_size=VOCAB, max_position_embeddings=128,
                        rms_norm_eps=1e-6, rope_theta=10000.0, tie_word_embeddings=True),
-    "mistral": dict(model_type="mistral", hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+    "mistral": dict(model_type="mistral", hidden_size=128, intermediate_size=128, num_hidden_layers=2,
                     num_attention_heads=4, num_key_value_heads=1, vocab_size=VOCAB, max_position_embeddings=128,
                     rms_norm_eps=1e-5, rope_theta=10000.0, sliding_window=8, tie_word_embeddings=False),
-    "qwen2": dict(model_type="qwen2", hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+    "qwen2": dict(model_type="qwen2", hidden_size=128, intermediate_size=128, num_hidden_layers=2,
                   num_attention_heads=4, num_key_value_heads=2, vocab_size=VOCAB, max_position_embeddings=128,
                   rms_norm_eps=1e-6, rope_theta=1000000.0, tie_word_embeddings=True, use_sliding_window=False),
-    "gpt2": dict(model_type="gpt2", n_embd=64, n_layer=2, n_head=4, vocab_size=VOCAB, n_positions=128,
+    "gpt2": dict(model_type="gpt2", n_embd=128, n_layer=2, n_head=4, vocab_size=VOCAB, n_positions=128,
+                 bos_token_id=0, eos_token_id=0,
                  resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, activation_function="gelu_new"),
 }
 

@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
     dump.push_back({"logits", logits_of(model, ctx)});
     model.zero_grads(stream);
     runner.forward_backward(ctx);
-    for (nn::Parameter* p : model.parameters()) dump.push_back({"grad." + p->name, p->grad.to(Device::cpu(), stream)});
+    for (nn::Parameter* p : model.parameters()) dump.push_back({"grad." + p->name, p->grad.clone(stream).to(Device::cpu(), stream)});
 
     train::AdamWOptions ao;
     ao.beta1 = 0.9f;
