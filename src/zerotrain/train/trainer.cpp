@@ -117,7 +117,7 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   sum.plot_path = c.out / "loss.png";
   sum.model_dir = c.out / "model";
   MetricsWriter writer(sum.metrics_path);
-  std::vector<StepMetrics> records;
+  std::vector<StepMetrics> plot_points;  // one per step, for the loss curve
 
   nn::StepContext ctx;
   ctx.device = c.device;
@@ -126,7 +126,7 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   ctx.loss_scale = 1.0f / static_cast<float>(c.grad_accum);
 
   reset_peak_memory(c.device);
-  StepTimer timer, total_timer;
+  StepTimer timer, total_timer, step_timer;
   std::vector<double> interval_losses, interval_norms;
   int64_t interval_tokens = 0;
   for (int64_t step = 0; step < c.steps; ++step) {
@@ -145,7 +145,14 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
     synchronize(stream);
     interval_losses.push_back(loss);
     interval_norms.push_back(clip.norm);
-    sum.tokens += c.micro_batch * c.seq_len * c.grad_accum;
+    const int64_t step_tokens = c.micro_batch * c.seq_len * c.grad_accum;
+    sum.tokens += step_tokens;
+    StepMetrics point;
+    point.step = step + 1;
+    point.loss = loss;
+    point.lr = lr;
+    point.tokens_per_s = tokens_per_second(step_tokens, step_timer.lap());
+    plot_points.push_back(point);
 
     const bool last = step + 1 == c.steps;
     if ((step + 1) % c.log_every == 0 || last) {
@@ -162,12 +169,11 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
       r.peak_mem_gib = mem.peak_allocated_gib;
       r.reserved_gib = mem.reserved_gib;
       sum.peak_mem_gib = std::max(sum.peak_mem_gib, r.peak_mem_gib);
-      if (records.empty()) sum.first_loss = r.loss;
+      if (step + 1 == std::min(c.log_every, c.steps)) sum.first_loss = r.loss;
       sum.last_loss = r.loss;
-      records.push_back(r);
       writer.write(r);
       if (cb.on_log) cb.on_log(r);
-      if (c.plot_every > 0 && (step + 1) % c.plot_every == 0) write_loss_plot(sum.plot_path, records);
+      if (c.plot_every > 0 && (step + 1) % c.plot_every == 0) write_loss_plot(sum.plot_path, plot_points);
       interval_losses.clear();
       interval_norms.clear();
       interval_tokens = 0;
@@ -178,7 +184,7 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   sum.seconds = total_timer.lap();
   sum.tokens_per_s = tokens_per_second(sum.tokens, sum.seconds);
   sum.mfu = mfu(sum.tokens_per_s, per_token, peak);
-  write_loss_plot(sum.plot_path, records);
+  write_loss_plot(sum.plot_path, plot_points);
   io::save_pretrained(model, sum.model_dir, c.dtype, io::kDefaultMaxShardBytes, stream);
   return sum;
 }
