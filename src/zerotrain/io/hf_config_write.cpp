@@ -96,19 +96,8 @@ bool ignored(const ModelConfig& c, const std::string& field) {
 }
 }  // namespace
 
-std::string hf_model_type(Family family) {
-  switch (family) {
-    case Family::llama:
-      return "llama";
-    case Family::mistral:
-      return "mistral";
-    case Family::qwen2:
-      return "qwen2";
-    case Family::gpt2:
-      return "gpt2";
-  }
-  return "?";
-}
+// HF's model_type strings are zerotrain's family names.
+std::string hf_model_type(Family family) { return nn::family_name(family); }
 
 std::string hf_architecture(Family family) {
   switch (family) {
