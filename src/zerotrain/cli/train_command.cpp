@@ -29,6 +29,7 @@ void print_summary(const train::TrainSummary& s) {
   std::printf("%-22s %s\n", "MFU", train::format_mfu(s.mfu).c_str());
   std::printf("%-22s %s GiB\n", "peak memory", fmt("%.3f", s.peak_mem_gib).c_str());
   std::printf("%-22s %s\n", "model", s.model_dir.string().c_str());
+  std::printf("%-22s %s\n", "checkpoint", s.checkpoint_dir.string().c_str());
   std::printf("%-22s %s\n", "metrics", s.metrics_path.string().c_str());
   std::printf("%-22s %s\n", "loss curve", s.plot_path.string().c_str());
 }
@@ -43,8 +44,17 @@ void add_train_command(CLI::App& app, std::function<int()>& action) {
   cmd->add_option("--model", c->model, "Hugging Face model directory, or a config.json for a random init")
       ->required();
   cmd->add_option("--data", c->data, "token file from `zerotrain data prepare`")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--out", c->out, "output directory (model/, metrics.jsonl, loss.png)")->required();
-  cmd->add_option("--steps", c->steps, "optimizer steps")->capture_default_str();
+  cmd->add_option("--out", c->out,
+                  "output directory (model/, checkpoint/, metrics.jsonl, loss.png)")
+      ->required();
+  cmd->add_option(
+         "--resume", c->resume,
+         "continue from a checkpoint directory (<out>/checkpoint of an earlier run) up to --steps "
+         "in all; --seq-len, --micro-batch, --grad-accum, --seed and --dtype must match it")
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--steps", c->steps,
+                  "optimizer steps in all (a resumed run counts its earlier steps)")
+      ->capture_default_str();
   cmd->add_option("--micro-batch", c->micro_batch, "sequences per micro-batch")->capture_default_str();
   cmd->add_option("--seq-len", c->seq_len, "tokens per sequence")->capture_default_str();
   cmd->add_option("--grad-accum", c->grad_accum, "micro-batches per optimizer step")->capture_default_str();
@@ -67,11 +77,18 @@ void add_train_command(CLI::App& app, std::function<int()>& action) {
   cmd->add_option("--log-every", c->log_every, "steps between log lines")->capture_default_str();
   cmd->add_option("--plot-every", c->plot_every, "also redraw loss.png every N steps (0: at the end)")
       ->capture_default_str();
+  cmd->add_option("--save-every", c->save_every,
+                  "also write <out>/checkpoint every N steps (0: only at the end)")
+      ->capture_default_str();
   cmd->footer(
       "Examples:\n"
       "  zerotrain train --model assets/models/kjv-llama-5m --data data/kjv.tokens --out runs/kjv\n"
-      "  zerotrain train --model ./Llama-3.2-1B --data tokens.bin --out runs/ft --device cuda --dtype bf16 \\\n"
-      "      --micro-batch 2 --seq-len 4096 --lr 1e-5 --steps 1000 --activation-checkpointing");
+      "  zerotrain train --model ./Llama-3.2-1B --data tokens.bin --out runs/ft --device cuda "
+      "--dtype bf16 \\\n"
+      "      --micro-batch 2 --seq-len 4096 --lr 1e-5 --steps 1000 --activation-checkpointing\n"
+      "  zerotrain train --model assets/models/kjv-llama-5m --data data/kjv.tokens --out runs/kjv "
+      "\\\n"
+      "      --resume runs/kjv/checkpoint --steps 1000");
   cmd->callback([&action, c, device, dtype] {
     action = [c, device, dtype] {
       c->device = parse_device(*device);

@@ -11,6 +11,7 @@
 #include "zerotrain/io/hf_model.h"
 #include "zerotrain/nn/block_runner.h"
 #include "zerotrain/nn/transformer.h"
+#include "zerotrain/train/checkpoint.h"
 #include "zerotrain/train/grad_clip.h"
 #include "zerotrain/train/loss_plot.h"
 #include "zerotrain/train/lr_schedule.h"
@@ -31,6 +32,8 @@ void check_config(const TrainConfig& c) {
   positive("seq_len", c.seq_len);
   positive("grad_accum", c.grad_accum);
   positive("log_every", c.log_every);
+  if (c.save_every < 0)
+    throw ValueError("train", str("save_every must be >= 0, got ", c.save_every));
   if (!(c.lr >= 0)) throw ValueError("train", str("lr must be >= 0, got ", c.lr));
   if (c.warmup_steps < 0) throw ValueError("train", str("warmup_steps must be >= 0, got ", c.warmup_steps));
   if (c.dtype != DType::f32 && c.dtype != DType::bf16)
@@ -73,8 +76,20 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   mo.device = c.device;
   nn::Transformer model(mc, mo);
   const Stream stream = c.device.is_cuda() ? Stream::default_for(c.device) : Stream{};
-  if (has_weights(c.model)) io::load_pretrained(model, c.model, stream);
-  else model.init_random(c.seed);
+  const bool resuming = !c.resume.empty();
+  TrainState resumed;  // step 0 and the start of the data when not resuming
+  if (resuming) {
+    resumed = read_train_state(c.resume);
+    check_resume_config(resumed.config, c, c.resume);
+    if (resumed.step >= c.steps)
+      throw ValueError(
+          "train", str("steps is ", c.steps, " but the checkpoint ", c.resume.string(),
+                       " is already at step ", resumed.step, " (steps counts from the first run)"));
+  } else if (has_weights(c.model)) {
+    io::load_pretrained(model, c.model, stream);
+  } else {
+    model.init_random(c.seed);
+  }
 
   auto tokens = std::make_shared<io::TokenFile>(c.data);
   if (tokens->vocab_size() > static_cast<uint64_t>(mc.vocab_size))
@@ -84,7 +99,7 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   dc.seq_len = c.seq_len;
   dc.micro_batch = c.micro_batch;
   dc.seed = c.seed;
-  io::DataLoader loader(tokens, dc);
+  io::DataLoader loader(tokens, dc, resumed.data);
   if (loader.steps_per_epoch() == 0)
     throw ValueError("train", str("token file ", c.data.string(), " (", tokens->size(), " tokens) is too small for one batch of ",
                                   c.micro_batch, " x ", c.seq_len + 1, " tokens"));
@@ -96,6 +111,7 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   ao.weight_decay = static_cast<float>(c.weight_decay);
   const std::vector<nn::Parameter*> params = model.parameters();
   AdamW optimizer(params, ao);
+  if (resuming) load_checkpoint_weights(c.resume, model, optimizer, stream);
   LrScheduleConfig sc;
   sc.kind = parse_schedule_kind(c.schedule);
   sc.base_lr = c.lr;
@@ -116,7 +132,8 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   sum.metrics_path = c.out / "metrics.jsonl";
   sum.plot_path = c.out / "loss.png";
   sum.model_dir = c.out / "model";
-  MetricsWriter writer(sum.metrics_path);
+  if (resuming) drop_metrics_after(sum.metrics_path, resumed.step);
+  MetricsWriter writer(sum.metrics_path, resuming);
   std::vector<StepMetrics> plot_points;  // one per step, for the loss curve
 
   nn::StepContext ctx;
@@ -129,7 +146,15 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   StepTimer timer, total_timer, step_timer;
   std::vector<double> interval_losses, interval_norms;
   int64_t interval_tokens = 0;
-  for (int64_t step = 0; step < c.steps; ++step) {
+  bool logged = false;
+  auto save = [&](int64_t done) {
+    TrainState st;
+    st.step = done;
+    st.data = loader.state();
+    st.config = resume_config_json(c);
+    sum.checkpoint_dir = save_checkpoint(c.out, model, c.dtype, optimizer, st, stream);
+  };
+  for (int64_t step = resumed.step; step < c.steps; ++step) {
     optimizer.zero_grad(stream);
     double loss = 0;
     for (int64_t m = 0; m < c.grad_accum; ++m) {
@@ -169,7 +194,8 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
       r.peak_mem_gib = mem.peak_allocated_gib;
       r.reserved_gib = mem.reserved_gib;
       sum.peak_mem_gib = std::max(sum.peak_mem_gib, r.peak_mem_gib);
-      if (step + 1 == std::min(c.log_every, c.steps)) sum.first_loss = r.loss;
+      if (!logged) sum.first_loss = r.loss;
+      logged = true;
       sum.last_loss = r.loss;
       writer.write(r);
       if (cb.on_log) cb.on_log(r);
@@ -178,14 +204,16 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
       interval_norms.clear();
       interval_tokens = 0;
     }
+    if (c.save_every > 0 && (step + 1) % c.save_every == 0 && !last) save(step + 1);
     if (cb.on_step) cb.on_step(step + 1, c.steps, loss);
   }
-  sum.steps = c.steps;
+  sum.steps = c.steps - resumed.step;
   sum.seconds = total_timer.lap();
   sum.tokens_per_s = tokens_per_second(sum.tokens, sum.seconds);
   sum.mfu = mfu(sum.tokens_per_s, per_token, peak);
   write_loss_plot(sum.plot_path, plot_points);
   io::save_pretrained(model, sum.model_dir, c.dtype, io::kDefaultMaxShardBytes, stream);
+  save(c.steps);
   return sum;
 }
 

@@ -1,7 +1,9 @@
 // The single-process training loop: batches from a token file -> every block's forward and backward
 // (with optional activation checkpointing) -> global-norm clipping -> AdamW with a warmup + decay
-// schedule; logs loss, grad norm, lr, tokens/s, MFU and memory; writes metrics (JSONL), a loss-curve
-// PNG, and the final model in Hugging Face layout. Tested by tests/train/test_trainer.cpp.
+// schedule; logs loss, grad norm, lr, tokens/s, MFU and memory; writes metrics (JSONL), a
+// loss-curve PNG, the final model in Hugging Face layout, and a checkpoint of the full training
+// state (checkpoint.h) from which a later call continues exactly. Tested by
+// tests/train/test_trainer_resume.cpp.
 #pragma once
 
 #include <cstdint>
@@ -20,8 +22,11 @@ struct TrainConfig {
   // without weights the model starts from a seeded random init.
   std::filesystem::path model;
   std::filesystem::path data;  // token file (zerotrain data prepare)
-  std::filesystem::path out;   // model/, metrics.jsonl, loss.png
-  int64_t steps = 100;
+  std::filesystem::path out;   // model/, checkpoint/, metrics.jsonl, loss.png
+  // A checkpoint directory (`<out>/checkpoint` of an earlier run) to continue from: its weights,
+  // optimizer state, data position and step replace the init; training goes on to `steps`.
+  std::filesystem::path resume;
+  int64_t steps = 100;  // total optimizer steps, counted from the start of the first run
   int64_t micro_batch = 8;
   int64_t seq_len = 128;
   int64_t grad_accum = 1;
@@ -38,8 +43,10 @@ struct TrainConfig {
   bool activation_checkpointing = false;
   int64_t log_every = 10;
   int64_t plot_every = 0;  // also write loss.png every N steps (0: at the end only)
+  int64_t save_every = 0;  // also write the checkpoint every N steps (0: at the end only)
 };
 
+// Counts and rates cover the steps this call ran (from the resumed step on).
 struct TrainSummary {
   int64_t steps = 0;
   int64_t tokens = 0;
@@ -48,7 +55,7 @@ struct TrainSummary {
   double tokens_per_s = 0;
   double mfu = 0;  // NaN without a known device peak
   double peak_mem_gib = 0;
-  std::filesystem::path model_dir, metrics_path, plot_path;
+  std::filesystem::path model_dir, checkpoint_dir, metrics_path, plot_path;
 };
 
 // Called with each logged step (for the progress line) and once a step finishes (done, total).
@@ -57,6 +64,8 @@ struct TrainCallbacks {
   std::function<void(int64_t done, int64_t total, double loss)> on_step;
 };
 
+// Throws ValueError for a bad config, a resume checkpoint without its COMPLETE marker, one saved
+// with another seq_len / micro_batch / grad_accum / seed / dtype, or one already at `steps`.
 TrainSummary train(const TrainConfig& config, const TrainCallbacks& callbacks = {});
 
 }  // namespace zt::train

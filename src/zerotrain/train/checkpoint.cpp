@@ -1,0 +1,156 @@
+// Saving and loading the trainer's checkpoint directory; see checkpoint.h.
+#include "zerotrain/train/checkpoint.h"
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "zerotrain/core/error.h"
+#include "zerotrain/io/files.h"
+#include "zerotrain/io/hf_model.h"
+#include "zerotrain/io/io_error.h"
+#include "zerotrain/io/safetensors.h"
+
+namespace zt::train {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kComponent = "checkpoint";
+constexpr const char* kModelDir = "model";
+constexpr const char* kOptimizerFile = "optimizer.safetensors";
+constexpr const char* kStateFile = "train_state.json";
+
+fs::path model_config_path(const fs::path& model) {
+  return fs::is_directory(model) ? model / "config.json" : model;
+}
+
+void write_optimizer_state(const fs::path& path, const AdamW& optimizer, Stream stream) {
+  const OptimizerState state = optimizer.state();
+  std::vector<io::NamedTensor> tensors;
+  tensors.reserve(state.tensors.size());
+  for (const auto& [name, t] : state.tensors)
+    tensors.push_back({name, t});
+  io::SafetensorsWriteOptions options;
+  options.metadata["step"] = std::to_string(state.step);
+  options.stream = stream;
+  io::write_safetensors(path, tensors, options);
+}
+
+OptimizerState read_optimizer_state(const fs::path& path) {
+  const io::SafetensorsReader reader(path);
+  OptimizerState state;
+  const auto it = reader.metadata().find("step");
+  if (it == reader.metadata().end())
+    throw io::FormatError(kComponent, str(path.string(), ": metadata has no \"step\""));
+  try {
+    state.step = std::stoll(it->second);
+  } catch (const std::exception&) {
+    throw io::FormatError(
+        kComponent, str(path.string(), ": metadata step \"", it->second, "\" is not an integer"));
+  }
+  for (const std::string& name : reader.names())
+    state.tensors[name] = reader.read(name, DType::f32);
+  return state;
+}
+
+// The saved value of `key` in a message: its JSON text, or "missing".
+std::string saved_text(const nlohmann::json& saved, const char* key) {
+  return saved.is_object() && saved.contains(key) ? saved[key].dump() : std::string("missing");
+}
+
+}  // namespace
+
+nlohmann::json resume_config_json(const TrainConfig& c) {
+  nlohmann::json j;
+  j["model_config"] = model_config_path(c.model).string();
+  j["seq_len"] = c.seq_len;
+  j["micro_batch"] = c.micro_batch;
+  j["grad_accum"] = c.grad_accum;
+  j["seed"] = c.seed;
+  j["dtype"] = std::string(dtype_name(c.dtype));
+  j["lr"] = c.lr;
+  j["warmup_steps"] = c.warmup_steps;
+  j["schedule"] = c.schedule;
+  j["min_lr_ratio"] = c.min_lr_ratio;
+  j["steps"] = c.steps;
+  return j;
+}
+
+void check_resume_config(const nlohmann::json& saved, const TrainConfig& config,
+                         const fs::path& dir) {
+  const nlohmann::json now = resume_config_json(config);
+  for (const char* key : {"seq_len", "micro_batch", "grad_accum", "seed", "dtype"}) {
+    if (saved.is_object() && saved.contains(key) && saved[key] == now[key]) continue;
+    throw ValueError(kComponent,
+                     str("cannot resume from ", dir.string(), ": ", key, " is ", now[key].dump(),
+                         " but the checkpoint was saved with ", key, " ", saved_text(saved, key)));
+  }
+}
+
+fs::path save_checkpoint(const fs::path& out, nn::Transformer& model, DType dtype,
+                         const AdamW& optimizer, const TrainState& state, Stream stream) {
+  const fs::path final_dir = out / kCheckpointDirName;
+  const fs::path tmp = out / (std::string(kCheckpointDirName) + ".tmp");
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  io::save_pretrained(model, tmp / kModelDir, dtype, io::kDefaultMaxShardBytes, stream);
+  write_optimizer_state(tmp / kOptimizerFile, optimizer, stream);
+  nlohmann::json j;
+  j["step"] = state.step;
+  j["data"] = io::to_json(state.data);
+  j["config"] = state.config;
+  io::write_file_atomic(tmp / kStateFile, j.dump(2) + "\n");
+  io::write_file_atomic(tmp / kCheckpointCompleteName, str("step ", state.step, "\n"));
+  fs::remove_all(final_dir);
+  fs::rename(tmp, final_dir);
+  return final_dir;
+}
+
+TrainState read_train_state(const fs::path& dir) {
+  if (!fs::exists(dir / kCheckpointCompleteName))
+    throw ValueError(kComponent,
+                     str("cannot resume from ", dir.string(), ": no ", kCheckpointCompleteName,
+                         " marker (not a checkpoint, or its save did not finish)"));
+  const fs::path path = dir / kStateFile;
+  const std::string text = io::read_text_file(path, kComponent);
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    throw io::FormatError(kComponent, str(path.string(), ": not a JSON object"));
+  for (const char* key : {"step", "data", "config"})
+    if (!j.contains(key))
+      throw io::FormatError(kComponent, str(path.string(), ": missing key \"", key, "\""));
+  if (!j["step"].is_number_integer() || j["step"].get<int64_t>() < 0)
+    throw io::FormatError(
+        kComponent,
+        str(path.string(), ": step must be a non-negative integer, got ", j["step"].dump()));
+  TrainState s;
+  s.step = j["step"].get<int64_t>();
+  s.data = io::data_loader_state_from_json(j["data"]);
+  s.config = j["config"];
+  return s;
+}
+
+void load_checkpoint_weights(const fs::path& dir, nn::Transformer& model, AdamW& optimizer,
+                             Stream stream) {
+  io::load_pretrained(model, dir / kModelDir, stream);
+  optimizer.load_state(read_optimizer_state(dir / kOptimizerFile), stream);
+}
+
+void drop_metrics_after(const fs::path& path, int64_t step) {
+  if (!fs::exists(path)) return;
+  std::istringstream in(io::read_text_file(path, kComponent));
+  std::string kept;
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("step") || !j["step"].is_number_integer())
+      continue;
+    if (j["step"].get<int64_t>() > step) continue;
+    kept += line;
+    kept += '\n';
+  }
+  io::write_file_atomic(path, kept);
+}
+
+}  // namespace zt::train

@@ -1,0 +1,62 @@
+// The single-process trainer's checkpoint: everything a run needs to continue exactly where it
+// stopped. Layout of `<out>/checkpoint/`:
+//   model/                  the parameters in Hugging Face layout, stored in the training dtype
+//   optimizer.safetensors   AdamW::state() tensors (f32), metadata {"step": updates taken}
+//   train_state.json        {"step", "data": DataLoaderState, "config": resume_config_json}
+//   COMPLETE                written last; a directory without it is never resumed from
+// A save goes into `<out>/checkpoint.tmp/`, which is renamed over `<out>/checkpoint/` once
+// COMPLETE is in it, so an interrupted save never leaves a checkpoint that looks complete.
+// Tested by tests/train/test_trainer_resume.cpp.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "zerotrain/core/stream.h"
+#include "zerotrain/io/data_loader.h"
+#include "zerotrain/nn/transformer.h"
+#include "zerotrain/train/optimizer.h"
+#include "zerotrain/train/trainer.h"
+
+namespace zt::train {
+
+inline constexpr const char* kCheckpointDirName = "checkpoint";
+inline constexpr const char* kCheckpointCompleteName = "COMPLETE";
+
+struct TrainState {
+  int64_t step = 0;          // optimizer steps completed by the run
+  io::DataLoaderState data;  // where the next step's batches start
+  nlohmann::json config;     // resume_config_json of the run that saved it
+};
+
+// The TrainConfig fields that describe the run being resumed: the model config path, seq_len,
+// micro_batch, grad_accum, seed, dtype and the learning-rate schedule.
+nlohmann::json resume_config_json(const TrainConfig& config);
+
+// Throws ValueError naming the field and both values when seq_len, micro_batch, grad_accum, seed
+// or dtype of `config` differ from the saved ones (or are missing from them); `dir` names the
+// checkpoint in the message.
+void check_resume_config(const nlohmann::json& saved, const TrainConfig& config,
+                         const std::filesystem::path& dir);
+
+// Writes `<out>/checkpoint/` as described above, replacing an earlier one; returns its path.
+std::filesystem::path save_checkpoint(const std::filesystem::path& out, nn::Transformer& model,
+                                      DType dtype, const AdamW& optimizer, const TrainState& state,
+                                      Stream stream = {});
+
+// Reads train_state.json of the checkpoint `dir`. Throws ValueError when `dir` has no COMPLETE
+// marker, FormatError naming the file or key when train_state.json is missing or malformed.
+TrainState read_train_state(const std::filesystem::path& dir);
+
+// Loads the model weights and the optimizer state of the checkpoint `dir` (read_train_state checks
+// it first).
+void load_checkpoint_weights(const std::filesystem::path& dir, nn::Transformer& model,
+                             AdamW& optimizer, Stream stream = {});
+
+// Rewrites a metrics JSONL file (atomically) without the lines of steps after `step`, and without
+// lines that do not parse (one cut short by a crash): what a run interrupted after its last
+// checkpoint logged is dropped before the resumed run logs those steps again. No file: nothing.
+void drop_metrics_after(const std::filesystem::path& path, int64_t step);
+
+}  // namespace zt::train

@@ -1,0 +1,170 @@
+// The trainer's checkpoint and --resume on the CPU, with a tiny llama and a small token file: a run
+// interrupted during step 5 (its checkpoint saved at step 3 by save_every, step 4 logged) and
+// resumed to step 6 matches a straight 6-step run bit for bit (every step's loss, the
+// metrics.jsonl lines with step 4 logged once, the final weights and optimizer state); a resume
+// with another seq_len, or from a directory without the COMPLETE marker, is refused. The
+// interruption is an exception from on_step: `steps` is the schedule's total, so a run that stops
+// early must be one that was asked for all 6 steps.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "io/io_test_util.h"
+#include "nn/nn_test_util.h"
+#include "zerotrain/core/error.h"
+#include "zerotrain/io/hf_config.h"
+#include "zerotrain/io/token_file.h"
+#include "zerotrain/train/checkpoint.h"
+#include "zerotrain/train/trainer.h"
+
+namespace zt {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Interrupted : std::runtime_error {
+  Interrupted() : std::runtime_error("interrupted") {}
+};
+
+// config.json of a tiny llama and a token file of 600 pseudo-random tokens under `dir`.
+train::TrainConfig make_config(const fs::path& dir, DType dtype) {
+  const nn::ModelConfig mc = test::tiny_config(nn::Family::llama);
+  io::write_hf_config(mc, dir / "config.json");
+  std::vector<uint32_t> tokens(600);
+  uint64_t x = 88172645463325252ull;
+  for (uint32_t& t : tokens) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    t = static_cast<uint32_t>(x % static_cast<uint64_t>(mc.vocab_size));
+  }
+  io::TokenFileWriter writer(dir / "tokens.bin", static_cast<uint64_t>(mc.vocab_size),
+                             std::nullopt);
+  writer.write_document(tokens);
+  writer.finish();
+
+  train::TrainConfig c;
+  c.model = dir / "config.json";
+  c.data = dir / "tokens.bin";
+  c.steps = 6;
+  c.micro_batch = 2;
+  c.seq_len = 8;
+  c.grad_accum = 2;
+  c.lr = 1e-2;
+  c.warmup_steps = 2;
+  c.schedule = "cosine";
+  c.seed = 7;
+  c.dtype = dtype;
+  c.log_every = 1;
+  return c;
+}
+
+// Every step's exact loss, from on_step.
+train::TrainCallbacks record_losses(std::vector<double>& losses, int64_t stop_after = 0) {
+  train::TrainCallbacks cb;
+  cb.on_step = [&losses, stop_after](int64_t done, int64_t, double loss) {
+    losses.push_back(loss);
+    if (done == stop_after) throw Interrupted();
+  };
+  return cb;
+}
+
+std::vector<nlohmann::json> metrics_lines(const fs::path& path) {
+  std::ifstream in(path);
+  std::vector<nlohmann::json> out;
+  for (std::string line; std::getline(in, line);)
+    out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+void expect_resume_matches_straight_run(DType dtype) {
+  test::TempDir dir;
+  train::TrainConfig c = make_config(dir.path(), dtype);
+
+  std::vector<double> straight;
+  c.out = dir / "straight";
+  train::train(c, record_losses(straight));
+  ASSERT_EQ(straight.size(), 6u);
+
+  std::vector<double> interrupted, resumed;
+  c.out = dir / "resumed";
+  c.save_every = 3;
+  EXPECT_THROW(train::train(c, record_losses(interrupted, 4)), Interrupted);
+  ASSERT_EQ(interrupted.size(), 4u);
+  EXPECT_EQ(metrics_lines(c.out / "metrics.jsonl").size(), 4u);
+  const fs::path ckpt = c.out / "checkpoint";
+  EXPECT_TRUE(fs::exists(ckpt / "COMPLETE"));
+  EXPECT_FALSE(fs::exists(c.out / "checkpoint.tmp"));
+  EXPECT_FALSE(fs::exists(c.out / "model"));  // the interrupted run never reached its end
+
+  c.resume = ckpt;
+  const train::TrainSummary s = train::train(c, record_losses(resumed));
+  EXPECT_EQ(s.steps, 3);
+  ASSERT_EQ(resumed.size(), 3u);
+  for (size_t i = 0; i < 4; ++i)
+    EXPECT_EQ(interrupted[i], straight[i]) << "step " << i + 1;
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_EQ(resumed[i], straight[i + 3]) << "step " << i + 4;
+
+  const std::vector<nlohmann::json> a = metrics_lines(dir / "straight" / "metrics.jsonl");
+  const std::vector<nlohmann::json> b = metrics_lines(dir / "resumed" / "metrics.jsonl");
+  ASSERT_EQ(a.size(), 6u);
+  ASSERT_EQ(b.size(), 6u);
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(b[i]["step"], static_cast<int64_t>(i + 1));
+    EXPECT_EQ(a[i]["loss"], b[i]["loss"]) << "step " << i + 1;
+    EXPECT_EQ(a[i]["lr"], b[i]["lr"]) << "step " << i + 1;
+  }
+
+  EXPECT_EQ(test::read_bytes(dir / "straight" / "model" / "model.safetensors"),
+            test::read_bytes(dir / "resumed" / "model" / "model.safetensors"));
+  EXPECT_EQ(test::read_bytes(dir / "straight" / "checkpoint" / "optimizer.safetensors"),
+            test::read_bytes(dir / "resumed" / "checkpoint" / "optimizer.safetensors"));
+  const train::TrainState st = train::read_train_state(dir / "resumed" / "checkpoint");
+  EXPECT_EQ(st.step, 6);
+  EXPECT_EQ(st.data, train::read_train_state(dir / "straight" / "checkpoint").data);
+}
+
+TEST(TrainerResume, InterruptedAndResumedRunMatchesAStraightRunF32) {
+  expect_resume_matches_straight_run(DType::f32);
+}
+
+TEST(TrainerResume, InterruptedAndResumedRunMatchesAStraightRunBf16) {
+  expect_resume_matches_straight_run(DType::bf16);
+}
+
+TEST(TrainerResume, RefusesAnotherSeqLenOrAnIncompleteCheckpoint) {
+  test::TempDir dir;
+  train::TrainConfig c = make_config(dir.path(), DType::f32);
+  c.steps = 2;
+  c.out = dir / "run";
+  train::train(c);
+  const fs::path ckpt = c.out / "checkpoint";
+
+  train::TrainConfig r = c;
+  r.steps = 4;
+  r.resume = ckpt;
+  r.seq_len = 4;
+  test::expect_error<ValueError>([&] { train::train(r); }, {"seq_len", "4", "8", ckpt.string()});
+  r.seq_len = c.seq_len;
+  r.seed = 8;
+  test::expect_error<ValueError>([&] { train::train(r); }, {"seed", "8", "7"});
+  r.seed = c.seed;
+  r.steps = 2;
+  test::expect_error<ValueError>([&] { train::train(r); }, {"steps", "step 2"});
+
+  const fs::path partial = dir / "partial";
+  fs::copy(ckpt, partial, fs::copy_options::recursive);
+  fs::remove(partial / "COMPLETE");
+  r.steps = 4;
+  r.resume = partial;
+  test::expect_error<ValueError>([&] { train::train(r); }, {"COMPLETE", partial.string()});
+}
+
+}  // namespace
+}  // namespace zt
