@@ -19,17 +19,19 @@ struct Row {
   std::string kernel;  // "gemm", "rmsnorm_fwd", ...
   std::string shape;   // "4096x4096x4096"
   std::string dtype;
-  double ms = 0;         // median time per call
-  double bytes = 0;      // bytes read + written per call (0 when compute-bound)
-  double flops = 0;      // floating-point operations per call (0 when memory-bound)
+  double ms = 0;     // median time per call
+  double bytes = 0;  // bytes read + written per call (0 when compute-bound)
+  double flops = 0;  // floating-point operations per call (0 when memory-bound)
   double gbps() const { return bytes > 0 ? bytes / (ms * 1e-3) / 1e9 : 0; }
   double tflops() const { return flops > 0 ? flops / (ms * 1e-3) / 1e12 : 0; }
 };
 
-// Median milliseconds of `fn` over `reps` timed runs after `warmup` untimed ones. On CUDA each run is
-// bracketed by events on `stream`; on the host by a steady clock.
-inline double time_ms(const std::function<void()>& fn, Stream stream, int warmup = 3, int reps = 10) {
-  for (int i = 0; i < warmup; ++i) fn();
+// Median milliseconds of `fn` over `reps` timed runs after `warmup` untimed ones. On CUDA each run
+// is bracketed by events on `stream`; on the host by a steady clock.
+inline double time_ms(const std::function<void()>& fn, Stream stream, int warmup = 3,
+                      int reps = 10) {
+  for (int i = 0; i < warmup; ++i)
+    fn();
   synchronize(stream);
   std::vector<double> t;
   for (int i = 0; i < reps; ++i) {
@@ -55,9 +57,16 @@ inline void print_table(const std::vector<Row>& rows) {
   std::printf("%-22s %-24s %-6s %11s %11s %11s\n", "kernel", "shape", "dtype", "time (ms)", "GB/s",
               "TFLOP/s");
   for (const auto& r : rows) {
-    std::printf("%-22s %-24s %-6s %11.4f", r.kernel.c_str(), r.shape.c_str(), r.dtype.c_str(), r.ms);
-    if (r.bytes > 0) std::printf(" %11.1f", r.gbps()); else std::printf(" %11s", "-");
-    if (r.flops > 0) std::printf(" %11.3f", r.tflops()); else std::printf(" %11s", "-");
+    std::printf("%-22s %-24s %-6s %11.4f", r.kernel.c_str(), r.shape.c_str(), r.dtype.c_str(),
+                r.ms);
+    if (r.bytes > 0)
+      std::printf(" %11.1f", r.gbps());
+    else
+      std::printf(" %11s", "-");
+    if (r.flops > 0)
+      std::printf(" %11.3f", r.tflops());
+    else
+      std::printf(" %11s", "-");
     std::printf("\n");
   }
 }

@@ -1,6 +1,6 @@
 // Kernel benchmark: time and GB/s or TFLOP/s per kernel and size, printed as a table and written as
-// JSON, with the targets of the foundation issue evaluated against ceilings measured in the same run
-// (bf16 GEMM at 8192^3, device-to-device copy bandwidth).
+// JSON, with the targets of the foundation issue evaluated against ceilings measured in the same
+// run (bf16 GEMM at 8192^3, device-to-device copy bandwidth).
 //   build/bin/kernel_bench [--device cuda|cpu] [--json out.json] [--only substring] [--commit SHA]
 #include <CLI/CLI.hpp>
 #include <cmath>
@@ -33,7 +33,8 @@ Tensor random_on(const Shape& shape, DType dtype, Device dev, uint64_t seed, Str
   std::vector<float> v(static_cast<size_t>(n));
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) {
-    uint64_t x = (static_cast<uint64_t>(i) + 1) * 0x9E3779B97F4A7C15ull ^ seed * 0xBF58476D1CE4E5B9ull;
+    uint64_t x =
+        (static_cast<uint64_t>(i) + 1) * 0x9E3779B97F4A7C15ull ^ seed * 0xBF58476D1CE4E5B9ull;
     x ^= x >> 31;
     x *= 0x94D049BB133111EBull;
     x ^= x >> 29;
@@ -49,7 +50,8 @@ Tensor random_on(const Shape& shape, DType dtype, Device dev, uint64_t seed, Str
 
 std::string dims(std::initializer_list<int64_t> d) {
   std::string s;
-  for (int64_t x : d) s += (s.empty() ? "" : "x") + std::to_string(x);
+  for (int64_t x : d)
+    s += (s.empty() ? "" : "x") + std::to_string(x);
   return s;
 }
 
@@ -60,7 +62,9 @@ struct Bench {
   std::string only;
   std::vector<Row> rows;
 
-  bool wanted(const std::string& name) const { return only.empty() || name.find(only) != std::string::npos; }
+  bool wanted(const std::string& name) const {
+    return only.empty() || name.find(only) != std::string::npos;
+  }
 
   void add(Row r, const std::function<void()>& fn, int reps = 10) {
     r.ms = time_ms(fn, s, 2, reps);
@@ -72,19 +76,22 @@ struct Bench {
   void copy() {
     if (!wanted("copy")) return;
     const int64_t n = big ? (1ll << 30) : (64ll << 20);
-    Tensor a = random_on({n / 4}, DType::f32, dev, 1, s), b = Tensor::empty({n / 4}, DType::f32, dev, s);
+    Tensor a = random_on({n / 4}, DType::f32, dev, 1, s),
+           b = Tensor::empty({n / 4}, DType::f32, dev, s);
     add({"copy", std::to_string(n >> 20) + "MiB", "u8", 0, 2.0 * n, 0},
         [&] { copy_bytes(b.data(), dev, a.data(), dev, static_cast<size_t>(n), s); });
   }
 
-  void gemm_case(const char* name, int64_t m, int64_t n, int64_t k, DType dt, bool trans_b, int reps = 10) {
+  void gemm_case(const char* name, int64_t m, int64_t n, int64_t k, DType dt, bool trans_b,
+                 int reps = 10) {
     if (!wanted("gemm")) return;
     Tensor a = random_on({m, k}, dt, dev, 2, s);
     Tensor b = random_on(trans_b ? Shape{n, k} : Shape{k, n}, dt, dev, 3, s);
     Tensor c = Tensor::empty({m, n}, dt, dev, s);
     GemmOptions o;
     o.trans_b = trans_b;
-    add({name, dims({m, n, k}), std::string(dtype_name(dt)), 0, 0, 2.0 * m * n * k},
+    add(
+        {name, dims({m, n, k}), std::string(dtype_name(dt)), 0, 0, 2.0 * m * n * k},
         [&] { gemm(a, b, c, o, s); }, reps);
   }
 
@@ -99,15 +106,20 @@ struct Bench {
   void elementwise() {
     const int64_t rows_ = big ? 16384 : 1024, cols = big ? 14336 : 2048;
     if (wanted("add")) {
-      Tensor a = random_on({rows_, cols}, DType::bf16, dev, 5, s), b = random_on({rows_, cols}, DType::bf16, dev, 6, s);
+      Tensor a = random_on({rows_, cols}, DType::bf16, dev, 5, s),
+             b = random_on({rows_, cols}, DType::bf16, dev, 6, s);
       Tensor o = Tensor::empty({rows_, cols}, DType::bf16, dev, s);
-      add({"add", dims({rows_, cols}), "bf16", 0, 6.0 * rows_ * cols, 0}, [&] { kernels::add(a, b, o, 1.0f, s); });
+      add({"add", dims({rows_, cols}), "bf16", 0, 6.0 * rows_ * cols, 0},
+          [&] { kernels::add(a, b, o, 1.0f, s); });
     }
     if (wanted("swiglu")) {
-      Tensor g = random_on({rows_, cols}, DType::bf16, dev, 7, s), u = random_on({rows_, cols}, DType::bf16, dev, 8, s);
+      Tensor g = random_on({rows_, cols}, DType::bf16, dev, 7, s),
+             u = random_on({rows_, cols}, DType::bf16, dev, 8, s);
       Tensor o = Tensor::empty({rows_, cols}, DType::bf16, dev, s);
-      Tensor dg = Tensor::empty({rows_, cols}, DType::bf16, dev, s), du = Tensor::empty({rows_, cols}, DType::bf16, dev, s);
-      add({"swiglu_fwd", dims({rows_, cols}), "bf16", 0, 6.0 * rows_ * cols, 0}, [&] { swiglu_forward(g, u, o, s); });
+      Tensor dg = Tensor::empty({rows_, cols}, DType::bf16, dev, s),
+             du = Tensor::empty({rows_, cols}, DType::bf16, dev, s);
+      add({"swiglu_fwd", dims({rows_, cols}), "bf16", 0, 6.0 * rows_ * cols, 0},
+          [&] { swiglu_forward(g, u, o, s); });
       add({"swiglu_bwd", dims({rows_, cols}), "bf16", 0, 10.0 * rows_ * cols, 0},
           [&] { swiglu_backward(g, u, o, dg, du, s); });
     }
@@ -115,14 +127,19 @@ struct Bench {
 
   void norms() {
     const int64_t n = big ? 16384 : 1024, c = big ? 4096 : 1024;
-    Tensor x = random_on({n, c}, DType::bf16, dev, 9, s), w = random_on({c}, DType::bf16, dev, 10, s);
-    Tensor b = random_on({c}, DType::bf16, dev, 11, s), y = Tensor::empty({n, c}, DType::bf16, dev, s);
-    Tensor dx = Tensor::empty({n, c}, DType::bf16, dev, s), dw = Tensor::empty({c}, DType::f32, dev, s);
+    Tensor x = random_on({n, c}, DType::bf16, dev, 9, s),
+           w = random_on({c}, DType::bf16, dev, 10, s);
+    Tensor b = random_on({c}, DType::bf16, dev, 11, s),
+           y = Tensor::empty({n, c}, DType::bf16, dev, s);
+    Tensor dx = Tensor::empty({n, c}, DType::bf16, dev, s),
+           dw = Tensor::empty({c}, DType::f32, dev, s);
     Tensor db = Tensor::empty({c}, DType::f32, dev, s);
-    Tensor mean = Tensor::empty({n}, DType::f32, dev, s), rstd = Tensor::empty({n}, DType::f32, dev, s);
+    Tensor mean = Tensor::empty({n}, DType::f32, dev, s),
+           rstd = Tensor::empty({n}, DType::f32, dev, s);
     const double io = 2.0 * n * c * 2;
     if (wanted("rmsnorm")) {
-      add({"rmsnorm_fwd", dims({n, c}), "bf16", 0, io, 0}, [&] { rmsnorm_forward(x, w, y, rstd, 1e-5f, s); });
+      add({"rmsnorm_fwd", dims({n, c}), "bf16", 0, io, 0},
+          [&] { rmsnorm_forward(x, w, y, rstd, 1e-5f, s); });
       add({"rmsnorm_bwd", dims({n, c}), "bf16", 0, 1.5 * io, 0},
           [&] { rmsnorm_backward(x, w, rstd, y, dx, dw, false, s); });
     }
@@ -139,10 +156,12 @@ struct Bench {
     const int64_t S = big ? 4096 : 512, H = 32, D = 128, B = big ? 2 : 1;
     Tensor x = random_on({B, S, H, D}, DType::bf16, dev, 12, s);
     std::vector<int64_t> pos(static_cast<size_t>(S));
-    for (int64_t i = 0; i < S; ++i) pos[static_cast<size_t>(i)] = i;
+    for (int64_t i = 0; i < S; ++i)
+      pos[static_cast<size_t>(i)] = i;
     Tensor p = Tensor::from_ints(pos, {S}, DType::i32, dev);
     Tensor inv = rope_inv_freq(D, 500000.0).to(dev, s);
-    add({"rope_fwd", dims({B, S, H, D}), "bf16", 0, 4.0 * B * S * H * D, 0}, [&] { rope_forward(x, p, inv, x, s); });
+    add({"rope_fwd", dims({B, S, H, D}), "bf16", 0, 4.0 * B * S * H * D, 0},
+        [&] { rope_forward(x, p, inv, x, s); });
   }
 
   void embedding() {
@@ -150,7 +169,8 @@ struct Bench {
     const int64_t n = big ? 16384 : 2048, v = big ? 128256 : 32000, c = big ? 4096 : 512;
     Tensor table = random_on({v, c}, DType::bf16, dev, 13, s);
     std::vector<int64_t> idv(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) idv[static_cast<size_t>(i)] = (i * 7919) % v;
+    for (int64_t i = 0; i < n; ++i)
+      idv[static_cast<size_t>(i)] = (i * 7919) % v;
     Tensor ids = Tensor::from_ints(idv, {n}, DType::i32, dev);
     Tensor out = Tensor::empty({n, c}, DType::bf16, dev, s);
     Tensor dtable = Tensor::zeros({v, c}, DType::f32, dev, s);
@@ -165,9 +185,11 @@ struct Bench {
     const int64_t n = big ? 4096 : 256, v = big ? 128256 : 32000;
     Tensor logits = random_on({n, v}, DType::bf16, dev, 14, s);
     std::vector<int64_t> tv(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) tv[static_cast<size_t>(i)] = (i * 104729) % v;
+    for (int64_t i = 0; i < n; ++i)
+      tv[static_cast<size_t>(i)] = (i * 104729) % v;
     Tensor t = Tensor::from_ints(tv, {n}, DType::i32, dev);
-    Tensor losses = Tensor::empty({n}, DType::f32, dev, s), lse = Tensor::empty({n}, DType::f32, dev, s);
+    Tensor losses = Tensor::empty({n}, DType::f32, dev, s),
+           lse = Tensor::empty({n}, DType::f32, dev, s);
     add({"cross_entropy_fwd", dims({n, v}), "bf16", 0, 2.0 * n * v, 0},
         [&] { cross_entropy_forward(logits, t, losses, lse, -100, s); });
     Tensor work = logits.clone(s);
@@ -196,7 +218,8 @@ struct Bench {
     if (!wanted("l2norm")) return;
     const int64_t total = big ? (256ll << 20) : (16ll << 20);
     std::vector<Tensor> xs;
-    for (int i = 0; i < 64; ++i) xs.push_back(random_on({total / 64 + i}, DType::bf16, dev, 100 + i, s));
+    for (int i = 0; i < 64; ++i)
+      xs.push_back(random_on({total / 64 + i}, DType::bf16, dev, 100 + i, s));
     Tensor out = Tensor::empty({1}, DType::f32, dev, s);
     add({"global_l2_norm", "64 tensors, " + std::to_string(total), "bf16", 0, 2.0 * total, 0},
         [&] { global_l2_norm(xs, out, s); });
@@ -205,20 +228,27 @@ struct Bench {
   void attention() {
     if (!wanted("attention")) return;
     const int64_t B = 1, S = big ? 4096 : 256, Hq = 32, Hkv = 8, D = 128;
-    Tensor q = random_on({B, S, Hq, D}, DType::bf16, dev, 19, s), k = random_on({B, S, Hkv, D}, DType::bf16, dev, 20, s);
-    Tensor v = random_on({B, S, Hkv, D}, DType::bf16, dev, 21, s), o = Tensor::empty({B, S, Hq, D}, DType::bf16, dev, s);
-    Tensor lse = Tensor::empty({B, Hq, S}, DType::f32, dev, s), dout = random_on({B, S, Hq, D}, DType::bf16, dev, 22, s);
-    Tensor dq = Tensor::empty(q.shape(), DType::bf16, dev, s), dk = Tensor::empty(k.shape(), DType::bf16, dev, s);
+    Tensor q = random_on({B, S, Hq, D}, DType::bf16, dev, 19, s),
+           k = random_on({B, S, Hkv, D}, DType::bf16, dev, 20, s);
+    Tensor v = random_on({B, S, Hkv, D}, DType::bf16, dev, 21, s),
+           o = Tensor::empty({B, S, Hq, D}, DType::bf16, dev, s);
+    Tensor lse = Tensor::empty({B, Hq, S}, DType::f32, dev, s),
+           dout = random_on({B, S, Hq, D}, DType::bf16, dev, 22, s);
+    Tensor dq = Tensor::empty(q.shape(), DType::bf16, dev, s),
+           dk = Tensor::empty(k.shape(), DType::bf16, dev, s);
     Tensor dv = Tensor::empty(v.shape(), DType::bf16, dev, s);
-    // Causal attention FLOPs as ../shared/DEVICE.md counts them: 4 S^2 D H / 2 forward, x2.5 backward.
+    // Causal attention FLOPs as ../shared/DEVICE.md counts them: 4 S^2 D H / 2 forward, x2.5
+    // backward.
     const double fwd = 4.0 * S * S * D * Hq / 2 * B;
-    add({"attention_fwd", dims({B, S, Hq, D}), "bf16", 0, 0, fwd}, [&] { attention_forward(q, k, v, o, lse, {}, s); });
+    add({"attention_fwd", dims({B, S, Hq, D}), "bf16", 0, 0, fwd},
+        [&] { attention_forward(q, k, v, o, lse, {}, s); });
     add({"attention_bwd", dims({B, S, Hq, D}), "bf16", 0, 0, 2.5 * fwd},
         [&] { attention_backward(q, k, v, o, lse, dout, dq, dk, dv, {}, s); });
   }
 };
 
-const Row* find(const std::vector<Row>& rows, const std::string& kernel, const std::string& shape = "") {
+const Row* find(const std::vector<Row>& rows, const std::string& kernel,
+                const std::string& shape = "") {
   for (const auto& r : rows)
     if (r.kernel == kernel && (shape.empty() || r.shape == shape)) return &r;
   return nullptr;
@@ -246,7 +276,8 @@ int main(int argc, char** argv) {
       s = owned->get();
     }
     Bench b{dev, s, dev.is_cuda(), only, {}};
-    std::printf("kernel_bench on %s\n", dev.is_cuda() ? cuda_device_name(dev.index).c_str() : "cpu");
+    std::printf("kernel_bench on %s\n",
+                dev.is_cuda() ? cuda_device_name(dev.index).c_str() : "cpu");
     b.copy();
     if (b.big) {
       b.gemm_case("gemm", 8192, 8192, 8192, DType::bf16, false, 20);
@@ -278,9 +309,11 @@ int main(int argc, char** argv) {
     j["device"] = dev.is_cuda() ? cuda_device_name(dev.index) : "cpu";
     j["commit"] = commit;
     std::string cmd;
-    for (int i = 0; i < argc; ++i) cmd += (i ? " " : "") + std::string(argv[i]);
+    for (int i = 0; i < argc; ++i)
+      cmd += (i ? " " : "") + std::string(argv[i]);
     j["command"] = cmd;
-    for (const auto& r : b.rows) j["results"].push_back(to_json(r));
+    for (const auto& r : b.rows)
+      j["results"].push_back(to_json(r));
 
     // Targets of the foundation issue, against ceilings measured in this run.
     std::printf("\ntargets\n");
@@ -291,11 +324,13 @@ int main(int argc, char** argv) {
     };
     const Row* g8 = find(b.rows, "gemm", "8192x8192x8192");
     const Row* g4 = find(b.rows, "gemm", "4096x4096x4096");
-    if (g8 && g4 && g4->dtype == "bf16") target("gemm_bf16_4096_over_8192", g4->tflops() / g8->tflops(), 0.90);
+    if (g8 && g4 && g4->dtype == "bf16")
+      target("gemm_bf16_4096_over_8192", g4->tflops() / g8->tflops(), 0.90);
     if (const Row* cp = find(b.rows, "copy")) {
       j["copy_gbps"] = cp->gbps();
       for (const char* k : {"rmsnorm_fwd", "cast_f32_to_bf16", "cast_bf16_to_f32", "adamw"})
-        if (const Row* r = find(b.rows, k)) target(std::string(k) + "_over_copy_bw", r->gbps() / cp->gbps(), 0.70);
+        if (const Row* r = find(b.rows, k))
+          target(std::string(k) + "_over_copy_bw", r->gbps() / cp->gbps(), 0.70);
     }
     if (!json_path.empty()) {
       std::ofstream(json_path) << j.dump(2) << "\n";

@@ -2,7 +2,8 @@
 // compute, f32 master weights, f32 gradients and AdamW, as ../shared/bench/fsdp2_peer.py trains
 // its model, so the two are compared in the same run. Prints a table and writes one JSON result
 // with tokens/s/GPU, MFU (the peer's FLOP count over 989 TFLOP/s) and peak memory.
-//   build/bin/train_bench --model 1b --seq 4096 --mbs 2 [--steps 10 --warmup 3] [--ac] [--json out.json]
+//   build/bin/train_bench --model 1b --seq 4096 --mbs 2 [--steps 10 --warmup 3] [--ac] [--json
+//   out.json]
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
@@ -34,11 +35,13 @@ const std::map<std::string, std::array<int64_t, 6>> kShapes = {
 
 int main(int argc, char** argv) {
   CLI::App app{"Training-step throughput of a Llama-shaped model (compare with fsdp2_peer.py)"};
-  std::string model = "1b", device_name = cuda_available() ? "cuda" : "cpu", json_path, commit = ZT_GIT_COMMIT;
+  std::string model = "1b", device_name = cuda_available() ? "cuda" : "cpu", json_path,
+              commit = ZT_GIT_COMMIT;
   int64_t seq = 4096, mbs = 1;
   int steps = 10, warmup = 3;
   bool ac = false;
-  app.add_option("--model", model, "tiny, 1b, 3b or 8b")->check(CLI::IsMember({"tiny", "1b", "3b", "8b"}));
+  app.add_option("--model", model, "tiny, 1b, 3b or 8b")
+      ->check(CLI::IsMember({"tiny", "1b", "3b", "8b"}));
   app.add_option("--seq", seq, "sequence length");
   app.add_option("--mbs", mbs, "micro-batch size");
   app.add_option("--steps", steps, "timed steps");
@@ -79,8 +82,10 @@ int main(int argc, char** argv) {
     std::mt19937_64 rng(1);
     std::uniform_int_distribution<int64_t> tok(0, vocab - 1);
     std::vector<int64_t> ids(static_cast<size_t>(mbs * seq)), tgt(ids.size());
-    for (auto& x : ids) x = tok(rng);
-    for (size_t i = 0; i < ids.size(); ++i) tgt[i] = (i + 1) % seq ? ids[i + 1] : -100;
+    for (auto& x : ids)
+      x = tok(rng);
+    for (size_t i = 0; i < ids.size(); ++i)
+      tgt[i] = (i + 1) % seq ? ids[i + 1] : -100;
     nn::StepContext ctx;
     ctx.device = dev;
     ctx.stream = stream;
@@ -96,25 +101,41 @@ int main(int argc, char** argv) {
       opt.step(1e-5f, clip.grad_scale, stream);
       loss = l.to_floats(stream)[0];
     };
-    for (int i = 0; i < warmup; ++i) step();
+    for (int i = 0; i < warmup; ++i)
+      step();
     synchronize(stream);
     train::reset_peak_memory(dev);
     const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < steps; ++i) step();
+    for (int i = 0; i < steps; ++i)
+      step();
     synchronize(stream);
-    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / steps;
+    const double dt =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / steps;
     const double tok_s = static_cast<double>(mbs * seq) / dt;
     // The peer's count: 6 x (params - input embedding) + 12 x layers x heads x head_dim x seq.
-    const double fpt = train::flops_per_token({mc.num_non_embedding_params(), layers, heads, mc.head_dim, seq});
+    const double fpt =
+        train::flops_per_token({mc.num_non_embedding_params(), layers, heads, mc.head_dim, seq});
     const double peak_gib = train::memory_snapshot(dev).peak_allocated_gib;
-    nlohmann::json r = {{"anchor", "zerotrain"}, {"model", model}, {"params_b", mc.num_params() / 1e9},
-                        {"world", 1}, {"seq", seq}, {"mbs", mbs}, {"ac", ac}, {"step_s", dt},
-                        {"tok_s_gpu", tok_s}, {"tflops_gpu", tok_s * fpt / 1e12},
-                        {"mfu_989", tok_s * fpt / 989e12}, {"peak_mem_gib", peak_gib}, {"loss", loss},
-                        {"gpu", dev.is_cuda() ? cuda_device_name(dev.index) : "cpu"}, {"commit", commit}};
-    std::printf("%-10s %-6s %-5s %10s %12s %8s %10s\n", "model", "seq", "mbs", "step (s)", "tokens/s", "MFU", "peak GiB");
-    std::printf("%-10s %-6lld %-5lld %10.4f %12.1f %8.3f %10.2f\n", model.c_str(), static_cast<long long>(seq),
-                static_cast<long long>(mbs), dt, tok_s, tok_s * fpt / 989e12, peak_gib);
+    nlohmann::json r = {{"anchor", "zerotrain"},
+                        {"model", model},
+                        {"params_b", mc.num_params() / 1e9},
+                        {"world", 1},
+                        {"seq", seq},
+                        {"mbs", mbs},
+                        {"ac", ac},
+                        {"step_s", dt},
+                        {"tok_s_gpu", tok_s},
+                        {"tflops_gpu", tok_s * fpt / 1e12},
+                        {"mfu_989", tok_s * fpt / 989e12},
+                        {"peak_mem_gib", peak_gib},
+                        {"loss", loss},
+                        {"gpu", dev.is_cuda() ? cuda_device_name(dev.index) : "cpu"},
+                        {"commit", commit}};
+    std::printf("%-10s %-6s %-5s %10s %12s %8s %10s\n", "model", "seq", "mbs", "step (s)",
+                "tokens/s", "MFU", "peak GiB");
+    std::printf("%-10s %-6lld %-5lld %10.4f %12.1f %8.3f %10.2f\n", model.c_str(),
+                static_cast<long long>(seq), static_cast<long long>(mbs), dt, tok_s,
+                tok_s * fpt / 989e12, peak_gib);
     std::printf("RESULT %s\n", r.dump().c_str());
     if (!json_path.empty()) std::ofstream(json_path) << r.dump(2) << "\n";
   } catch (const Error& e) {

@@ -21,8 +21,7 @@ struct CountingSource {
               live += n;
               return std::malloc(n);
             },
-            [this](void* p) { std::free(p); },
-            [this] { return limit - live; }};
+            [this](void* p) { std::free(p); }, [this] { return limit - live; }};
   }
 };
 
@@ -81,7 +80,9 @@ TEST(CachingAllocator, CapFailsLikeASmallerDeviceAndSaysWhy) {
     FAIL() << "expected OutOfMemoryError";
   } catch (const OutOfMemoryError& e) {
     const std::string msg = e.what();
-    EXPECT_NE(msg.find("[alloc] out of memory on cuda:0: asked 1 B, in use 10.0 MiB"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("[alloc] out of memory on cuda:0: asked 1 B, in use 10.0 MiB"),
+              std::string::npos)
+        << msg;
     EXPECT_NE(msg.find("cap 10.0 MiB"), std::string::npos) << msg;
   }
   a.deallocate(p, 6u << 20, {});

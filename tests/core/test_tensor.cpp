@@ -40,7 +40,8 @@ TEST(Tensor, BadViewsThrowWithShapes) {
     t.view({4, 2});
     FAIL() << "expected ShapeError";
   } catch (const ShapeError& e) {
-    EXPECT_NE(std::string(e.what()).find("[tensor] view [4, 2] of f32[2, 3] on cpu"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("[tensor] view [4, 2] of f32[2, 3] on cpu"),
+              std::string::npos)
         << e.what();
   }
   EXPECT_THROW(t.transpose(0, 1).view({6}), ShapeError);

@@ -13,14 +13,15 @@ std::vector<float> random_floats(size_t n, uint64_t seed, float lo, float hi) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> dist(lo, hi);
   std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
+  for (auto& x : v)
+    x = dist(rng);
   return v;
 }
 
 Tensor random_tensor(const Shape& shape, DType dtype, uint64_t seed, float lo, float hi,
                      Device device) {
-  return Tensor::from_floats(random_floats(static_cast<size_t>(numel_of(shape)), seed, lo, hi), shape,
-                             dtype, device);
+  return Tensor::from_floats(random_floats(static_cast<size_t>(numel_of(shape)), seed, lo, hi),
+                             shape, dtype, device);
 }
 
 Tensor random_ints(const Shape& shape, DType dtype, uint64_t seed, int64_t lo, int64_t hi,
@@ -28,26 +29,33 @@ Tensor random_ints(const Shape& shape, DType dtype, uint64_t seed, int64_t lo, i
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int64_t> dist(lo, hi - 1);
   std::vector<int64_t> v(static_cast<size_t>(numel_of(shape)));
-  for (auto& x : v) x = dist(rng);
+  for (auto& x : v)
+    x = dist(rng);
   return Tensor::from_ints(v, shape, dtype, device);
 }
 
 std::vector<double> to_doubles(const Tensor& t) {
   std::vector<double> out;
   if (t.dtype() == DType::i32 || t.dtype() == DType::i64 || t.dtype() == DType::u8) {
-    for (int64_t x : t.to_ints()) out.push_back(static_cast<double>(x));
+    for (int64_t x : t.to_ints())
+      out.push_back(static_cast<double>(x));
   } else {
-    for (float x : t.to_floats()) out.push_back(x);
+    for (float x : t.to_floats())
+      out.push_back(x);
   }
   return out;
 }
 
 Tolerance tolerance_for(DType dtype) {
   switch (dtype) {
-    case DType::f32: return {1e-5, 1e-4};
-    case DType::f16: return {1e-3, 4e-3};
-    case DType::bf16: return {8e-3, 2e-2};
-    default: return {0, 0};
+    case DType::f32:
+      return {1e-5, 1e-4};
+    case DType::f16:
+      return {1e-3, 4e-3};
+    case DType::bf16:
+      return {8e-3, 2e-2};
+    default:
+      return {0, 0};
   }
 }
 
@@ -71,8 +79,8 @@ void expect_close(const std::vector<double>& ref, const std::vector<double>& got
   }
   EXPECT_EQ(bad, 0u) << what << ": " << bad << " of " << ref.size()
                      << " elements out of tolerance (atol " << tol.atol << ", rtol " << tol.rtol
-                     << "); worst at " << worst << ": got " << (bad ? got[worst] : 0.0)
-                     << ", want " << (bad ? ref[worst] : 0.0);
+                     << "); worst at " << worst << ": got " << (bad ? got[worst] : 0.0) << ", want "
+                     << (bad ? ref[worst] : 0.0);
 }
 
 void expect_close(const std::vector<double>& ref, const Tensor& got, Tolerance tol,
@@ -89,13 +97,15 @@ void expect_bitwise_equal(const Tensor& a, const Tensor& b, const std::string& w
 }
 
 std::filesystem::path test_data_dir() {
-  if (const char* root = std::getenv("ZT_SOURCE_DIR")) return std::filesystem::path(root) / "tests" / "data";
+  if (const char* root = std::getenv("ZT_SOURCE_DIR"))
+    return std::filesystem::path(root) / "tests" / "data";
   return std::filesystem::path(__FILE__).parent_path().parent_path() / "data";
 }
 
 double dot(const std::vector<double>& a, const std::vector<double>& b) {
   double s = 0;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) s += a[i] * b[i];
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+    s += a[i] * b[i];
   return s;
 }
 

@@ -16,8 +16,8 @@
 namespace zt::test {
 
 // Skips the current test when no CUDA device is visible (or the build has no CUDA backend).
-#define ZT_SKIP_WITHOUT_CUDA() \
-  do {                         \
+#define ZT_SKIP_WITHOUT_CUDA()                                     \
+  do {                                                             \
     if (!::zt::cuda_available()) GTEST_SKIP() << "no CUDA device"; \
   } while (0)
 
@@ -53,11 +53,11 @@ void expect_bitwise_equal(const Tensor& a, const Tensor& b, const std::string& w
 // analytic gradients of that scalar for each input (the op's backward fed the cotangent). For
 // `directions` random unit directions u, compares <grad, u> with the central difference
 // (loss(x + h u) - loss(x - h u)) / 2h; the error measure is selfcheck::directional_check's.
-void expect_gradients_match_fd(const std::function<double(const std::vector<std::vector<float>>&)>& loss,
-                               const std::vector<std::vector<float>>& inputs,
-                               const std::vector<std::vector<double>>& grads, const std::string& what,
-                               double h = 1e-2, double rtol = 1e-2, int directions = 6,
-                               uint64_t seed = 1234);
+void expect_gradients_match_fd(
+    const std::function<double(const std::vector<std::vector<float>>&)>& loss,
+    const std::vector<std::vector<float>>& inputs, const std::vector<std::vector<double>>& grads,
+    const std::string& what, double h = 1e-2, double rtol = 1e-2, int directions = 6,
+    uint64_t seed = 1234);
 
 // tests/data of the source tree: $ZT_SOURCE_DIR/tests/data when set (binaries run away from the
 // tree they were built from), otherwise the tree this file was compiled in.

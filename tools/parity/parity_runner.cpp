@@ -28,11 +28,13 @@ namespace {
 Tensor logits_of(nn::Transformer& model, const nn::StepContext& ctx) {
   auto& blocks = model.blocks();
   Tensor x;
-  for (size_t i = 0; i + 1 < blocks.size(); ++i) x = blocks[i]->forward(x, ctx);
+  for (size_t i = 0; i + 1 < blocks.size(); ++i)
+    x = blocks[i]->forward(x, ctx);
   auto* head = dynamic_cast<nn::HeadBlock*>(blocks.back().get());
   if (!head) throw Error("parity", "the last block is not a HeadBlock");
   Tensor logits = head->logits(x, ctx).to(Device::cpu(), ctx.stream);
-  for (auto& b : blocks) b->release_saved();
+  for (auto& b : blocks)
+    b->release_saved();
   return logits;
 }
 
@@ -45,7 +47,9 @@ int main(int argc, char** argv) {
   double lr = 1e-3, wd = 0.1;
   std::string device_name = "cpu";
   app.add_option("--model", model_dir, "Hugging Face model directory")->required();
-  app.add_option("--batches", batches_path, "safetensors with input_ids.<t> and targets.<t>, i64 [B, S]")->required();
+  app.add_option("--batches", batches_path,
+                 "safetensors with input_ids.<t> and targets.<t>, i64 [B, S]")
+      ->required();
   app.add_option("--steps", steps, "AdamW steps");
   app.add_option("--lr", lr, "constant learning rate");
   app.add_option("--weight-decay", wd, "decoupled weight decay on every parameter");
@@ -76,7 +80,8 @@ int main(int argc, char** argv) {
     dump.push_back({"logits", logits_of(model, ctx)});
     model.zero_grads(stream);
     runner.forward_backward(ctx);
-    for (nn::Parameter* p : model.parameters()) dump.push_back({"grad." + p->name, p->grad.clone(stream).to(Device::cpu(), stream)});
+    for (nn::Parameter* p : model.parameters())
+      dump.push_back({"grad." + p->name, p->grad.clone(stream).to(Device::cpu(), stream)});
 
     train::AdamWOptions ao;
     ao.beta1 = 0.9f;

@@ -37,13 +37,17 @@ void print_summary(const train::TrainSummary& s) {
 }  // namespace
 
 void add_train_command(CLI::App& app, std::function<int()>& action) {
-  auto* cmd = app.add_subcommand("train", "Train a causal language model (one process) on a token file");
+  auto* cmd =
+      app.add_subcommand("train", "Train a causal language model (one process) on a token file");
   auto c = std::make_shared<train::TrainConfig>();
   auto device = std::make_shared<std::string>(cuda_available() ? "cuda" : "cpu");
   auto dtype = std::make_shared<std::string>("f32");
-  cmd->add_option("--model", c->model, "Hugging Face model directory, or a config.json for a random init")
+  cmd->add_option("--model", c->model,
+                  "Hugging Face model directory, or a config.json for a random init")
       ->required();
-  cmd->add_option("--data", c->data, "token file from `zerotrain data prepare`")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--data", c->data, "token file from `zerotrain data prepare`")
+      ->required()
+      ->check(CLI::ExistingFile);
   cmd->add_option("--out", c->out,
                   "output directory (model/, checkpoint/, metrics.jsonl, loss.png)")
       ->required();
@@ -55,18 +59,22 @@ void add_train_command(CLI::App& app, std::function<int()>& action) {
   cmd->add_option("--steps", c->steps,
                   "optimizer steps in all (a resumed run counts its earlier steps)")
       ->capture_default_str();
-  cmd->add_option("--micro-batch", c->micro_batch, "sequences per micro-batch")->capture_default_str();
+  cmd->add_option("--micro-batch", c->micro_batch, "sequences per micro-batch")
+      ->capture_default_str();
   cmd->add_option("--seq-len", c->seq_len, "tokens per sequence")->capture_default_str();
-  cmd->add_option("--grad-accum", c->grad_accum, "micro-batches per optimizer step")->capture_default_str();
+  cmd->add_option("--grad-accum", c->grad_accum, "micro-batches per optimizer step")
+      ->capture_default_str();
   cmd->add_option("--lr", c->lr, "peak learning rate")->capture_default_str();
   cmd->add_option("--warmup", c->warmup_steps, "linear warmup steps")->capture_default_str();
   cmd->add_option("--schedule", c->schedule, "constant, linear or cosine decay after warmup")
       ->check(CLI::IsMember({"constant", "linear", "cosine"}))
       ->capture_default_str();
-  cmd->add_option("--min-lr-ratio", c->min_lr_ratio, "cosine floor as a fraction of --lr")->capture_default_str();
+  cmd->add_option("--min-lr-ratio", c->min_lr_ratio, "cosine floor as a fraction of --lr")
+      ->capture_default_str();
   cmd->add_option("--weight-decay", c->weight_decay, "AdamW decoupled weight decay (weights only)")
       ->capture_default_str();
-  cmd->add_option("--clip", c->clip, "global gradient-norm clipping (0: off)")->capture_default_str();
+  cmd->add_option("--clip", c->clip, "global gradient-norm clipping (0: off)")
+      ->capture_default_str();
   cmd->add_option("--seed", c->seed, "seed for the init and the data order")->capture_default_str();
   cmd->add_option("--device", *device, "cpu, cuda or cuda:N")->capture_default_str();
   cmd->add_option("--dtype", *dtype, "f32, or bf16 (bf16 compute, f32 masters and gradients)")
@@ -75,7 +83,8 @@ void add_train_command(CLI::App& app, std::function<int()>& action) {
   cmd->add_flag("--activation-checkpointing", c->activation_checkpointing,
                 "recompute each layer's activations in backward (less memory, ~1/3 more compute)");
   cmd->add_option("--log-every", c->log_every, "steps between log lines")->capture_default_str();
-  cmd->add_option("--plot-every", c->plot_every, "also redraw loss.png every N steps (0: at the end)")
+  cmd->add_option("--plot-every", c->plot_every,
+                  "also redraw loss.png every N steps (0: at the end)")
       ->capture_default_str();
   cmd->add_option("--save-every", c->save_every,
                   "also write <out>/checkpoint every N steps (0: only at the end)")
@@ -93,9 +102,10 @@ void add_train_command(CLI::App& app, std::function<int()>& action) {
     action = [c, device, dtype] {
       c->device = parse_device(*device);
       c->dtype = parse_dtype(*dtype);
-      std::printf("zerotrain train: %s on %s, %s, %lld steps x %lld x %lld tokens\n", c->model.string().c_str(),
-                  to_string(c->device).c_str(), std::string(dtype_name(c->dtype)).c_str(),
-                  static_cast<long long>(c->steps), static_cast<long long>(c->micro_batch * c->grad_accum),
+      std::printf("zerotrain train: %s on %s, %s, %lld steps x %lld x %lld tokens\n",
+                  c->model.string().c_str(), to_string(c->device).c_str(),
+                  std::string(dtype_name(c->dtype)).c_str(), static_cast<long long>(c->steps),
+                  static_cast<long long>(c->micro_batch * c->grad_accum),
                   static_cast<long long>(c->seq_len));
       ProgressOptions po;
       po.unit = "step";
@@ -103,9 +113,11 @@ void add_train_command(CLI::App& app, std::function<int()>& action) {
       train::TrainCallbacks cb;
       cb.on_log = [&bar](const train::StepMetrics& m) {
         if (bar.is_tty()) std::fputs("\r\033[K", stderr);
-        std::printf("step %6lld | loss %.4f | grad norm %.3f | lr %.2e | %.0f tok/s | MFU %s | mem %.2f GiB\n",
-                    static_cast<long long>(m.step), m.loss, m.grad_norm, m.lr, m.tokens_per_s,
-                    train::format_mfu(m.mfu).c_str(), m.peak_mem_gib);
+        std::printf(
+            "step %6lld | loss %.4f | grad norm %.3f | lr %.2e | %.0f tok/s | MFU %s | mem %.2f "
+            "GiB\n",
+            static_cast<long long>(m.step), m.loss, m.grad_norm, m.lr, m.tokens_per_s,
+            train::format_mfu(m.mfu).c_str(), m.peak_mem_gib);
         std::fflush(stdout);
       };
       cb.on_step = [&bar](int64_t done, int64_t, double loss) {

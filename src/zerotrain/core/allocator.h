@@ -16,9 +16,9 @@ struct AllocatorStats {
   size_t reserved = 0;        // bytes obtained from the backing source (allocated + cached)
   size_t peak_reserved = 0;
   size_t num_allocs = 0;
-  size_t num_cache_hits = 0;   // allocations served from the cache
+  size_t num_cache_hits = 0;     // allocations served from the cache
   size_t num_source_allocs = 0;  // allocations that went to the backing source (cudaMalloc)
-  size_t cap = 0;              // 0 = no cap
+  size_t cap = 0;                // 0 = no cap
 };
 
 std::string format_bytes(size_t bytes);  // "1.50 GiB", "12.0 MiB", "512 B"

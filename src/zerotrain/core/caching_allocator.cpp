@@ -22,7 +22,8 @@ CachingAllocator::~CachingAllocator() {
 }
 
 size_t CachingAllocator::round_size(size_t n) {
-  if (n < kLargeThreshold) return std::max(kSmallRound, (n + kSmallRound - 1) / kSmallRound * kSmallRound);
+  if (n < kLargeThreshold)
+    return std::max(kSmallRound, (n + kSmallRound - 1) / kSmallRound * kSmallRound);
   return (n + kLargeRound - 1) / kLargeRound * kLargeRound;
 }
 
@@ -54,9 +55,9 @@ void* CachingAllocator::allocate_from_source(size_t rounded, size_t asked) {
     p = fits_cap() ? source_.allocate(rounded) : nullptr;
   }
   if (!p) {
-    std::string msg = str("out of memory on ", to_string(device_), ": asked ", format_bytes(asked),
-                          ", in use ", format_bytes(stats_.allocated), " (reserved ",
-                          format_bytes(stats_.reserved), ")");
+    std::string msg =
+        str("out of memory on ", to_string(device_), ": asked ", format_bytes(asked), ", in use ",
+            format_bytes(stats_.allocated), " (reserved ", format_bytes(stats_.reserved), ")");
     if (stats_.cap) msg += str(", cap ", format_bytes(stats_.cap));
     if (source_.free_bytes) msg += str(", device free ", format_bytes(source_.free_bytes()));
     throw OutOfMemoryError("alloc", msg);

@@ -4,10 +4,10 @@
 // [Note: caching allocator]
 // Requests are rounded up (512 B for small, 2 MiB for large blocks) and freed blocks are kept in a
 // cache keyed by (stream, rounded size), so a block is only reused by the stream that last used it:
-// work queued on that stream is ordered before any reuse, with no event needed. A request that would
-// push `reserved` past the cap, or that the source refuses, first returns every cached block to the
-// source and retries once; if it still does not fit, OutOfMemoryError says what was asked, what is
-// in use and the cap.
+// work queued on that stream is ordered before any reuse, with no event needed. A request that
+// would push `reserved` past the cap, or that the source refuses, first returns every cached block
+// to the source and retries once; if it still does not fit, OutOfMemoryError says what was asked,
+// what is in use and the cap.
 #pragma once
 
 #include <functional>
@@ -23,7 +23,8 @@ namespace zt {
 struct BlockSource {
   std::function<void*(size_t)> allocate;  // returns nullptr when out of memory
   std::function<void(void*)> release;
-  std::function<size_t()> free_bytes;     // free memory the source reports (for messages); may be empty
+  std::function<size_t()>
+      free_bytes;  // free memory the source reports (for messages); may be empty
 };
 
 class CachingAllocator final : public Allocator {
@@ -50,7 +51,7 @@ class CachingAllocator final : public Allocator {
   BlockSource source_;
   mutable std::mutex mu_;
   std::multimap<std::pair<void*, size_t>, void*> cache_;  // (stream, rounded size) -> block
-  std::unordered_map<void*, size_t> live_;                 // block -> rounded size
+  std::unordered_map<void*, size_t> live_;                // block -> rounded size
   AllocatorStats stats_;
 };
 

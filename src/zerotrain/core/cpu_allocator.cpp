@@ -12,10 +12,14 @@ namespace zt {
 std::string format_bytes(size_t b) {
   char buf[32];
   const double x = static_cast<double>(b);
-  if (b < 1024) std::snprintf(buf, sizeof buf, "%zu B", b);
-  else if (b < (1u << 20)) std::snprintf(buf, sizeof buf, "%.1f KiB", x / 1024.0);
-  else if (b < (1u << 30)) std::snprintf(buf, sizeof buf, "%.1f MiB", x / (1u << 20));
-  else std::snprintf(buf, sizeof buf, "%.2f GiB", x / (1u << 30));
+  if (b < 1024)
+    std::snprintf(buf, sizeof buf, "%zu B", b);
+  else if (b < (1u << 20))
+    std::snprintf(buf, sizeof buf, "%.1f KiB", x / 1024.0);
+  else if (b < (1u << 30))
+    std::snprintf(buf, sizeof buf, "%.1f MiB", x / (1u << 20));
+  else
+    std::snprintf(buf, sizeof buf, "%.2f GiB", x / (1u << 30));
   return buf;
 }
 

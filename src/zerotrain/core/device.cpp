@@ -6,7 +6,9 @@
 
 namespace zt {
 
-std::string to_string(Device d) { return d.is_cpu() ? "cpu" : str("cuda:", d.index); }
+std::string to_string(Device d) {
+  return d.is_cpu() ? "cpu" : str("cuda:", d.index);
+}
 
 Device parse_device(std::string_view s) {
   if (s == "cpu") return Device::cpu();
@@ -20,6 +22,8 @@ Device parse_device(std::string_view s) {
   throw ValueError("device", str("unknown device \"", s, "\"; expected cpu, cuda or cuda:N"));
 }
 
-bool cuda_available() { return cuda_device_count() > 0; }
+bool cuda_available() {
+  return cuda_device_count() > 0;
+}
 
 }  // namespace zt

@@ -19,12 +19,12 @@ struct Device {
   bool operator==(const Device&) const = default;
 };
 
-std::string to_string(Device d);  // "cpu", "cuda:0"
+std::string to_string(Device d);          // "cpu", "cuda:0"
 Device parse_device(std::string_view s);  // "cpu", "cuda", "cuda:3"
 
 // True when this build has the CUDA backend and at least one device is visible.
 bool cuda_available();
-int cuda_device_count();  // 0 without CUDA
+int cuda_device_count();                  // 0 without CUDA
 std::string cuda_device_name(int index);  // "NVIDIA H100 80GB HBM3"; throws without CUDA
 
 }  // namespace zt

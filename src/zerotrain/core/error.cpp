@@ -3,7 +3,8 @@
 namespace zt {
 
 void throw_no_cuda(std::string_view op) {
-  throw DeviceError(op, "has no CUDA implementation in this build (zerotrain was built without CUDA)");
+  throw DeviceError(op,
+                    "has no CUDA implementation in this build (zerotrain was built without CUDA)");
 }
 
 }  // namespace zt

@@ -56,11 +56,11 @@ class BackendError : public Error {
 [[noreturn]] void throw_no_cuda(std::string_view op);
 
 // Internal invariant; a failure is a zerotrain bug, not a user error.
-#define ZT_ASSERT(cond, component, ...)                                                    \
-  do {                                                                                     \
-    if (!(cond))                                                                           \
-      throw ::zt::Error(component, ::zt::str("internal check failed: " #cond " (", __FILE__, \
-                                             ":", __LINE__, ") ", ##__VA_ARGS__));         \
+#define ZT_ASSERT(cond, component, ...)                                                           \
+  do {                                                                                            \
+    if (!(cond))                                                                                  \
+      throw ::zt::Error(component, ::zt::str("internal check failed: " #cond " (", __FILE__, ":", \
+                                             __LINE__, ") ", ##__VA_ARGS__));                     \
   } while (0)
 
 }  // namespace zt

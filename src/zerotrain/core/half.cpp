@@ -13,11 +13,12 @@ uint16_t f16::from_float(float f) {
   }
   if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to inf
   if (absx < 0x38800000u) {  // result is subnormal or zero: 2^-14 > |f|
-    if (absx < 0x33000000u) return static_cast<uint16_t>(sign);  // below half the smallest subnormal
+    if (absx < 0x33000000u)
+      return static_cast<uint16_t>(sign);  // below half the smallest subnormal
     const uint32_t exp = absx >> 23;
     const uint32_t mant = (absx & 0x7fffffu) | 0x800000u;
-    const uint32_t shift = 126u - exp;  // 14 + (127 - exp) - 23 + 8 ... aligns to 2^-24 units
-    const uint32_t q = mant >> (shift - 1);      // one extra bit for rounding
+    const uint32_t shift = 126u - exp;       // 14 + (127 - exp) - 23 + 8 ... aligns to 2^-24 units
+    const uint32_t q = mant >> (shift - 1);  // one extra bit for rounding
     const uint32_t rest = mant & ((1u << (shift - 1)) - 1u);
     uint32_t h = q >> 1;
     if ((q & 1u) && (rest || (h & 1u))) ++h;

@@ -18,8 +18,9 @@ struct bf16 {
   static uint16_t from_float(float f) {
     uint32_t u;
     std::memcpy(&u, &f, 4);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);  // quiet NaN
-    u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest, ties to even
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+      return static_cast<uint16_t>((u >> 16) | 0x40u);  // quiet NaN
+    u += 0x7fffu + ((u >> 16) & 1u);                    // round to nearest, ties to even
     return static_cast<uint16_t>(u >> 16);
   }
   static float to_float(uint16_t b) {

@@ -5,8 +5,12 @@
 
 namespace zt {
 
-int cuda_device_count() { return 0; }
-std::string cuda_device_name(int) { throw_no_cuda("device"); }
+int cuda_device_count() {
+  return 0;
+}
+std::string cuda_device_name(int) {
+  throw_no_cuda("device");
+}
 
 void synchronize(Stream) {}
 void synchronize_device(Device) {}
@@ -23,30 +27,52 @@ void zero_bytes(void* dst, Device dev, size_t n, Stream) {
   std::memset(dst, 0, n);
 }
 
-CudaStream::CudaStream(Device, int) { throw_no_cuda("stream"); }
+CudaStream::CudaStream(Device, int) {
+  throw_no_cuda("stream");
+}
 CudaStream::~CudaStream() = default;
 CudaStream& CudaStream::operator=(CudaStream&& o) noexcept {
   s_ = o.s_;
   return *this;
 }
-CudaEvent::CudaEvent(Device d, bool) : device_(d) { throw_no_cuda("event"); }
+CudaEvent::CudaEvent(Device d, bool) : device_(d) {
+  throw_no_cuda("event");
+}
 CudaEvent::~CudaEvent() = default;
 CudaEvent& CudaEvent::operator=(CudaEvent&& o) noexcept {
   device_ = o.device_;
   return *this;
 }
-void CudaEvent::record(Stream) { throw_no_cuda("event"); }
-void CudaEvent::wait(Stream) const { throw_no_cuda("event"); }
-void CudaEvent::synchronize() const { throw_no_cuda("event"); }
-float CudaEvent::elapsed_ms(const CudaEvent&) const { throw_no_cuda("event"); }
+void CudaEvent::record(Stream) {
+  throw_no_cuda("event");
+}
+void CudaEvent::wait(Stream) const {
+  throw_no_cuda("event");
+}
+void CudaEvent::synchronize() const {
+  throw_no_cuda("event");
+}
+float CudaEvent::elapsed_ms(const CudaEvent&) const {
+  throw_no_cuda("event");
+}
 
-Allocator& cuda_allocator(int) { throw_no_cuda("alloc"); }
-Allocator& pinned_host_allocator() { throw_no_cuda("alloc"); }
-void set_cuda_memory_cap(int, size_t) { throw_no_cuda("alloc"); }
+Allocator& cuda_allocator(int) {
+  throw_no_cuda("alloc");
+}
+Allocator& pinned_host_allocator() {
+  throw_no_cuda("alloc");
+}
+void set_cuda_memory_cap(int, size_t) {
+  throw_no_cuda("alloc");
+}
 
 namespace cuda_core {
-void fill(const Tensor&, double, Stream) { throw_no_cuda("fill"); }
-void strided_copy(const Tensor&, const Tensor&, Stream) { throw_no_cuda("copy"); }
+void fill(const Tensor&, double, Stream) {
+  throw_no_cuda("fill");
+}
+void strided_copy(const Tensor&, const Tensor&, Stream) {
+  throw_no_cuda("copy");
+}
 }  // namespace cuda_core
 
 }  // namespace zt

@@ -6,13 +6,15 @@ namespace zt {
 
 std::string to_string(const Shape& s) {
   std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  for (size_t i = 0; i < s.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(s[i]);
   return out + "]";
 }
 
 int64_t numel_of(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s)
+    n *= d;
   return n;
 }
 
@@ -58,23 +60,33 @@ Tensor Tensor::zeros(const Shape& shape, DType dtype, Device device, Stream stre
 Tensor Tensor::from_floats(const std::vector<float>& v, const Shape& shape, DType dtype,
                            Device device) {
   if (static_cast<int64_t>(v.size()) != numel_of(shape))
-    throw ShapeError("tensor", str("from_floats: ", v.size(), " values for shape ", to_string(shape)));
+    throw ShapeError("tensor",
+                     str("from_floats: ", v.size(), " values for shape ", to_string(shape)));
   Tensor h = empty(shape, dtype);
-  for (size_t i = 0; i < v.size(); ++i) store_from_float(h.data(), dtype, i, v[i]);
+  for (size_t i = 0; i < v.size(); ++i)
+    store_from_float(h.data(), dtype, i, v[i]);
   return h.to(device);
 }
 
 Tensor Tensor::from_ints(const std::vector<int64_t>& v, const Shape& shape, DType dtype,
                          Device device) {
   if (static_cast<int64_t>(v.size()) != numel_of(shape))
-    throw ShapeError("tensor", str("from_ints: ", v.size(), " values for shape ", to_string(shape)));
+    throw ShapeError("tensor",
+                     str("from_ints: ", v.size(), " values for shape ", to_string(shape)));
   Tensor h = empty(shape, dtype);
   for (size_t i = 0; i < v.size(); ++i) {
     switch (dtype) {
-      case DType::i32: h.data_as<int32_t>()[i] = static_cast<int32_t>(v[i]); break;
-      case DType::i64: h.data_as<int64_t>()[i] = v[i]; break;
-      case DType::u8: h.data_as<uint8_t>()[i] = static_cast<uint8_t>(v[i]); break;
-      default: store_from_float(h.data(), dtype, i, static_cast<float>(v[i]));
+      case DType::i32:
+        h.data_as<int32_t>()[i] = static_cast<int32_t>(v[i]);
+        break;
+      case DType::i64:
+        h.data_as<int64_t>()[i] = v[i];
+        break;
+      case DType::u8:
+        h.data_as<uint8_t>()[i] = static_cast<uint8_t>(v[i]);
+        break;
+      default:
+        store_from_float(h.data(), dtype, i, static_cast<float>(v[i]));
     }
   }
   return h.to(device);
@@ -86,15 +98,16 @@ Tensor Tensor::wrap(void* data, const Shape& shape, DType dtype, Device device) 
   t.shape_ = shape;
   t.strides_ = contiguous_strides(shape);
   t.dtype_ = dtype;
-  t.storage_ = std::make_shared<Storage>(data, static_cast<size_t>(numel_of(shape)) * dtype_size(dtype),
-                                         device);
+  t.storage_ = std::make_shared<Storage>(
+      data, static_cast<size_t>(numel_of(shape)) * dtype_size(dtype), device);
   return t;
 }
 
 int64_t Tensor::size(int64_t d) const {
   const int64_t nd = dim();
   if (d < 0) d += nd;
-  if (d < 0 || d >= nd) throw ShapeError("tensor", str("dimension ", d, " out of range for ", describe()));
+  if (d < 0 || d >= nd)
+    throw ShapeError("tensor", str("dimension ", d, " out of range for ", describe()));
   return shape_[d];
 }
 
@@ -124,7 +137,8 @@ Tensor Tensor::view(const Shape& shape) const {
   int64_t known = 1, infer = -1;
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] == -1) {
-      if (infer >= 0) throw ShapeError("tensor", str("view ", to_string(shape), ": more than one -1"));
+      if (infer >= 0)
+        throw ShapeError("tensor", str("view ", to_string(shape), ": more than one -1"));
       infer = static_cast<int64_t>(i);
     } else {
       known *= s[i];
@@ -132,7 +146,8 @@ Tensor Tensor::view(const Shape& shape) const {
   }
   if (infer >= 0 && known > 0) s[infer] = numel() / known;
   if (numel_of(s) != numel())
-    throw ShapeError("tensor", str("view ", to_string(shape), " of ", describe(), ": element count differs"));
+    throw ShapeError("tensor",
+                     str("view ", to_string(shape), " of ", describe(), ": element count differs"));
   Tensor t = *this;
   t.shape_ = s;
   t.strides_ = contiguous_strides(s);
@@ -143,7 +158,8 @@ Tensor Tensor::slice(int64_t d, int64_t start, int64_t end) const {
   const int64_t n = size(d);
   if (d < 0) d += dim();
   if (start < 0 || end > n || start > end)
-    throw ShapeError("tensor", str("slice [", start, ", ", end, ") of dimension ", d, " of ", describe()));
+    throw ShapeError("tensor",
+                     str("slice [", start, ", ", end, ") of dimension ", d, " of ", describe()));
   Tensor t = *this;
   t.offset_ += start * strides_[d];
   t.shape_[d] = end - start;
@@ -203,7 +219,8 @@ void host_strided_copy(char* dst, const Tensor& src) {
   std::vector<int64_t> idx(outer, 0);
   for (int64_t i = 0; i < n; ++i) {
     int64_t off = 0;
-    for (int64_t k = 0; k < outer; ++k) off += idx[k] * src.strides()[k];
+    for (int64_t k = 0; k < outer; ++k)
+      off += idx[k] * src.strides()[k];
     std::memcpy(dst + i * static_cast<int64_t>(run_bytes), base + off * static_cast<int64_t>(es),
                 run_bytes);
     for (int64_t k = outer - 1; k >= 0; --k) {
@@ -216,8 +233,10 @@ void host_strided_copy(char* dst, const Tensor& src) {
 
 void Tensor::copy_from(const Tensor& src, Stream stream) {
   if (src.shape_ != shape_ || src.dtype_ != dtype_)
-    throw ShapeError("copy", str("destination ", describe(), " and source ", src.describe(), " differ"));
-  if (!is_contiguous()) throw ShapeError("copy", str("destination must be contiguous: ", describe()));
+    throw ShapeError("copy",
+                     str("destination ", describe(), " and source ", src.describe(), " differ"));
+  if (!is_contiguous())
+    throw ShapeError("copy", str("destination must be contiguous: ", describe()));
   if (numel() == 0) return;
   if (src.is_contiguous()) {
     copy_bytes(data(), device(), src.data(), src.device(), nbytes(), stream);
@@ -246,9 +265,17 @@ void Tensor::fill(double value, Stream stream) {
   const int64_t n = numel();
   void* p = data();
   switch (dtype_) {
-    case DType::i32: for (int64_t i = 0; i < n; ++i) static_cast<int32_t*>(p)[i] = static_cast<int32_t>(value); break;
-    case DType::i64: for (int64_t i = 0; i < n; ++i) static_cast<int64_t*>(p)[i] = static_cast<int64_t>(value); break;
-    default: for (int64_t i = 0; i < n; ++i) store_from_float(p, dtype_, static_cast<size_t>(i), static_cast<float>(value));
+    case DType::i32:
+      for (int64_t i = 0; i < n; ++i)
+        static_cast<int32_t*>(p)[i] = static_cast<int32_t>(value);
+      break;
+    case DType::i64:
+      for (int64_t i = 0; i < n; ++i)
+        static_cast<int64_t*>(p)[i] = static_cast<int64_t>(value);
+      break;
+    default:
+      for (int64_t i = 0; i < n; ++i)
+        store_from_float(p, dtype_, static_cast<size_t>(i), static_cast<float>(value));
   }
 }
 
@@ -256,7 +283,8 @@ std::vector<float> Tensor::to_floats(Stream stream) const {
   Tensor h = device().is_cpu() ? contiguous() : contiguous(stream).to(Device::cpu(), stream);
   if (device().is_cuda()) synchronize(stream);
   std::vector<float> out(static_cast<size_t>(numel()));
-  for (size_t i = 0; i < out.size(); ++i) out[i] = load_as_float(h.data(), dtype_, i);
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = load_as_float(h.data(), dtype_, i);
   return out;
 }
 
@@ -266,10 +294,17 @@ std::vector<int64_t> Tensor::to_ints(Stream stream) const {
   std::vector<int64_t> out(static_cast<size_t>(numel()));
   for (size_t i = 0; i < out.size(); ++i) {
     switch (dtype_) {
-      case DType::i32: out[i] = h.data_as<int32_t>()[i]; break;
-      case DType::i64: out[i] = h.data_as<int64_t>()[i]; break;
-      case DType::u8: out[i] = h.data_as<uint8_t>()[i]; break;
-      default: out[i] = static_cast<int64_t>(load_as_float(h.data(), dtype_, i));
+      case DType::i32:
+        out[i] = h.data_as<int32_t>()[i];
+        break;
+      case DType::i64:
+        out[i] = h.data_as<int64_t>()[i];
+        break;
+      case DType::u8:
+        out[i] = h.data_as<uint8_t>()[i];
+        break;
+      default:
+        out[i] = static_cast<int64_t>(load_as_float(h.data(), dtype_, i));
     }
   }
   return out;

@@ -63,7 +63,7 @@ class Tensor {
   Tensor view(const Shape& shape) const;  // contiguous only; one dim may be -1
   Tensor reshape(const Shape& shape) const { return view(shape); }
   Tensor slice(int64_t dim, int64_t start, int64_t end) const;  // [start, end) along dim
-  Tensor select(int64_t dim, int64_t index) const;  // drops `dim`
+  Tensor select(int64_t dim, int64_t index) const;              // drops `dim`
   Tensor transpose(int64_t d0, int64_t d1) const;
   Tensor flatten() const { return view({numel()}); }
 
@@ -103,7 +103,8 @@ void zero_bytes(void* dst, Device dev, size_t nbytes, Stream stream);
 namespace cuda_core {
 // Device-side helpers behind Tensor (core/cuda/tensor_ops.cu).
 void fill(const Tensor& t, double value, Stream stream);  // t contiguous
-void strided_copy(const Tensor& dst, const Tensor& src, Stream stream);  // dst contiguous, same device
+void strided_copy(const Tensor& dst, const Tensor& src,
+                  Stream stream);  // dst contiguous, same device
 }  // namespace cuda_core
 
 }  // namespace zt

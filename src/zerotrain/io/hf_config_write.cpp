@@ -97,7 +97,9 @@ bool ignored(const ModelConfig& c, const std::string& field) {
 }  // namespace
 
 // HF's model_type strings are zerotrain's family names.
-std::string hf_model_type(Family family) { return nn::family_name(family); }
+std::string hf_model_type(Family family) {
+  return nn::family_name(family);
+}
 
 std::string hf_architecture(Family family) {
   switch (family) {

@@ -8,13 +8,14 @@
 namespace zt::kernels {
 
 struct AttentionOptions {
-  float scale = 0.0f;   // softmax scale; 0 means 1/sqrt(D)
-  int64_t window = 0;   // 0: full causal. W > 0: query i sees key j iff i - W < j <= i (sliding window)
+  float scale = 0.0f;  // softmax scale; 0 means 1/sqrt(D)
+  int64_t window =
+      0;  // 0: full causal. W > 0: query i sees key j iff i - W < j <= i (sliding window)
 };
 
-// q: [B, S, Hq, D]; k, v: [B, S, Hkv, D] with Hq % Hkv == 0 (query head h uses kv head h / (Hq/Hkv));
-// out: [B, S, Hq, D]; lse: f32 [B, Hq, S] (natural-log log-sum-exp of the scaled scores).
-// q, k, v, out share a dtype (f32, f16, bf16). CUDA supports D in {32, 64, 80, 96, 128}.
+// q: [B, S, Hq, D]; k, v: [B, S, Hkv, D] with Hq % Hkv == 0 (query head h uses kv head h /
+// (Hq/Hkv)); out: [B, S, Hq, D]; lse: f32 [B, Hq, S] (natural-log log-sum-exp of the scaled
+// scores). q, k, v, out share a dtype (f32, f16, bf16). CUDA supports D in {32, 64, 80, 96, 128}.
 void attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor& lse,
                        const AttentionOptions& opt = {}, Stream stream = {});
 

@@ -13,7 +13,8 @@ namespace zt::kernels {
 void check_defined(std::string_view op, std::string_view name, const Tensor& t);
 void check_contiguous(std::string_view op, std::string_view name, const Tensor& t);
 void check_dim(std::string_view op, std::string_view name, const Tensor& t, int64_t ndim);
-void check_shape(std::string_view op, std::string_view name, const Tensor& t, const Shape& expected);
+void check_shape(std::string_view op, std::string_view name, const Tensor& t,
+                 const Shape& expected);
 void check_dtype(std::string_view op, std::string_view name, const Tensor& t,
                  std::initializer_list<DType> allowed);
 void check_same_shape(std::string_view op, std::string_view a_name, const Tensor& a,

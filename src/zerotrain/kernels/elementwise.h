@@ -6,7 +6,8 @@
 
 namespace zt::kernels {
 
-void add(const Tensor& a, const Tensor& b, Tensor& out, float alpha = 1.0f, Stream stream = {});  // a + alpha*b
+void add(const Tensor& a, const Tensor& b, Tensor& out, float alpha = 1.0f,
+         Stream stream = {});  // a + alpha*b
 void mul(const Tensor& a, const Tensor& b, Tensor& out, Stream stream = {});
 void scale(const Tensor& x, float alpha, Tensor& out, Stream stream = {});
 

@@ -11,7 +11,7 @@ struct GemmOptions {
   bool trans_a = false;  // A is stored [K, M] and used transposed
   bool trans_b = false;  // B is stored [N, K] and used transposed (the nn.Linear weight layout)
   float alpha = 1.0f;
-  float beta = 0.0f;     // 0: C is overwritten (its old contents may be garbage, even NaN)
+  float beta = 0.0f;             // 0: C is overwritten (its old contents may be garbage, even NaN)
   const Tensor* bias = nullptr;  // [N], same dtype as C; added after alpha/beta
 };
 

@@ -1,7 +1,8 @@
 // RMSNorm and LayerNorm over the last dimension, forward and backward.
 // x, y, dy, dx: [N, C] contiguous, same dtype (f32, f16, bf16). Weights/biases: [C], any floating
 // dtype. Saved statistics (mean, rstd): f32 [N]. Weight/bias gradients are f32 or the weight's
-// dtype; with accumulate they are added to, otherwise overwritten. Deterministic (no float atomics).
+// dtype; with accumulate they are added to, otherwise overwritten. Deterministic (no float
+// atomics).
 #pragma once
 
 #include "zerotrain/core/tensor.h"

@@ -1,7 +1,7 @@
-// A block: the unit the ZeRO engine gathers, runs and releases (an embedding, one transformer layer,
-// or the final norm + head + loss). The engine never looks inside a block's math; it only needs its
-// parameters, a forward that keeps what its backward needs, and a backward that returns the input
-// gradient and adds parameter gradients into their `grad` buffers. See [Note: blocks] in
+// A block: the unit the ZeRO engine gathers, runs and releases (an embedding, one transformer
+// layer, or the final norm + head + loss). The engine never looks inside a block's math; it only
+// needs its parameters, a forward that keeps what its backward needs, and a backward that returns
+// the input gradient and adds parameter gradients into their `grad` buffers. See [Note: blocks] in
 // docs/ARCHITECTURE.md.
 #pragma once
 
@@ -19,8 +19,8 @@ struct StepContext {
   Device device = Device::cpu();
   Stream stream;
   DType compute_dtype = DType::f32;  // activations and parameter values
-  Tensor tokens;   // i32 [B, S], the input ids
-  Tensor targets;  // i32/i64 [B, S], the next-token ids; -100 is ignored
+  Tensor tokens;                     // i32 [B, S], the input ids
+  Tensor targets;                    // i32/i64 [B, S], the next-token ids; -100 is ignored
   float loss_scale = 1.0f;  // d(total)/d(mean loss) fed to the head's backward (fp16 loss scaling,
                             // 1/accumulation steps)
 };

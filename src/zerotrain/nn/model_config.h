@@ -29,13 +29,13 @@ struct ModelConfig {
   int64_t num_kv_heads = 0;  // == num_heads without grouped-query attention
   int64_t head_dim = 0;      // hidden_size / num_heads unless the config says otherwise
   int64_t max_position_embeddings = 0;
-  double norm_eps = 1e-5;    // rms_norm_eps or layer_norm_epsilon
-  double rope_theta = 10000; // unused by gpt2
+  double norm_eps = 1e-5;     // rms_norm_eps or layer_norm_epsilon
+  double rope_theta = 10000;  // unused by gpt2
   RopeScaling rope_scaling;
   bool tie_word_embeddings = false;
-  bool attention_bias = false;  // llama: q/k/v/o biases. The other families fix their biases
-  bool mlp_bias = false;        // (qwen2 q/k/v, gpt2 all, mistral none): nn/architecture.h
-  int64_t sliding_window = 0;   // 0 = full causal attention
+  bool attention_bias = false;      // llama: q/k/v/o biases. The other families fix their biases
+  bool mlp_bias = false;            // (qwen2 q/k/v, gpt2 all, mistral none): nn/architecture.h
+  int64_t sliding_window = 0;       // 0 = full causal attention
   std::string hidden_act = "silu";  // silu | gelu_new | gelu_pytorch_tanh
   std::string torch_dtype = "float32";
   int64_t bos_token_id = -1;

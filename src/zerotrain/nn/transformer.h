@@ -16,7 +16,7 @@ struct TransformerOptions {
   DType param_dtype = DType::f32;  // values (= compute dtype of activations)
   DType grad_dtype = DType::f32;   // gradient buffers
   Device device = Device::cpu();
-  bool allocate = true;            // allocate value/grad storage for every parameter
+  bool allocate = true;  // allocate value/grad storage for every parameter
 };
 
 class Transformer {
@@ -33,8 +33,8 @@ class Transformer {
   std::vector<Parameter*> parameters();
   Parameter* find(const std::string& name);  // null when absent
 
-  // HF-style initialization: normal(0, std) weights, zero biases, unit norms; deterministic per seed
-  // and independent of device (generated on the host).
+  // HF-style initialization: normal(0, std) weights, zero biases, unit norms; deterministic per
+  // seed and independent of device (generated on the host).
   void init_random(uint64_t seed, float std = 0.02f);
   void zero_grads(Stream stream = {});
 

@@ -17,8 +17,12 @@ namespace zt::selfcheck {
 namespace k = zt::kernels;
 
 namespace {
-Tensor like(const Tensor& t, Stream s) { return Tensor::empty(t.shape(), t.dtype(), t.device(), s); }
-Tensor f32_on(const Tensor& t, int64_t n, Stream s) { return Tensor::empty({n}, DType::f32, t.device(), s); }
+Tensor like(const Tensor& t, Stream s) {
+  return Tensor::empty(t.shape(), t.dtype(), t.device(), s);
+}
+Tensor f32_on(const Tensor& t, int64_t n, Stream s) {
+  return Tensor::empty({n}, DType::f32, t.device(), s);
+}
 
 DiffOp unary(const std::string& name, void (*fwd)(const Tensor&, Tensor&, Stream),
              void (*bwd)(const Tensor&, const Tensor&, Tensor&, Stream)) {
@@ -43,7 +47,9 @@ DiffOp unary(const std::string& name, void (*fwd)(const Tensor&, Tensor&, Stream
 std::vector<DiffOp> differentiable_ops() {
   std::vector<DiffOp> ops;
 
-  ops.push_back({"gemm", {{7, 5}, {5, 6}}, {},
+  ops.push_back({"gemm",
+                 {{7, 5}, {5, 6}},
+                 {},
                  [](const auto& in, const auto&, Stream s) {
                    Tensor c = Tensor::empty({7, 6}, in[0].dtype(), in[0].device(), s);
                    k::gemm(in[0], in[1], c, {}, s);
@@ -152,7 +158,9 @@ std::vector<DiffOp> differentiable_ops() {
   xent.inputs = {{5, 37}};
   xent.input_range = 4.0f;
   xent.uniform_cotangent = true;
-  xent.make_aux = [](Device d) { return std::vector<Tensor>{Tensor::from_ints({3, 0, 36, -100, 17}, {5}, DType::i64, d)}; };
+  xent.make_aux = [](Device d) {
+    return std::vector<Tensor>{Tensor::from_ints({3, 0, 36, -100, 17}, {5}, DType::i64, d)};
+  };
   xent.forward = [](const auto& in, const auto& aux, Stream s) {
     Tensor losses = f32_on(in[0], 5, s), lse = f32_on(in[0], 5, s);
     k::cross_entropy_forward(in[0], aux[0], losses, lse, -100, s);
@@ -170,7 +178,9 @@ std::vector<DiffOp> differentiable_ops() {
   DiffOp emb;
   emb.name = "embedding";
   emb.inputs = {{11, 7}};
-  emb.make_aux = [](Device d) { return std::vector<Tensor>{Tensor::from_ints({3, 0, 3, 10, 5, 3, 0, 9, 1}, {9}, DType::i32, d)}; };
+  emb.make_aux = [](Device d) {
+    return std::vector<Tensor>{Tensor::from_ints({3, 0, 3, 10, 5, 3, 0, 9, 1}, {9}, DType::i32, d)};
+  };
   emb.forward = [](const auto& in, const auto& aux, Stream s) {
     Tensor out = Tensor::empty({9, 7}, in[0].dtype(), in[0].device(), s);
     k::embedding_forward(aux[0], in[0], out, true, s);
@@ -194,31 +204,35 @@ std::vector<PlainOp> plain_ops() {
                  }});
   ops.push_back({"reductions", {{37, 29}, {1000}}, {}, [](const auto& in, const auto&, Stream s) {
                    const Device d = in[0].device();
-                   Tensor sum = Tensor::empty({1}, DType::f32, d, s), mx = Tensor::empty({1}, DType::f32, d, s);
-                   Tensor rows = Tensor::empty({29}, DType::f32, d, s), norm = Tensor::empty({1}, DType::f32, d, s);
+                   Tensor sum = Tensor::empty({1}, DType::f32, d, s),
+                          mx = Tensor::empty({1}, DType::f32, d, s);
+                   Tensor rows = Tensor::empty({29}, DType::f32, d, s),
+                          norm = Tensor::empty({1}, DType::f32, d, s);
                    k::sum(in[0], sum, s);
                    k::max(in[0], mx, s);
                    k::sum_rows(in[0], rows, false, s);
                    k::global_l2_norm({in[0], in[1]}, norm, s);
                    return std::vector<Tensor>{sum, mx, rows, norm};
                  }});
-  ops.push_back({"adamw", {{1003}, {1003}, {1003}, {1003}}, {}, [](const auto& in, const auto&, Stream s) {
-                   const Device d = in[0].device();
-                   Tensor p = Tensor::empty({1003}, DType::f32, d, s), m = Tensor::empty({1003}, DType::f32, d, s);
-                   Tensor v = Tensor::empty({1003}, DType::f32, d, s), sq = like(in[3], s);
-                   k::cast(in[0], p, s);
-                   k::cast(in[2], m, s);
-                   k::mul(in[3], in[3], sq, s);  // second moments are never negative
-                   k::cast(sq, v, s);
-                   Tensor copy16 = Tensor::empty({1003}, DType::bf16, d, s);
-                   k::AdamWParams ap;
-                   ap.weight_decay = 0.1f;
-                   for (int t = 1; t <= 3; ++t) {
-                     ap.step = t;
-                     k::adamw_step(p, in[1], m, v, ap, &copy16, s);
-                   }
-                   return std::vector<Tensor>{p, m, v, copy16};
-                 }});
+  ops.push_back(
+      {"adamw", {{1003}, {1003}, {1003}, {1003}}, {}, [](const auto& in, const auto&, Stream s) {
+         const Device d = in[0].device();
+         Tensor p = Tensor::empty({1003}, DType::f32, d, s),
+                m = Tensor::empty({1003}, DType::f32, d, s);
+         Tensor v = Tensor::empty({1003}, DType::f32, d, s), sq = like(in[3], s);
+         k::cast(in[0], p, s);
+         k::cast(in[2], m, s);
+         k::mul(in[3], in[3], sq, s);  // second moments are never negative
+         k::cast(sq, v, s);
+         Tensor copy16 = Tensor::empty({1003}, DType::bf16, d, s);
+         k::AdamWParams ap;
+         ap.weight_decay = 0.1f;
+         for (int t = 1; t <= 3; ++t) {
+           ap.step = t;
+           k::adamw_step(p, in[1], m, v, ap, &copy16, s);
+         }
+         return std::vector<Tensor>{p, m, v, copy16};
+       }});
   return ops;
 }
 

@@ -15,7 +15,8 @@ struct DiffOp {
   std::vector<Shape> inputs;  // differentiable inputs, float
   // Non-differentiable inputs (ids, targets, positions), made once per device; may be empty.
   std::function<std::vector<Tensor>(Device)> make_aux;
-  std::function<Tensor(const std::vector<Tensor>& in, const std::vector<Tensor>& aux, Stream)> forward;
+  std::function<Tensor(const std::vector<Tensor>& in, const std::vector<Tensor>& aux, Stream)>
+      forward;
   std::function<std::vector<Tensor>(const std::vector<Tensor>& in, const std::vector<Tensor>& aux,
                                     const Tensor& dout, Stream)>
       backward;
@@ -30,7 +31,9 @@ struct PlainOp {
   std::string name;
   std::vector<Shape> inputs;
   std::function<std::vector<Tensor>(Device)> make_aux;  // may be empty
-  std::function<std::vector<Tensor>(const std::vector<Tensor>& in, const std::vector<Tensor>& aux, Stream)> run;
+  std::function<std::vector<Tensor>(const std::vector<Tensor>& in, const std::vector<Tensor>& aux,
+                                    Stream)>
+      run;
 };
 
 std::vector<PlainOp> plain_ops();

@@ -30,11 +30,13 @@ FdResult directional_check(const std::function<double(const Inputs&)>& loss, con
   auto shifted = [&](double s) {
     Inputs v = x;
     for (size_t k = 0; k < v.size(); ++k)
-      for (size_t i = 0; i < v[k].size(); ++i) v[k][i] = static_cast<float>(v[k][i] + s * u[k][i]);
+      for (size_t i = 0; i < v[k].size(); ++i)
+        v[k][i] = static_cast<float>(v[k][i] + s * u[k][i]);
     return loss(v);
   };
   r.numeric = (shifted(h) - shifted(-h)) / (2 * h);
-  r.error = std::fabs(r.analytic - r.numeric) / (std::fabs(r.analytic) + 0.1 * std::sqrt(g2) + 1e-6);
+  r.error =
+      std::fabs(r.analytic - r.numeric) / (std::fabs(r.analytic) + 0.1 * std::sqrt(g2) + 1e-6);
   return r;
 }
 

@@ -16,13 +16,15 @@ namespace {
 std::vector<float> uniform(size_t n, std::mt19937_64& rng, float range) {
   std::uniform_real_distribution<float> d(-range, range);
   std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
+  for (auto& x : v)
+    x = d(rng);
   return v;
 }
 
 double dot(const std::vector<float>& a, const std::vector<float>& b) {
   double s = 0;
-  for (size_t i = 0; i < a.size(); ++i) s += static_cast<double>(a[i]) * b[i];
+  for (size_t i = 0; i < a.size(); ++i)
+    s += static_cast<double>(a[i]) * b[i];
   return s;
 }
 
@@ -43,18 +45,21 @@ double relative_error(const std::vector<Tensor>& got, const std::vector<Tensor>&
 // Worst directional finite-difference error of L(x) = <g, forward(x)> over three random directions.
 double fd_error(const DiffOp& op, std::mt19937_64& rng) {
   Inputs x;
-  for (const auto& sh : op.inputs) x.push_back(uniform(static_cast<size_t>(numel_of(sh)), rng, op.input_range));
+  for (const auto& sh : op.inputs)
+    x.push_back(uniform(static_cast<size_t>(numel_of(sh)), rng, op.input_range));
   const auto aux = aux_for(op, Device::cpu());
   auto tensors = [&](const Inputs& v) {
     std::vector<Tensor> t;
-    for (size_t k = 0; k < v.size(); ++k) t.push_back(Tensor::from_floats(v[k], op.inputs[k], DType::f32));
+    for (size_t k = 0; k < v.size(); ++k)
+      t.push_back(Tensor::from_floats(v[k], op.inputs[k], DType::f32));
     return t;
   };
   Tensor y0 = op.forward(tensors(x), aux, {});
   std::vector<float> g = uniform(static_cast<size_t>(y0.numel()), rng, 1.0f);
   if (op.uniform_cotangent) std::fill(g.begin(), g.end(), 0.75f);
   std::vector<std::vector<double>> grads;
-  for (const Tensor& t : op.backward(tensors(x), aux, Tensor::from_floats(g, y0.shape(), DType::f32), {})) {
+  for (const Tensor& t :
+       op.backward(tensors(x), aux, Tensor::from_floats(g, y0.shape(), DType::f32), {})) {
     const auto v = t.to_floats();
     grads.emplace_back(v.begin(), v.end());
   }
@@ -67,23 +72,30 @@ double fd_error(const DiffOp& op, std::mt19937_64& rng) {
   return worst;
 }
 
-std::vector<Tensor> make_inputs(const std::vector<Shape>& shapes, DType dt, float range, std::mt19937_64& rng) {
+std::vector<Tensor> make_inputs(const std::vector<Shape>& shapes, DType dt, float range,
+                                std::mt19937_64& rng) {
   std::vector<Tensor> t;
-  for (const auto& sh : shapes) t.push_back(Tensor::from_floats(uniform(static_cast<size_t>(numel_of(sh)), rng, range), sh, dt));
+  for (const auto& sh : shapes)
+    t.push_back(
+        Tensor::from_floats(uniform(static_cast<size_t>(numel_of(sh)), rng, range), sh, dt));
   return t;
 }
 
 std::vector<Tensor> to_device(const std::vector<Tensor>& ts, Device d) {
   std::vector<Tensor> out;
-  for (const auto& t : ts) out.push_back(t.to(d));
+  for (const auto& t : ts)
+    out.push_back(t.to(d));
   return out;
 }
 
-double tolerance_for(DType dt) { return dt == DType::f32 ? 1e-5 : 1e-2; }
+double tolerance_for(DType dt) {
+  return dt == DType::f32 ? 1e-5 : 1e-2;
+}
 
 }  // namespace
 
-std::vector<Result> run_all(const Options& opt, const std::function<void(const Result&)>& on_result) {
+std::vector<Result> run_all(const Options& opt,
+                            const std::function<void(const Result&)>& on_result) {
   std::vector<Result> results;
   auto report = [&](Result r) {
     on_result(r);
@@ -92,7 +104,8 @@ std::vector<Result> run_all(const Options& opt, const std::function<void(const R
   std::mt19937_64 rng(opt.seed);
   const auto diff = differentiable_ops();
   if (opt.cpu) {
-    for (const auto& op : diff) report({op.name, "fd-grad cpu f32", fd_error(op, rng), 1e-2});
+    for (const auto& op : diff)
+      report({op.name, "fd-grad cpu f32", fd_error(op, rng), 1e-2});
   }
   if (opt.cuda && cuda_available()) {
     const Device gpu = Device::cuda(0);

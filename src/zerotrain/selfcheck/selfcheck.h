@@ -11,9 +11,9 @@
 namespace zt::selfcheck {
 
 struct Result {
-  std::string op;      // "rmsnorm"
-  std::string check;   // "fd-grad cpu f32", "cuda vs cpu bf16"
-  double error = 0;    // relative error measured
+  std::string op;     // "rmsnorm"
+  std::string check;  // "fd-grad cpu f32", "cuda vs cpu bf16"
+  double error = 0;   // relative error measured
   double tolerance = 0;
   bool passed() const { return error <= tolerance; }  // false for NaN
 };
@@ -25,6 +25,7 @@ struct Options {
 };
 
 // Runs every check; `on_result` sees each result as it lands (for progress output).
-std::vector<Result> run_all(const Options& opt, const std::function<void(const Result&)>& on_result);
+std::vector<Result> run_all(const Options& opt,
+                            const std::function<void(const Result&)>& on_result);
 
 }  // namespace zt::selfcheck

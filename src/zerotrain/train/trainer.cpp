@@ -35,14 +35,15 @@ void check_config(const TrainConfig& c) {
   if (c.save_every < 0)
     throw ValueError("train", str("save_every must be >= 0, got ", c.save_every));
   if (!(c.lr >= 0)) throw ValueError("train", str("lr must be >= 0, got ", c.lr));
-  if (c.warmup_steps < 0) throw ValueError("train", str("warmup_steps must be >= 0, got ", c.warmup_steps));
+  if (c.warmup_steps < 0)
+    throw ValueError("train", str("warmup_steps must be >= 0, got ", c.warmup_steps));
   if (c.dtype != DType::f32 && c.dtype != DType::bf16)
     throw ValueError("train", str("dtype must be f32 or bf16, got ", dtype_name(c.dtype)));
 }
 
 bool has_weights(const fs::path& dir) {
-  return fs::is_directory(dir) &&
-         (fs::exists(dir / "model.safetensors") || fs::exists(dir / "model.safetensors.index.json"));
+  return fs::is_directory(dir) && (fs::exists(dir / "model.safetensors") ||
+                                   fs::exists(dir / "model.safetensors.index.json"));
 }
 
 // Mean of the finite values, NaN when there are none.
@@ -93,16 +94,18 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
 
   auto tokens = std::make_shared<io::TokenFile>(c.data);
   if (tokens->vocab_size() > static_cast<uint64_t>(mc.vocab_size))
-    throw ValueError("train", str("token file ", c.data.string(), " has vocab size ", tokens->vocab_size(),
-                                  " but the model's vocab_size is ", mc.vocab_size));
+    throw ValueError("train",
+                     str("token file ", c.data.string(), " has vocab size ", tokens->vocab_size(),
+                         " but the model's vocab_size is ", mc.vocab_size));
   io::DataLoaderConfig dc;
   dc.seq_len = c.seq_len;
   dc.micro_batch = c.micro_batch;
   dc.seed = c.seed;
   io::DataLoader loader(tokens, dc, resumed.data);
   if (loader.steps_per_epoch() == 0)
-    throw ValueError("train", str("token file ", c.data.string(), " (", tokens->size(), " tokens) is too small for one batch of ",
-                                  c.micro_batch, " x ", c.seq_len + 1, " tokens"));
+    throw ValueError("train", str("token file ", c.data.string(), " (", tokens->size(),
+                                  " tokens) is too small for one batch of ", c.micro_batch, " x ",
+                                  c.seq_len + 1, " tokens"));
 
   AdamWOptions ao;
   ao.beta1 = static_cast<float>(c.beta1);
@@ -123,8 +126,8 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   ro.checkpoint_layers = c.activation_checkpointing;
   nn::BlockRunner runner(model.blocks(), ro);
 
-  const double per_token = flops_per_token({mc.num_non_embedding_params(), mc.num_layers, mc.num_heads,
-                                            mc.head_dim, c.seq_len});
+  const double per_token = flops_per_token(
+      {mc.num_non_embedding_params(), mc.num_layers, mc.num_heads, mc.head_dim, c.seq_len});
   const double peak = peak_flops_of(c.device);
 
   fs::create_directories(c.out);
@@ -199,7 +202,8 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
       sum.last_loss = r.loss;
       writer.write(r);
       if (cb.on_log) cb.on_log(r);
-      if (c.plot_every > 0 && (step + 1) % c.plot_every == 0) write_loss_plot(sum.plot_path, plot_points);
+      if (c.plot_every > 0 && (step + 1) % c.plot_every == 0)
+        write_loss_plot(sum.plot_path, plot_points);
       interval_losses.clear();
       interval_norms.clear();
       interval_tokens = 0;

@@ -14,8 +14,8 @@ namespace zt {
 namespace detail {
 void throw_cuda_error(cudaError_t e, const char* call, const char* file, int line) {
   if (e == cudaErrorMemoryAllocation) cudaGetLastError();  // clear the sticky-free error state
-  throw BackendError("cuda", str(call, " failed: ", cudaGetErrorName(e), " (", cudaGetErrorString(e),
-                                 ") at ", file, ":", line));
+  throw BackendError("cuda", str(call, " failed: ", cudaGetErrorName(e), " (",
+                                 cudaGetErrorString(e), ") at ", file, ":", line));
 }
 void throw_cublas_error(cublasStatus_t s, const char* call, const char* file, int line) {
   throw BackendError("cublas", str(call, " failed: ", cublasGetStatusName(s), " (",
@@ -125,10 +125,13 @@ void CudaEvent::wait(Stream s) const {
   CudaDeviceGuard g(s.device);
   ZT_CUDA_CHECK(cudaStreamWaitEvent(to_cuda(s), static_cast<cudaEvent_t>(e_), 0));
 }
-void CudaEvent::synchronize() const { ZT_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(e_))); }
+void CudaEvent::synchronize() const {
+  ZT_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(e_)));
+}
 float CudaEvent::elapsed_ms(const CudaEvent& start) const {
   float ms = 0;
-  ZT_CUDA_CHECK(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start.e_), static_cast<cudaEvent_t>(e_)));
+  ZT_CUDA_CHECK(
+      cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start.e_), static_cast<cudaEvent_t>(e_)));
   return ms;
 }
 
@@ -176,7 +179,8 @@ CachingAllocator& caching_for(int index) {
   if (index < 0 || index >= n)
     throw DeviceError("alloc", str("no CUDA device cuda:", index, " (", n, " visible)"));
   if (all.empty()) all.resize(static_cast<size_t>(n));
-  if (!all[index]) all[index] = std::make_unique<CachingAllocator>(Device::cuda(index), cuda_source(index));
+  if (!all[index])
+    all[index] = std::make_unique<CachingAllocator>(Device::cuda(index), cuda_source(index));
   return *all[index];
 }
 
@@ -188,8 +192,8 @@ class PinnedHostAllocator final : public Allocator {
     cudaError_t e = cudaHostAlloc(&p, n, cudaHostAllocPortable);
     if (e != cudaSuccess) {
       cudaGetLastError();
-      throw OutOfMemoryError("alloc", str("pinned host allocation of ", format_bytes(n), " failed: ",
-                                          cudaGetErrorString(e)));
+      throw OutOfMemoryError("alloc", str("pinned host allocation of ", format_bytes(n),
+                                          " failed: ", cudaGetErrorString(e)));
     }
     std::lock_guard lock(mu_);
     stats_.allocated += n;
@@ -220,7 +224,9 @@ class PinnedHostAllocator final : public Allocator {
 
 }  // namespace
 
-Allocator& cuda_allocator(int index) { return caching_for(index); }
+Allocator& cuda_allocator(int index) {
+  return caching_for(index);
+}
 
 Allocator& pinned_host_allocator() {
   if (!cuda_available()) throw DeviceError("alloc", "pinned host memory needs a CUDA device");
@@ -228,6 +234,8 @@ Allocator& pinned_host_allocator() {
   return a;
 }
 
-void set_cuda_memory_cap(int index, size_t bytes) { caching_for(index).set_cap(bytes); }
+void set_cuda_memory_cap(int index, size_t bytes) {
+  caching_for(index).set_cap(bytes);
+}
 
 }  // namespace zt

@@ -62,18 +62,31 @@ void fill(const Tensor& t, double value, Stream s) {
   if (n == 0) return;
   CudaDeviceGuard g(t.device());
   switch (t.dtype()) {
-    case DType::f32: launch_fill<float>(t.data(), n, static_cast<float>(value), s); break;
-    case DType::f16: launch_fill<__half>(t.data(), n, __float2half_rn(static_cast<float>(value)), s); break;
-    case DType::bf16: launch_fill<__nv_bfloat16>(t.data(), n, __float2bfloat16_rn(static_cast<float>(value)), s); break;
-    case DType::i32: launch_fill<int32_t>(t.data(), n, static_cast<int32_t>(value), s); break;
-    case DType::i64: launch_fill<long long>(t.data(), n, static_cast<long long>(value), s); break;
-    case DType::u8: launch_fill<unsigned char>(t.data(), n, static_cast<unsigned char>(value), s); break;
+    case DType::f32:
+      launch_fill<float>(t.data(), n, static_cast<float>(value), s);
+      break;
+    case DType::f16:
+      launch_fill<__half>(t.data(), n, __float2half_rn(static_cast<float>(value)), s);
+      break;
+    case DType::bf16:
+      launch_fill<__nv_bfloat16>(t.data(), n, __float2bfloat16_rn(static_cast<float>(value)), s);
+      break;
+    case DType::i32:
+      launch_fill<int32_t>(t.data(), n, static_cast<int32_t>(value), s);
+      break;
+    case DType::i64:
+      launch_fill<long long>(t.data(), n, static_cast<long long>(value), s);
+      break;
+    case DType::u8:
+      launch_fill<unsigned char>(t.data(), n, static_cast<unsigned char>(value), s);
+      break;
   }
 }
 
 void strided_copy(const Tensor& dst, const Tensor& src, Stream s) {
   if (src.dim() > kMaxDims)
-    throw ShapeError("copy", str("strided copy supports up to ", kMaxDims, " dimensions, got ", src.describe()));
+    throw ShapeError(
+        "copy", str("strided copy supports up to ", kMaxDims, " dimensions, got ", src.describe()));
   const long long n = src.numel();
   if (n == 0) return;
   StridedLayout L{};
@@ -84,10 +97,18 @@ void strided_copy(const Tensor& dst, const Tensor& src, Stream s) {
   }
   CudaDeviceGuard g(dst.device());
   switch (src.element_size()) {
-    case 1: launch_copy<1>(dst.data(), src.data(), n, L, s); break;
-    case 2: launch_copy<2>(dst.data(), src.data(), n, L, s); break;
-    case 4: launch_copy<4>(dst.data(), src.data(), n, L, s); break;
-    case 8: launch_copy<8>(dst.data(), src.data(), n, L, s); break;
+    case 1:
+      launch_copy<1>(dst.data(), src.data(), n, L, s);
+      break;
+    case 2:
+      launch_copy<2>(dst.data(), src.data(), n, L, s);
+      break;
+    case 4:
+      launch_copy<4>(dst.data(), src.data(), n, L, s);
+      break;
+    case 8:
+      launch_copy<8>(dst.data(), src.data(), n, L, s);
+      break;
   }
 }
 

@@ -17,7 +17,6 @@ namespace {
 // Below this many elements a loop runs on the calling thread: a parallel region costs more.
 constexpr int64_t kParallelGrain = int64_t{1} << 15;
 
-
 template <typename T, typename Op>
 void map_typed(const std::array<const Tensor*, Op::kIn>& in,
                const std::array<Tensor*, Op::kOut>& out, Op op) {
@@ -45,7 +44,8 @@ void map_typed(const std::array<const Tensor*, Op::kIn>& in,
 template <typename Op>
 void map(const std::array<const Tensor*, Op::kIn>& in, const std::array<Tensor*, Op::kOut>& out,
          Op op) {
-  visit_float(in[0]->dtype(), "elementwise", [&](auto tag) { map_typed<decltype(tag), Op>(in, out, op); });
+  visit_float(in[0]->dtype(), "elementwise",
+              [&](auto tag) { map_typed<decltype(tag), Op>(in, out, op); });
 }
 
 }  // namespace

@@ -24,7 +24,6 @@ constexpr int64_t kRowChunk = 256;            // rows per partial in sum_rows
 constexpr int64_t kColBlock = 256;            // columns per task in sum_rows
 constexpr int kLanes = 8;                     // interleaved accumulators within a chunk
 
-
 template <typename T>
 double load_f64(const T* p, int64_t i) {
   return static_cast<double>(static_cast<float>(p[i]));
