@@ -2,6 +2,7 @@
 # The whole test suite, as CI runs it:
 #  1. the default build (CUDA backend too when nvcc is present: it must compile and link; its tests
 #     skip without a GPU), all tests;
+#     then parity with PyTorch on the CPU (scripts/parity_cpu.sh);
 #  2. a CPU-only build under AddressSanitizer + UndefinedBehaviorSanitizer, all tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +12,8 @@ jobs="$(nproc)"
 echo "== [1/2] default build + tests"
 scripts/build.sh build
 ctest --test-dir build --output-on-failure --parallel "$jobs"
+echo "== [1b] parity with PyTorch on the CPU"
+scripts/parity_cpu.sh build/parity_cpu.json build
 
 echo "== [2/2] CPU-only build with ASan + UBSan + tests"
 scripts/build.sh build-asan -DZT_CUDA=OFF -DZT_SANITIZE=address,undefined \

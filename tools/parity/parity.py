@@ -8,7 +8,8 @@ and tokens on both sides, compares
   - the losses of 20 AdamW steps             (relative error < 1e-4 each)
   - the model zerotrain saves after training, loaded back with AutoModelForCausalLM: same logits as
     zerotrain's own final forward (< 1e-4)
-and writes a JSON report. Needs torch + transformers + safetensors (present on the GPU machine).
+and writes a JSON report. Needs torch + transformers + safetensors (present on the GPU machine; CI
+runs it on the CPU through scripts/parity_cpu.sh).
 
   python3 tools/parity/parity.py --runner build/bin/parity_runner --device cuda --out report.json
 """

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# PyTorch parity on the CPU (issue 3's CI check): tools/parity/parity.py against Debian's PyTorch
+# (python3-torch, installed by install_deps.sh) and transformers from PyPI, pinned to the last
+# release series that still supports torch 1.13. Runs every model family; writes the report to
+# $1 (default build/parity_cpu.json) and exits non-zero when a family misses a tolerance.
+#   scripts/parity_cpu.sh [REPORT] [BUILD_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+report="${1:-build/parity_cpu.json}"
+build="${2:-build}"
+venv="$build/parity-venv"
+# Debian's interpreter, not whatever python3 is first in PATH: python3-torch lives in its dist-packages.
+py=/usr/bin/python3
+if [ ! -x "$venv/bin/python" ]; then
+  "$py" -m venv --system-site-packages "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check "transformers==4.46.3" "safetensors==0.8.0"
+fi
+OMP_NUM_THREADS=1 "$venv/bin/python" tools/parity/parity.py --runner "$build/bin/parity_runner" \
+  --device cpu --out "$report" --commit "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
