@@ -5,11 +5,16 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
+#include <vector>
 
 namespace zt::cli {
 
 void add_selfcheck_command(CLI::App& app, std::function<int()>& action);
 void add_data_command(CLI::App& app, std::function<int()>& action);
-void add_train_command(CLI::App& app, std::function<int()>& action);
+// args: the command line after the program name (train re-runs it under `zerotrain launch` for
+// --nproc).
+void add_train_command(CLI::App& app, std::function<int()>& action,
+                       const std::vector<std::string>& args);
 
 }  // namespace zt::cli

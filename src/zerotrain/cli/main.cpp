@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "zerotrain/cli/commands.h"
 #include "zerotrain/core/error.h"
@@ -15,7 +17,7 @@ int main(int argc, char** argv) {
   std::function<int()> action;
   zt::cli::add_selfcheck_command(app, action);
   zt::cli::add_data_command(app, action);
-  zt::cli::add_train_command(app, action);
+  zt::cli::add_train_command(app, action, std::vector<std::string>(argv + 1, argv + argc));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,10 +1,17 @@
-// `zerotrain train`: single-process training of a Hugging Face-layout model on a token file, with a
-// progress bar (live loss and tokens/s), periodic log lines, and a final summary table.
+// `zerotrain train`: training of a Hugging Face-layout model on a token file, in one process or
+// data-parallel over the ranks of a launcher (mpirun, srun, torchrun, `zerotrain launch`, or
+// `--nproc N`, which re-runs this command under `zerotrain launch`), with a progress bar (live loss
+// and tokens/s), periodic log lines and a final summary table, printed by rank 0.
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "zerotrain/cli/commands.h"
+#include "zerotrain/comm/process_group.h"
 #include "zerotrain/core/device.h"
 #include "zerotrain/core/progress.h"
 #include "zerotrain/train/trainer.h"
@@ -34,11 +41,33 @@ void print_summary(const train::TrainSummary& s) {
   std::printf("%-22s %s\n", "loss curve", s.plot_path.string().c_str());
 }
 
+// Replaces this process with `zerotrain launch -n N [--mpi] -- zerotrain <args without --nproc>`.
+[[noreturn]] void relaunch(const std::vector<std::string>& args, int nproc, bool cpu) {
+  std::vector<std::string> argv{"/proc/self/exe", "launch", "-n", std::to_string(nproc)};
+  if (cpu) argv.push_back("--mpi");  // CPU ranks reduce through MPI
+  argv.push_back("--");
+  argv.push_back("/proc/self/exe");
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--nproc") {
+      ++i;
+      continue;
+    }
+    if (args[i].rfind("--nproc=", 0) == 0) continue;
+    argv.push_back(args[i]);
+  }
+  std::vector<char*> cargv;
+  for (std::string& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  ::execv("/proc/self/exe", cargv.data());
+  throw BackendError("train", str("cannot re-run under zerotrain launch: execv failed"));
+}
+
 }  // namespace
 
-void add_train_command(CLI::App& app, std::function<int()>& action) {
-  auto* cmd =
-      app.add_subcommand("train", "Train a causal language model (one process) on a token file");
+void add_train_command(CLI::App& app, std::function<int()>& action,
+                       const std::vector<std::string>& args) {
+  auto* cmd = app.add_subcommand(
+      "train", "Train a causal language model on a token file (one process or data-parallel ranks)");
   auto c = std::make_shared<train::TrainConfig>();
   auto device = std::make_shared<std::string>(cuda_available() ? "cuda" : "cpu");
   auto dtype = std::make_shared<std::string>("f32");
@@ -86,6 +115,19 @@ void add_train_command(CLI::App& app, std::function<int()>& action) {
   cmd->add_option("--plot-every", c->plot_every,
                   "also redraw loss.png every N steps (0: at the end)")
       ->capture_default_str();
+  auto nproc = std::make_shared<int>(1);
+  cmd->add_option("--nproc", *nproc,
+                  "data-parallel ranks on this machine (runs the command under `zerotrain launch`; "
+                  "one GPU each with --device cuda)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd->add_option("--reduce-bucket-size", c->reduce_bucket_elements,
+                  "gradient elements per data-parallel all-reduce bucket")
+      ->capture_default_str();
+  cmd->add_option("--check-params-every", c->check_params_every,
+                  "data-parallel: compare the ranks' parameter checksums every N steps (0: at "
+                  "start only)")
+      ->capture_default_str();
   cmd->add_option("--save-every", c->save_every,
                   "also write <out>/checkpoint every N steps (0: only at the end)")
       ->capture_default_str();
@@ -97,15 +139,42 @@ void add_train_command(CLI::App& app, std::function<int()>& action) {
       "      --micro-batch 2 --seq-len 4096 --lr 1e-5 --steps 1000 --activation-checkpointing\n"
       "  zerotrain train --model assets/models/kjv-llama-5m --data data/kjv.tokens --out runs/kjv "
       "\\\n"
-      "      --resume runs/kjv/checkpoint --steps 1000");
-  cmd->callback([&action, c, device, dtype] {
-    action = [c, device, dtype] {
+      "      --resume runs/kjv/checkpoint --steps 1000\n"
+      "  zerotrain train --model config.json --data tokens.bin --out runs/ddp --nproc 4 --device "
+      "cuda --dtype bf16\n"
+      "  mpirun -n 4 zerotrain train --model config.json --data tokens.bin --out runs/ddp --device "
+      "cpu");
+  cmd->callback([&action, c, device, dtype, nproc, args] {
+    action = [c, device, dtype, nproc, args] {
       c->device = parse_device(*device);
       c->dtype = parse_dtype(*dtype);
-      std::printf("zerotrain train: %s on %s, %s, %lld steps x %lld x %lld tokens\n",
+      const comm::ProcessEnv env = comm::detect_process_env();
+      if (*nproc > 1 && env.world_size == 1) relaunch(args, *nproc, !c->device.is_cuda());
+      if (*nproc > 1 && env.world_size != *nproc)
+        throw ValueError("train", str("--nproc ", *nproc, " but the launcher started ",
+                                      env.world_size, " ranks"));
+      std::unique_ptr<comm::ProcessGroup> group;
+      std::unique_ptr<comm::Communicator> device_comm;
+      if (env.world_size > 1) {
+        group = comm::init_process_group();
+        if (c->device.is_cuda()) {
+          c->device = group->local_device();  // one GPU per rank
+          device_comm = group->make_device_communicator(c->device);
+          c->comm = device_comm.get();
+        } else {
+          c->comm = &group->host();
+        }
+      }
+      const bool rank0 = env.rank == 0;
+      if (!rank0) {
+        train::train(*c);
+        return 0;
+      }
+      std::printf("zerotrain train: %s on %s%s, %s, %lld steps x %lld x %lld tokens\n",
                   c->model.string().c_str(), to_string(c->device).c_str(),
+                  env.world_size > 1 ? str(" x ", env.world_size, " ranks").c_str() : "",
                   std::string(dtype_name(c->dtype)).c_str(), static_cast<long long>(c->steps),
-                  static_cast<long long>(c->micro_batch * c->grad_accum),
+                  static_cast<long long>(c->micro_batch * c->grad_accum * env.world_size),
                   static_cast<long long>(c->seq_len));
       ProgressOptions po;
       po.unit = "step";

@@ -9,6 +9,7 @@
 // Tested by tests/nn/test_block_runner.cpp.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -18,6 +19,10 @@ namespace zt::nn {
 
 struct RunnerOptions {
   bool checkpoint_layers = false;  // recompute decoder layers in backward
+  // Called with a block's index right after its backward, in reverse block order: from then on
+  // the block adds nothing more to its parameters' gradients in this micro-step (the data-parallel
+  // engine starts reducing them while earlier blocks still compute).
+  std::function<void(size_t block)> after_block_backward;
 };
 
 class BlockRunner {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "zerotrain/core/error.h"
@@ -16,6 +17,7 @@
 #include "zerotrain/train/loss_plot.h"
 #include "zerotrain/train/lr_schedule.h"
 #include "zerotrain/train/optimizer.h"
+#include "zerotrain/zero/data_parallel.h"
 
 namespace zt::train {
 
@@ -32,6 +34,9 @@ void check_config(const TrainConfig& c) {
   positive("seq_len", c.seq_len);
   positive("grad_accum", c.grad_accum);
   positive("log_every", c.log_every);
+  positive("reduce_bucket_elements", c.reduce_bucket_elements);
+  if (c.check_params_every < 0)
+    throw ValueError("train", str("check_params_every must be >= 0, got ", c.check_params_every));
   if (c.save_every < 0)
     throw ValueError("train", str("save_every must be >= 0, got ", c.save_every));
   if (!(c.lr >= 0)) throw ValueError("train", str("lr must be >= 0, got ", c.lr));
@@ -101,6 +106,10 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   dc.seq_len = c.seq_len;
   dc.micro_batch = c.micro_batch;
   dc.seed = c.seed;
+  const int world = c.comm ? c.comm->size() : 1;
+  const int rank = c.comm ? c.comm->rank() : 0;
+  dc.rank = rank;
+  dc.world = world;
   io::DataLoader loader(tokens, dc, resumed.data);
   if (loader.steps_per_epoch() == 0)
     throw ValueError("train", str("token file ", c.data.string(), " (", tokens->size(),
@@ -115,6 +124,14 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   const std::vector<nn::Parameter*> params = model.parameters();
   AdamW optimizer(params, ao);
   if (resuming) load_checkpoint_weights(c.resume, model, optimizer, stream);
+  std::unique_ptr<zero::DataParallel> dp;
+  if (c.comm) {
+    zero::DataParallelOptions dpo;
+    dpo.bucket_elements = c.reduce_bucket_elements;
+    dpo.overlap_comm = c.overlap_comm;
+    dp = std::make_unique<zero::DataParallel>(model.blocks(), *c.comm, c.device, stream, dpo);
+    dp->check_parameters_identical();
+  }
   LrScheduleConfig sc;
   sc.kind = parse_schedule_kind(c.schedule);
   sc.base_lr = c.lr;
@@ -124,26 +141,30 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   const LrSchedule schedule(sc);
   nn::RunnerOptions ro;
   ro.checkpoint_layers = c.activation_checkpointing;
+  if (dp) ro.after_block_backward = [&dp](size_t block) { dp->after_block_backward(block); };
   nn::BlockRunner runner(model.blocks(), ro);
 
   const double per_token = flops_per_token(
       {mc.num_non_embedding_params(), mc.num_layers, mc.num_heads, mc.head_dim, c.seq_len});
   const double peak = peak_flops_of(c.device);
 
-  fs::create_directories(c.out);
+  const bool writer_rank = rank == 0;  // the one rank that writes files
+  if (writer_rank) fs::create_directories(c.out);
   TrainSummary sum;
   sum.metrics_path = c.out / "metrics.jsonl";
   sum.plot_path = c.out / "loss.png";
   sum.model_dir = c.out / "model";
-  if (resuming) drop_metrics_after(sum.metrics_path, resumed.step);
-  MetricsWriter writer(sum.metrics_path, resuming);
+  if (resuming && writer_rank) drop_metrics_after(sum.metrics_path, resumed.step);
+  std::optional<MetricsWriter> writer;
+  if (writer_rank) writer.emplace(sum.metrics_path, resuming);
   std::vector<StepMetrics> plot_points;  // one per step, for the loss curve
 
   nn::StepContext ctx;
   ctx.device = c.device;
   ctx.stream = stream;
   ctx.compute_dtype = c.dtype;
-  ctx.loss_scale = 1.0f / static_cast<float>(c.grad_accum);
+  // See [Note: data-parallel step]: the summed gradients are those of the global batch's mean loss.
+  ctx.loss_scale = 1.0f / static_cast<float>(c.grad_accum * world);
 
   reset_peak_memory(c.device);
   StepTimer timer, total_timer, step_timer;
@@ -151,6 +172,7 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   int64_t interval_tokens = 0;
   bool logged = false;
   auto save = [&](int64_t done) {
+    if (!writer_rank) return;
     TrainState st;
     st.step = done;
     st.data = loader.state();
@@ -161,16 +183,23 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
     optimizer.zero_grad(stream);
     double loss = 0;
     for (int64_t m = 0; m < c.grad_accum; ++m) {
+      if (dp) dp->begin_micro_step(m + 1 == c.grad_accum);
       const io::Batch batch = loader.next();
       ctx.tokens = batch.inputs.to(c.device, stream);
       ctx.targets = batch.targets.to(c.device, stream);
       loss += runner.forward_backward(ctx).to_floats(stream)[0] / static_cast<double>(c.grad_accum);
       interval_tokens += batch.rows * c.seq_len;
     }
+    if (dp) {
+      dp->finish_gradient_sync();
+      loss = dp->sum_over_ranks(loss) / world;
+    }
     const ClipResult clip = clip_grad_norm(params, c.clip, 1.0, stream);
     const double lr = schedule.lr_at(step);
     if (clip.finite) optimizer.step(static_cast<float>(lr), clip.grad_scale, stream);
     synchronize(stream);
+    if (dp && c.check_params_every > 0 && (step + 1) % c.check_params_every == 0)
+      dp->check_parameters_identical();
     interval_losses.push_back(loss);
     interval_norms.push_back(clip.norm);
     const int64_t step_tokens = c.micro_batch * c.seq_len * c.grad_accum;
@@ -200,9 +229,9 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
       if (!logged) sum.first_loss = r.loss;
       logged = true;
       sum.last_loss = r.loss;
-      writer.write(r);
+      if (writer) writer->write(r);
       if (cb.on_log) cb.on_log(r);
-      if (c.plot_every > 0 && (step + 1) % c.plot_every == 0)
+      if (writer_rank && c.plot_every > 0 && (step + 1) % c.plot_every == 0)
         write_loss_plot(sum.plot_path, plot_points);
       interval_losses.clear();
       interval_norms.clear();
@@ -215,8 +244,10 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   sum.seconds = total_timer.lap();
   sum.tokens_per_s = tokens_per_second(sum.tokens, sum.seconds);
   sum.mfu = mfu(sum.tokens_per_s, per_token, peak);
-  write_loss_plot(sum.plot_path, plot_points);
-  io::save_pretrained(model, sum.model_dir, c.dtype, io::kDefaultMaxShardBytes, stream);
+  if (writer_rank) {
+    write_loss_plot(sum.plot_path, plot_points);
+    io::save_pretrained(model, sum.model_dir, c.dtype, io::kDefaultMaxShardBytes, stream);
+  }
   save(c.steps);
   return sum;
 }

@@ -11,6 +11,7 @@
 #include <functional>
 #include <string>
 
+#include "zerotrain/comm/communicator.h"
 #include "zerotrain/core/device.h"
 #include "zerotrain/core/dtype.h"
 #include "zerotrain/train/metrics.h"
@@ -44,9 +45,19 @@ struct TrainConfig {
   int64_t log_every = 10;
   int64_t plot_every = 0;  // also write loss.png every N steps (0: at the end only)
   int64_t save_every = 0;  // also write the checkpoint every N steps (0: at the end only)
+
+  // Data parallelism, ZeRO stage 0 (zero/data_parallel.h): a communicator over the ranks for
+  // buffers on `device` (NCCL for cuda, MPI for the CPU), not owned; nullptr: one process. Each
+  // rank reads its shard of every step (the global batch is micro_batch x grad_accum x world);
+  // only rank 0 writes files and calls the callbacks' consumers (the CLI).
+  comm::Communicator* comm = nullptr;
+  int64_t reduce_bucket_elements = 500'000'000;  // zero_optimization.reduce_bucket_size
+  bool overlap_comm = true;                      // zero_optimization.overlap_comm
+  int64_t check_params_every = 0;  // also compare parameter checksums every N steps (0: at start)
 };
 
-// Counts and rates cover the steps this call ran (from the resumed step on).
+// Counts and rates cover the steps this call ran (from the resumed step on); tokens and rates are
+// per rank (per GPU), the loss is the global batch's.
 struct TrainSummary {
   int64_t steps = 0;
   int64_t tokens = 0;

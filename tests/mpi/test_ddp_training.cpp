@@ -1,0 +1,162 @@
+// ZeRO stage 0 (DDP) on the CPU under mpirun (2 and 4 ranks) against one process with the same
+// global batch, 20 steps of a tiny llama:
+//  - micro-batch 1 per rank, no accumulation, against one process accumulating `world`
+//    micro-batches of 1: the same rows in the same order, summed in the same order (the MPI
+//    backend adds the ranks' gradients in rank order, [Note: deterministic reductions]), so the
+//    final weights are bitwise equal and the losses equal to 1e-12 (the reported loss is the mean
+//    of the ranks' losses, added in another order than the one process adds its micro-batches');
+//  - micro-batch 2 with 2 accumulation steps, against one process with micro-batch 2 x world: the
+//    same rows, but each rank's micro-batch is a separate GEMM and softmax, so the sums are
+//    grouped differently; losses agree to 1e-5 relative in f32 and 5e-3 in bf16.
+// Every rank's parameters are compared by checksum every 5 steps (check_params_every).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "mpi/mpi_test_env.h"
+#include "nn/nn_test_util.h"
+#include "zerotrain/io/hf_config.h"
+#include "zerotrain/io/token_file.h"
+#include "zerotrain/train/trainer.h"
+
+namespace zt {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A directory every rank sees: rank 0 creates it and broadcasts the path.
+fs::path shared_temp_dir(const std::string& name) {
+  comm::ProcessGroup& pg = test::process_group();
+  std::vector<uint8_t> bytes;
+  if (pg.rank() == 0) {
+    const fs::path dir = fs::temp_directory_path() /
+                         ("zt_ddp_" + name + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const std::string s = dir.string();
+    bytes.assign(s.begin(), s.end());
+  }
+  bytes = pg.broadcast_bytes(bytes);
+  return fs::path(std::string(bytes.begin(), bytes.end()));
+}
+
+// config.json of a tiny llama and 2000 pseudo-random tokens (written by rank 0).
+train::TrainConfig base_config(const fs::path& dir) {
+  const nn::ModelConfig mc = test::tiny_config(nn::Family::llama);
+  if (test::process_group().rank() == 0) {
+    io::write_hf_config(mc, dir / "config.json");
+    std::vector<uint32_t> tokens(2000);
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (uint32_t& t : tokens) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      t = static_cast<uint32_t>(x % static_cast<uint64_t>(mc.vocab_size));
+    }
+    io::TokenFileWriter writer(dir / "tokens.bin", static_cast<uint64_t>(mc.vocab_size),
+                               std::nullopt);
+    writer.write_document(tokens);
+    writer.finish();
+  }
+  test::process_group().host().barrier();
+  train::TrainConfig c;
+  c.model = dir / "config.json";
+  c.data = dir / "tokens.bin";
+  c.steps = 20;
+  c.seq_len = 8;
+  c.lr = 1e-2;
+  c.warmup_steps = 2;
+  c.schedule = "cosine";
+  c.weight_decay = 0.1;
+  c.clip = 0.5;  // small enough to clip, so the global norm is exercised
+  c.log_every = 1;
+  c.seed = 11;
+  return c;
+}
+
+std::vector<double> losses_of(const fs::path& metrics) {
+  std::vector<double> out;
+  std::ifstream in(metrics);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.push_back(nlohmann::json::parse(line).at("loss").get<double>());
+  return out;
+}
+
+std::string file_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+struct Case {
+  const char* name;
+  DType dtype;
+  int64_t micro_batch, grad_accum;
+  bool bitwise;
+  double tolerance;
+};
+
+void run_case(const Case& k) {
+  comm::ProcessGroup& pg = test::process_group();
+  comm::Communicator& comm = pg.host();
+  const int world = comm.size();
+  const fs::path dir = shared_temp_dir(k.name);
+  train::TrainConfig ddp = base_config(dir);
+  ddp.dtype = k.dtype;
+  ddp.micro_batch = k.micro_batch;
+  ddp.grad_accum = k.grad_accum;
+  ddp.comm = &comm;
+  ddp.check_params_every = 5;
+  ddp.reduce_bucket_elements = 3000;  // several buckets
+  ddp.out = dir / "ddp";
+  const train::TrainSummary s = train::train(ddp);
+  EXPECT_EQ(s.steps, 20);
+  comm.barrier();
+  if (pg.rank() != 0) {
+    comm.barrier();  // rank 0 runs the one-process reference meanwhile
+    return;
+  }
+  train::TrainConfig one = base_config(dir);
+  one.dtype = k.dtype;
+  one.out = dir / "one";
+  if (k.bitwise) {  // the same micro-batches, accumulated in one process
+    one.micro_batch = k.micro_batch;
+    one.grad_accum = k.grad_accum * world;
+  } else {  // the same rows per step in one micro-batch per accumulation step
+    one.micro_batch = k.micro_batch * world;
+    one.grad_accum = k.grad_accum;
+  }
+  train::train(one);
+  const std::vector<double> a = losses_of(dir / "ddp" / "metrics.jsonl");
+  const std::vector<double> b = losses_of(dir / "one" / "metrics.jsonl");
+  ASSERT_EQ(a.size(), 20u);
+  ASSERT_EQ(b.size(), 20u);
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_NEAR(a[i], b[i], k.tolerance * std::abs(b[i])) << k.name << " step " << i + 1;
+  if (k.bitwise)
+    EXPECT_EQ(file_bytes(dir / "ddp" / "model" / "model.safetensors"),
+              file_bytes(dir / "one" / "model" / "model.safetensors"))
+        << k.name << ": final weights differ";
+  fs::remove_all(dir);
+  comm.barrier();
+}
+
+TEST(DdpTraining, RankOrderSumIsBitwiseTheOneProcessAccumulation) {
+  run_case({"bitwise_f32", DType::f32, 1, 1, true, 1e-12});
+}
+
+TEST(DdpTraining, AccumulationMatchesOneProcessWithTheGlobalBatchF32) {
+  run_case({"accum_f32", DType::f32, 2, 2, false, 1e-5});
+}
+
+TEST(DdpTraining, AccumulationMatchesOneProcessWithTheGlobalBatchBf16) {
+  run_case({"accum_bf16", DType::bf16, 2, 2, false, 5e-3});
+}
+
+}  // namespace
+}  // namespace zt
