@@ -53,25 +53,45 @@ struct Child {
   bool running = true;
 };
 
+// The child's environment: this process's, with spec.extra_env on top ("KEY=VALUE" strings).
+std::vector<std::string> child_environment(const ChildSpec& spec) {
+  EnvMap env = current_env();
+  for (const auto& [k, v] : spec.extra_env)
+    env[k] = v;
+  std::vector<std::string> out;
+  for (const auto& [k, v] : env)
+    out.push_back(k + "=" + v);
+  return out;
+}
+
+// Everything the child needs is prepared before fork: between fork and exec only
+// async-signal-safe calls (no malloc), since another thread may hold the allocator's lock.
 pid_t spawn(const LaunchConfig& cfg, const ChildSpec& spec, int& out_fd, int& err_fd) {
-  int po[2], pe[2];
-  if (::pipe2(po, O_CLOEXEC) != 0 || ::pipe2(pe, O_CLOEXEC) != 0)
-    throw BackendError("launch", str("pipe: ", std::strerror(errno)));
   std::vector<char*> argv;
   for (const std::string& a : cfg.command)
     argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  std::vector<std::string> env_strings = child_environment(spec);
+  std::vector<char*> envp;
+  for (std::string& e : env_strings)
+    envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const std::string exec_failed = "[launch] cannot run " + cfg.command[0] + ": ";
+  int po[2], pe[2];
+  if (::pipe2(po, O_CLOEXEC) != 0 || ::pipe2(pe, O_CLOEXEC) != 0)
+    throw BackendError("launch", str("pipe: ", std::strerror(errno)));
   pid_t pid = ::fork();
   if (pid < 0) throw BackendError("launch", str("fork: ", std::strerror(errno)));
   if (pid == 0) {
     ::setpgid(0, 0);  // its own process group: stopping it reaches its children too
     ::dup2(po[1], STDOUT_FILENO);
     ::dup2(pe[1], STDERR_FILENO);
-    for (const auto& [k, v] : spec.extra_env)
-      ::setenv(k.c_str(), v.c_str(), 1);
-    ::execvp(argv[0], argv.data());
-    std::fprintf(stderr, "[launch] cannot run %s: %s\n", argv[0], std::strerror(errno));
-    std::fflush(stderr);
+    ::execvpe(argv[0], argv.data(), envp.data());
+    const char* why = std::strerror(errno);
+    ssize_t ignored = ::write(STDERR_FILENO, exec_failed.data(), exec_failed.size());
+    ignored = ::write(STDERR_FILENO, why, std::strlen(why));
+    ignored = ::write(STDERR_FILENO, "\n", 1);
+    (void)ignored;
     ::_exit(127);
   }
   ::setpgid(pid, pid);  // also here, so a signal sent right away reaches the group

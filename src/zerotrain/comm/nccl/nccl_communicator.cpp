@@ -55,7 +55,9 @@ void NcclCommunicator::init_after_create() {
 }
 
 NcclCommunicator::~NcclCommunicator() {
-  CudaDeviceGuard guard(device_);
+  int previous = -1;  // not CudaDeviceGuard: a destructor must not throw
+  cudaGetDevice(&previous);
+  cudaSetDevice(device_.index);
   watchdog_.reset();  // every watched collective has finished (or the process is gone)
   if (comm_) {
     // Finalize flushes NCCL's internal work; bounded like any other wait, then destroy.
@@ -72,6 +74,7 @@ NcclCommunicator::~NcclCommunicator() {
   }
   if (barrier_stream_) cudaStreamDestroy(static_cast<cudaStream_t>(barrier_stream_));
   if (barrier_buf_) cudaFree(barrier_buf_);
+  if (previous >= 0) cudaSetDevice(previous);
 }
 
 std::string NcclCommunicator::describe(const char* what, size_t count, DType dtype) const {
