@@ -9,7 +9,9 @@
 #include "mpi/collective_data.h"
 #include "mpi/mpi_test_env.h"
 #include "zerotrain/comm/shard_layout.h"
+#include "zerotrain/comm/tensor_collectives.h"
 #include "zerotrain/core/error.h"
+#include "zerotrain/core/tensor.h"
 
 namespace zt::test {
 namespace {
@@ -171,6 +173,24 @@ TEST(MpiCollectives, SplitIntoEvenAndOddRanks) {
     EXPECT_EQ(only_others->size(), w - 1);
   }
   host().barrier();
+}
+
+TEST(MpiCollectives, TensorFrontEnds) {
+  const int w = host().size(), me = host().rank();
+  comm::ShardLayout l = comm::shard_layout(10, w);
+  Tensor full = Tensor::zeros({static_cast<int64_t>(l.padded_numel)}, DType::f32);
+  for (size_t i = 0; i < 10; ++i)
+    full.data_as<float>()[i] = static_cast<float>(me + 1) * i;
+  Tensor shard = Tensor::zeros({static_cast<int64_t>(l.shard_numel)}, DType::f32);
+  comm::reduce_scatter(host(), full, shard, ReduceOp::sum, Stream::host());
+  comm::all_gather(host(), shard, full, Stream::host());
+  comm::all_reduce(host(), full, ReduceOp::avg, Stream::host());  // every rank now holds the same
+  const float ranks_sum = static_cast<float>(w * (w + 1) / 2);
+  for (size_t i = 0; i < 10; ++i)
+    EXPECT_EQ(full.data_as<float>()[i], ranks_sum * i) << i;
+  Tensor b = Tensor::from_ints({me, me}, {2}, DType::i64);
+  comm::broadcast(host(), b, 1, Stream::host());
+  EXPECT_EQ(b.to_ints(), (std::vector<int64_t>{1, 1}));
 }
 
 TEST(MpiCollectives, ArgumentErrors) {
