@@ -2,22 +2,29 @@
 // compute, f32 master weights, f32 gradients and AdamW, as ../shared/bench/fsdp2_peer.py trains
 // its model, so the two are compared in the same run. Prints a table and writes one JSON result
 // with tokens/s/GPU, MFU (the peer's FLOP count over 989 TFLOP/s) and peak memory.
+// Under a launcher with several ranks (mpirun, `zerotrain launch`) it trains data-parallel (ZeRO
+// stage 0, zero/data_parallel.h), one GPU per rank, each rank on its own random tokens, as the
+// peer's --mode ddp does; rank 0 reports.
 //   build/bin/train_bench --model 1b --seq 4096 --mbs 2 [--steps 10 --warmup 3] [--ac] [--json
 //   out.json]
+//   zerotrain launch -n 4 -- build/bin/train_bench --model 1b --mbs 2 --json ddp.json
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "zerotrain/comm/process_group.h"
 #include "zerotrain/core/tensor.h"
 #include "zerotrain/nn/block_runner.h"
 #include "zerotrain/nn/transformer.h"
 #include "zerotrain/train/grad_clip.h"
 #include "zerotrain/train/metrics.h"
 #include "zerotrain/train/optimizer.h"
+#include "zerotrain/zero/data_parallel.h"
 
 using namespace zt;
 
@@ -40,6 +47,7 @@ int main(int argc, char** argv) {
   int64_t seq = 4096, mbs = 1;
   int steps = 10, warmup = 3;
   bool ac = false;
+  int64_t bucket = 500'000'000;
   app.add_option("--model", model, "tiny, 1b, 3b or 8b")
       ->check(CLI::IsMember({"tiny", "1b", "3b", "8b"}));
   app.add_option("--seq", seq, "sequence length");
@@ -50,6 +58,7 @@ int main(int argc, char** argv) {
   app.add_option("--device", device_name, "cuda or cpu");
   app.add_option("--json", json_path, "write the result here");
   app.add_option("--commit", commit, "commit recorded in the JSON");
+  app.add_option("--reduce-bucket-size", bucket, "data-parallel: elements per all-reduce bucket");
   CLI11_PARSE(app, argc, argv);
   try {
     const auto [h, layers, heads, kv, inter, vocab] = kShapes.at(model);
@@ -64,7 +73,10 @@ int main(int argc, char** argv) {
     mc.vocab_size = vocab;
     mc.max_position_embeddings = seq;
     mc.rope_theta = 500000;
-    const Device dev = parse_device(device_name);
+    const comm::ProcessEnv env = comm::detect_process_env();
+    std::unique_ptr<comm::ProcessGroup> group;
+    if (env.world_size > 1) group = comm::init_process_group();
+    const Device dev = group ? group->local_device() : parse_device(device_name);
     const Stream stream = dev.is_cuda() ? Stream::default_for(dev) : Stream{};
     nn::TransformerOptions mo;
     mo.device = dev;
@@ -75,11 +87,21 @@ int main(int argc, char** argv) {
     train::AdamWOptions ao;
     ao.weight_decay = 0.0f;
     train::AdamW opt(net.parameters(), ao);
+    std::unique_ptr<comm::Communicator> dcomm;
+    std::unique_ptr<zero::DataParallel> dp;
     nn::RunnerOptions ro;
     ro.checkpoint_layers = ac;
+    if (group) {
+      dcomm = group->make_device_communicator(dev);
+      zero::DataParallelOptions dpo;
+      dpo.bucket_elements = bucket;
+      dp = std::make_unique<zero::DataParallel>(net.blocks(), *dcomm, dev, stream, dpo);
+      ro.after_block_backward = [&dp](size_t b) { dp->after_block_backward(b); };
+    }
     nn::BlockRunner runner(net.blocks(), ro);
+    const int world = env.world_size;
 
-    std::mt19937_64 rng(1);
+    std::mt19937_64 rng(1 + static_cast<uint64_t>(env.rank));
     std::uniform_int_distribution<int64_t> tok(0, vocab - 1);
     std::vector<int64_t> ids(static_cast<size_t>(mbs * seq)), tgt(ids.size());
     for (auto& x : ids)
@@ -90,13 +112,16 @@ int main(int argc, char** argv) {
     ctx.device = dev;
     ctx.stream = stream;
     ctx.compute_dtype = mo.param_dtype;
+    ctx.loss_scale = 1.0f / static_cast<float>(world);
     ctx.tokens = Tensor::from_ints(ids, {mbs, seq}, DType::i32, dev);
     ctx.targets = Tensor::from_ints(tgt, {mbs, seq}, DType::i32, dev);
     const auto params = net.parameters();
     double loss = 0;
     auto step = [&] {
       opt.zero_grad(stream);
+      if (dp) dp->begin_micro_step(true);
       Tensor l = runner.forward_backward(ctx);
+      if (dp) dp->finish_gradient_sync();
       const train::ClipResult clip = train::clip_grad_norm(params, 1.0, 1.0, stream);
       opt.step(1e-5f, clip.grad_scale, stream);
       loss = l.to_floats(stream)[0];
@@ -119,7 +144,8 @@ int main(int argc, char** argv) {
     nlohmann::json r = {{"anchor", "zerotrain"},
                         {"model", model},
                         {"params_b", mc.num_params() / 1e9},
-                        {"world", 1},
+                        {"world", world},
+                        {"mode", world > 1 ? "ddp" : "single"},
                         {"seq", seq},
                         {"mbs", mbs},
                         {"ac", ac},
@@ -131,6 +157,7 @@ int main(int argc, char** argv) {
                         {"loss", loss},
                         {"gpu", dev.is_cuda() ? cuda_device_name(dev.index) : "cpu"},
                         {"commit", commit}};
+    if (env.rank != 0) return 0;
     std::printf("%-10s %-6s %-5s %10s %12s %8s %10s\n", "model", "seq", "mbs", "step (s)",
                 "tokens/s", "MFU", "peak GiB");
     std::printf("%-10s %-6lld %-5lld %10.4f %12.1f %8.3f %10.2f\n", model.c_str(),

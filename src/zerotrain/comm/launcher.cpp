@@ -1,0 +1,244 @@
+// Child processes with forwarded output and failure propagation. See launcher.h.
+#include "zerotrain/comm/launcher.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "zerotrain/core/error.h"
+
+namespace zt::comm {
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+volatile sig_atomic_t g_stop_signal = 0;
+void on_stop_signal(int signo) {
+  g_stop_signal = signo;
+}
+
+// Installs SIGINT/SIGTERM handlers for the launcher's lifetime and restores the old ones.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_signal = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ {
+  }, old_term_{};
+};
+
+struct Child {
+  pid_t pid = -1;
+  int out = -1, err = -1;  // read ends of its stdout / stderr pipes
+  std::string out_buf, err_buf;
+  bool running = true;
+};
+
+// The child's environment: this process's, with spec.extra_env on top ("KEY=VALUE" strings).
+std::vector<std::string> child_environment(const ChildSpec& spec) {
+  EnvMap env = current_env();
+  for (const auto& [k, v] : spec.extra_env)
+    env[k] = v;
+  std::vector<std::string> out;
+  for (const auto& [k, v] : env)
+    out.push_back(k + "=" + v);
+  return out;
+}
+
+// Everything the child needs is prepared before fork: between fork and exec only
+// async-signal-safe calls (no malloc), since another thread may hold the allocator's lock.
+pid_t spawn(const LaunchConfig& cfg, const ChildSpec& spec, int& out_fd, int& err_fd) {
+  std::vector<char*> argv;
+  for (const std::string& a : cfg.command)
+    argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<std::string> env_strings = child_environment(spec);
+  std::vector<char*> envp;
+  for (std::string& e : env_strings)
+    envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const std::string exec_failed = "[launch] cannot run " + cfg.command[0] + ": ";
+  int po[2], pe[2];
+  if (::pipe2(po, O_CLOEXEC) != 0 || ::pipe2(pe, O_CLOEXEC) != 0)
+    throw BackendError("launch", str("pipe: ", std::strerror(errno)));
+  pid_t pid = ::fork();
+  if (pid < 0) throw BackendError("launch", str("fork: ", std::strerror(errno)));
+  if (pid == 0) {
+    ::setpgid(0, 0);  // its own process group: stopping it reaches its children too
+    ::dup2(po[1], STDOUT_FILENO);
+    ::dup2(pe[1], STDERR_FILENO);
+    ::execvpe(argv[0], argv.data(), envp.data());
+    const char* why = std::strerror(errno);
+    ssize_t ignored = ::write(STDERR_FILENO, exec_failed.data(), exec_failed.size());
+    ignored = ::write(STDERR_FILENO, why, std::strlen(why));
+    ignored = ::write(STDERR_FILENO, "\n", 1);
+    (void)ignored;
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);  // also here, so a signal sent right away reaches the group
+  ::close(po[1]);
+  ::close(pe[1]);
+  out_fd = po[0];
+  err_fd = pe[0];
+  return pid;
+}
+
+void emit(const LaunchConfig& cfg, const ChildSpec& spec, const std::string& line, bool is_err) {
+  std::string text = spec.label.empty() ? line : "[" + spec.label + "] " + line;
+  if (cfg.sink) return cfg.sink(text, is_err);
+  std::FILE* f = is_err ? stderr : stdout;
+  std::fputs(text.c_str(), f);
+  std::fputc('\n', f);
+  std::fflush(f);
+}
+
+// Reads what is available on fd; emits complete lines; closes fd at EOF (sets it to -1).
+void drain(const LaunchConfig& cfg, const ChildSpec& spec, int& fd, std::string& buf, bool is_err) {
+  char chunk[4096];
+  ssize_t k = ::read(fd, chunk, sizeof(chunk));
+  if (k < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  if (k > 0) buf.append(chunk, static_cast<size_t>(k));
+  for (size_t nl; (nl = buf.find('\n')) != std::string::npos; buf.erase(0, nl + 1))
+    emit(cfg, spec, buf.substr(0, nl), is_err);
+  if (k <= 0) {
+    if (!buf.empty()) emit(cfg, spec, buf, is_err);  // a last line without newline
+    buf.clear();
+    ::close(fd);
+    fd = -1;
+  }
+}
+
+std::string describe_status(int status, int& code) {
+  if (WIFEXITED(status)) {
+    code = WEXITSTATUS(status);
+    return str("exited with code ", code);
+  }
+  int sig = WTERMSIG(status);
+  code = 128 + sig;
+  return "killed by signal " + signal_name(sig);
+}
+
+}  // namespace
+
+std::string signal_name(int signo) {
+  switch (signo) {
+    case SIGHUP:
+      return "SIGHUP";
+    case SIGINT:
+      return "SIGINT";
+    case SIGQUIT:
+      return "SIGQUIT";
+    case SIGILL:
+      return "SIGILL";
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGPIPE:
+      return "SIGPIPE";
+    case SIGTERM:
+      return "SIGTERM";
+    default:
+      return str("signal ", signo);
+  }
+}
+
+EnvMap local_rank_env(int rank, int world, int port) {
+  return {{"RANK", std::to_string(rank)},       {"WORLD_SIZE", std::to_string(world)},
+          {"LOCAL_RANK", std::to_string(rank)}, {"LOCAL_WORLD_SIZE", std::to_string(world)},
+          {"MASTER_ADDR", "127.0.0.1"},         {"MASTER_PORT", std::to_string(port)}};
+}
+
+LaunchOutcome run_children(const LaunchConfig& cfg) {
+  if (cfg.command.empty())
+    throw ValueError("launch", "no command to run (expected -- COMMAND ...)");
+  if (cfg.children.empty()) throw ValueError("launch", "no processes to start");
+  StopSignals stop_signals;
+  std::vector<Child> kids(cfg.children.size());
+  for (size_t i = 0; i < kids.size(); ++i)
+    kids[i].pid = spawn(cfg, cfg.children[i], kids[i].out, kids[i].err);
+
+  LaunchOutcome outcome;
+  bool stopping = false;
+  clock::time_point kill_at{};
+  auto stop_others = [&] {
+    if (stopping) return;
+    stopping = true;
+    kill_at = clock::now() + std::chrono::duration_cast<clock::duration>(
+                                 std::chrono::duration<double>(cfg.grace_s));
+    for (Child& c : kids)
+      if (c.running) ::kill(-c.pid, SIGTERM);
+  };
+
+  for (;;) {
+    std::vector<pollfd> fds;
+    std::vector<std::pair<size_t, bool>> who;  // (child, is_stderr) per pollfd
+    for (size_t i = 0; i < kids.size(); ++i) {
+      if (kids[i].out >= 0) fds.push_back({kids[i].out, POLLIN, 0}), who.emplace_back(i, false);
+      if (kids[i].err >= 0) fds.push_back({kids[i].err, POLLIN, 0}), who.emplace_back(i, true);
+    }
+    bool any_running = false;
+    for (const Child& c : kids)
+      any_running |= c.running;
+    if (fds.empty() && !any_running) break;
+    int rc = ::poll(fds.data(), fds.size(), 50);
+    for (size_t j = 0; rc > 0 && j < fds.size(); ++j) {
+      if (!(fds[j].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      auto [i, is_err] = who[j];
+      Child& c = kids[i];
+      drain(cfg, cfg.children[i], is_err ? c.err : c.out, is_err ? c.err_buf : c.out_buf, is_err);
+    }
+    for (size_t i = 0; i < kids.size(); ++i) {
+      Child& c = kids[i];
+      if (!c.running) continue;
+      int status = 0;
+      if (::waitpid(c.pid, &status, WNOHANG) != c.pid) continue;
+      c.running = false;
+      int code = 0;
+      std::string why = describe_status(status, code);
+      if (code != 0 && !stopping) {
+        outcome = {code, static_cast<int>(i), why};
+        stop_others();
+      }
+    }
+    if (g_stop_signal && !stopping) {
+      outcome = {128 + g_stop_signal, -1, "launcher got " + signal_name(g_stop_signal)};
+      stop_others();
+    }
+    if (stopping && clock::now() > kill_at)
+      for (Child& c : kids)
+        if (c.running) ::kill(-c.pid, SIGKILL);
+    // Children gone but pipes still open (a grandchild holds them): stop them too.
+    if (!any_running && stopping)
+      for (Child& c : kids)
+        ::kill(-c.pid, SIGKILL);
+  }
+  return outcome;
+}
+
+}  // namespace zt::comm

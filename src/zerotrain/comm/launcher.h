@@ -1,0 +1,46 @@
+// Starts local ranks as child processes, forwards their output line by line with a "[rank N] "
+// prefix, and when one fails stops the others (SIGTERM, then SIGKILL after a grace period). The
+// engine of `zerotrain launch`. Tested by tests/comm/test_launcher.cpp.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "zerotrain/comm/process_env.h"
+
+namespace zt::comm {
+
+struct ChildSpec {
+  std::string label;  // prefix of its output lines ("rank 1" -> "[rank 1] ..."); empty: no prefix
+  EnvMap extra_env;   // set on top of the launcher's environment
+};
+
+struct LaunchOutcome {
+  int exit_code = 0;      // 0, or the first failed child's exit code (128 + signal if killed)
+  int failed_child = -1;  // index into the specs of the first child that failed, -1 if none
+  std::string reason;     // "exited with code 3", "killed by signal SIGSEGV"
+};
+
+// One output line of a child: the prefixed text (no newline) and whether it came from stderr.
+using LineSink = std::function<void(const std::string& line, bool is_stderr)>;
+
+struct LaunchConfig {
+  std::vector<std::string> command;  // argv of every child (looked up in PATH)
+  std::vector<ChildSpec> children;
+  double grace_s = 5.0;  // SIGTERM -> SIGKILL delay when stopping the others
+  LineSink sink;         // default: stdout / stderr of this process
+};
+
+// Runs the children to completion. A child failing (non-zero exit or a signal) makes the others
+// stop; SIGINT / SIGTERM to the launcher does the same. Throws ValueError for an empty command or
+// no children, BackendError when a process cannot be started.
+LaunchOutcome run_children(const LaunchConfig& config);
+
+// The torchrun-style variables of local rank `rank` of `world` meeting at 127.0.0.1:port.
+EnvMap local_rank_env(int rank, int world, int port);
+
+// "SIGTERM", "SIGSEGV", ... ("signal 42" for others).
+std::string signal_name(int signo);
+
+}  // namespace zt::comm
