@@ -96,9 +96,9 @@ int main(int argc, char** argv) {
       zero::DataParallelOptions dpo;
       dpo.bucket_elements = bucket;
       dp = std::make_unique<zero::DataParallel>(net.blocks(), *dcomm, dev, stream, dpo);
-      ro.after_block_backward = [&dp](size_t b) { dp->after_block_backward(b); };
     }
     nn::BlockRunner runner(net.blocks(), ro);
+    if (dp) runner.set_after_block_backward([&dp](size_t b) { dp->after_block_backward(b); });
     const int world = env.world_size;
 
     std::mt19937_64 rng(1 + static_cast<uint64_t>(env.rank));

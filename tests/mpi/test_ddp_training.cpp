@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "mpi/mpi_test_env.h"
-#include "nn/nn_test_util.h"
 #include "zerotrain/io/hf_config.h"
 #include "zerotrain/io/token_file.h"
 #include "zerotrain/train/trainer.h"
@@ -35,8 +34,8 @@ fs::path shared_temp_dir(const std::string& name) {
   comm::ProcessGroup& pg = test::process_group();
   std::vector<uint8_t> bytes;
   if (pg.rank() == 0) {
-    const fs::path dir = fs::temp_directory_path() /
-                         ("zt_ddp_" + name + "_" + std::to_string(::getpid()));
+    const fs::path dir =
+        fs::temp_directory_path() / ("zt_ddp_" + name + "_" + std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
     const std::string s = dir.string();
@@ -46,9 +45,18 @@ fs::path shared_temp_dir(const std::string& name) {
   return fs::path(std::string(bytes.begin(), bytes.end()));
 }
 
-// config.json of a tiny llama and 2000 pseudo-random tokens (written by rank 0).
-train::TrainConfig base_config(const fs::path& dir) {
-  const nn::ModelConfig mc = test::tiny_config(nn::Family::llama);
+// Collective: rank 0 writes config.json of a tiny llama and 2000 pseudo-random tokens to `dir`.
+void write_inputs(const fs::path& dir) {
+  nn::ModelConfig mc;  // a tiny llama: 2 layers, GQA 4/2 heads of 8
+  mc.family = nn::Family::llama;
+  mc.hidden_size = 32;
+  mc.num_layers = 2;
+  mc.num_heads = 4;
+  mc.num_kv_heads = 2;
+  mc.head_dim = 8;
+  mc.intermediate_size = 64;
+  mc.vocab_size = 50;
+  mc.max_position_embeddings = 16;
   if (test::process_group().rank() == 0) {
     io::write_hf_config(mc, dir / "config.json");
     std::vector<uint32_t> tokens(2000);
@@ -65,6 +73,9 @@ train::TrainConfig base_config(const fs::path& dir) {
     writer.finish();
   }
   test::process_group().host().barrier();
+}
+
+train::TrainConfig base_config(const fs::path& dir) {
   train::TrainConfig c;
   c.model = dir / "config.json";
   c.data = dir / "tokens.bin";
@@ -106,6 +117,7 @@ void run_case(const Case& k) {
   comm::Communicator& comm = pg.host();
   const int world = comm.size();
   const fs::path dir = shared_temp_dir(k.name);
+  write_inputs(dir);
   train::TrainConfig ddp = base_config(dir);
   ddp.dtype = k.dtype;
   ddp.micro_batch = k.micro_batch;
@@ -138,10 +150,11 @@ void run_case(const Case& k) {
   ASSERT_EQ(b.size(), 20u);
   for (size_t i = 0; i < a.size(); ++i)
     EXPECT_NEAR(a[i], b[i], k.tolerance * std::abs(b[i])) << k.name << " step " << i + 1;
-  if (k.bitwise)
+  if (k.bitwise) {
     EXPECT_EQ(file_bytes(dir / "ddp" / "model" / "model.safetensors"),
               file_bytes(dir / "one" / "model" / "model.safetensors"))
         << k.name << ": final weights differ";
+  }
   fs::remove_all(dir);
   comm.barrier();
 }

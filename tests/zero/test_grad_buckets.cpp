@@ -19,7 +19,8 @@ TEST(GradBuckets, CoverEveryParameterOnceInBackwardOrder) {
     auto& blocks = model.blocks();
     int64_t total = 0;
     for (auto& b : blocks)
-      for (nn::Parameter* p : b->parameters()) total += numel_of(p->shape);
+      for (nn::Parameter* p : b->parameters())
+        total += numel_of(p->shape);
     // A small bucket size: roughly one bucket per block.
     zero::GradBuckets buckets(blocks, 1000, Device::cpu());
     EXPECT_EQ(buckets.total_elements(), total);
@@ -42,7 +43,8 @@ TEST(GradBuckets, CoverEveryParameterOnceInBackwardOrder) {
       EXPECT_EQ(offset, b.flat.numel());
     }
     for (size_t blk = 0; blk < blocks.size(); ++blk) {
-      for (size_t i : buckets.ready_after(blk)) EXPECT_EQ(buckets.buckets()[i].first_block, blk);
+      for (size_t i : buckets.ready_after(blk))
+        EXPECT_EQ(buckets.buckets()[i].first_block, blk);
       announced += buckets.ready_after(blk).size();
     }
     EXPECT_EQ(announced, buckets.buckets().size());
@@ -67,14 +69,17 @@ TEST(GradBuckets, GradientsWrittenThroughParametersLandInTheBuffers) {
   EXPECT_TRUE(std::isfinite(loss));
   double sum_params = 0, sum_flat = 0;
   for (nn::Parameter* p : model.parameters())
-    for (float v : p->grad.to_floats()) sum_params += std::abs(v);
+    for (float v : p->grad.to_floats())
+      sum_params += std::abs(v);
   for (const auto& b : buckets.buckets())
-    for (float v : b.flat.to_floats()) sum_flat += std::abs(v);
+    for (float v : b.flat.to_floats())
+      sum_flat += std::abs(v);
   EXPECT_GT(sum_flat, 0.0);
   EXPECT_DOUBLE_EQ(sum_params, sum_flat);
   buckets.zero();
   for (const auto& b : buckets.buckets())
-    for (float v : b.flat.to_floats()) EXPECT_EQ(v, 0.0f);
+    for (float v : b.flat.to_floats())
+      EXPECT_EQ(v, 0.0f);
 }
 
 TEST(GradBuckets, RejectsANonPositiveBucketSize) {

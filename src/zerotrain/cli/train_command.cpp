@@ -13,6 +13,7 @@
 #include "zerotrain/cli/commands.h"
 #include "zerotrain/comm/process_group.h"
 #include "zerotrain/core/device.h"
+#include "zerotrain/core/error.h"
 #include "zerotrain/core/progress.h"
 #include "zerotrain/train/trainer.h"
 
@@ -56,7 +57,8 @@ void print_summary(const train::TrainSummary& s) {
     argv.push_back(args[i]);
   }
   std::vector<char*> cargv;
-  for (std::string& a : argv) cargv.push_back(a.data());
+  for (std::string& a : argv)
+    cargv.push_back(a.data());
   cargv.push_back(nullptr);
   ::execv("/proc/self/exe", cargv.data());
   throw BackendError("train", str("cannot re-run under zerotrain launch: execv failed"));
@@ -67,7 +69,8 @@ void print_summary(const train::TrainSummary& s) {
 void add_train_command(CLI::App& app, std::function<int()>& action,
                        const std::vector<std::string>& args) {
   auto* cmd = app.add_subcommand(
-      "train", "Train a causal language model on a token file (one process or data-parallel ranks)");
+      "train",
+      "Train a causal language model on a token file (one process or data-parallel ranks)");
   auto c = std::make_shared<train::TrainConfig>();
   auto device = std::make_shared<std::string>(cuda_available() ? "cuda" : "cpu");
   auto dtype = std::make_shared<std::string>("f32");

@@ -39,7 +39,7 @@ void BlockRunner::backward(const StepContext& ctx) {
       inputs_[i] = {};
     }
     dy = blocks_[i]->backward(dy, ctx);
-    if (options_.after_block_backward) options_.after_block_backward(i);
+    if (after_block_backward_) after_block_backward_(i);
   }
 }
 

@@ -19,11 +19,12 @@ namespace zt::nn {
 
 struct RunnerOptions {
   bool checkpoint_layers = false;  // recompute decoder layers in backward
-  // Called with a block's index right after its backward, in reverse block order: from then on
-  // the block adds nothing more to its parameters' gradients in this micro-step (the data-parallel
-  // engine starts reducing them while earlier blocks still compute).
-  std::function<void(size_t block)> after_block_backward;
 };
+
+// Called with a block's index right after its backward, in reverse block order: from then on the
+// block adds nothing more to its parameters' gradients in this micro-step (the data-parallel
+// engine starts reducing them while earlier blocks still compute).
+using BlockHook = std::function<void(size_t block)>;
 
 class BlockRunner {
  public:
@@ -35,6 +36,7 @@ class BlockRunner {
   void backward(const StepContext& ctx);
   // Both; returns the loss.
   Tensor forward_backward(const StepContext& ctx);
+  void set_after_block_backward(BlockHook hook) { after_block_backward_ = std::move(hook); }
 
  private:
   bool checkpointed(size_t i) const;
@@ -43,6 +45,7 @@ class BlockRunner {
   RunnerOptions options_;
   std::vector<Tensor> inputs_;  // per block: its input, kept while the block is checkpointed
   bool forward_done_ = false;
+  BlockHook after_block_backward_;
 };
 
 }  // namespace zt::nn

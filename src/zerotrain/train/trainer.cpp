@@ -141,8 +141,8 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   const LrSchedule schedule(sc);
   nn::RunnerOptions ro;
   ro.checkpoint_layers = c.activation_checkpointing;
-  if (dp) ro.after_block_backward = [&dp](size_t block) { dp->after_block_backward(block); };
   nn::BlockRunner runner(model.blocks(), ro);
+  if (dp) runner.set_after_block_backward([&dp](size_t block) { dp->after_block_backward(block); });
 
   const double per_token = flops_per_token(
       {mc.num_non_embedding_params(), mc.num_layers, mc.num_heads, mc.head_dim, c.seq_len});

@@ -41,7 +41,8 @@ DataParallel::DataParallel(std::vector<std::unique_ptr<nn::Block>>& blocks,
     // reducing at once while backward continues on the compute stream.
     comm_stream_.emplace(device, -1);
     ready_events_.reserve(state_.size());
-    for (size_t i = 0; i < state_.size(); ++i) ready_events_.emplace_back(device);
+    for (size_t i = 0; i < state_.size(); ++i)
+      ready_events_.emplace_back(device);
     comm_done_.emplace(device);
   }
   broadcast_parameters();
@@ -64,14 +65,16 @@ void DataParallel::begin_micro_step(bool boundary) {
   for (size_t i = 0; i < state_.size(); ++i)
     if (state_[i] != BucketState::idle)
       throw ValueError("data_parallel",
-                       str("bucket ", i, " is still being reduced: finish_gradient_sync() was not "
+                       str("bucket ", i,
+                           " is still being reduced: finish_gradient_sync() was not "
                            "called after the last boundary micro-step"));
   boundary_ = boundary;
 }
 
 void DataParallel::after_block_backward(size_t block) {
   if (!boundary_ || comm_.size() == 1) return;
-  for (size_t b : buckets_.ready_after(block)) reduce_bucket(b);
+  for (size_t b : buckets_.ready_after(block))
+    reduce_bucket(b);
 }
 
 void DataParallel::reduce_bucket(size_t index) {
@@ -110,7 +113,9 @@ void DataParallel::finish_gradient_sync() {
   boundary_ = false;
 }
 
-void DataParallel::zero_grad() { buckets_.zero(compute_); }
+void DataParallel::zero_grad() {
+  buckets_.zero(compute_);
+}
 
 double DataParallel::sum_over_ranks(double value) {
   uint64_t bits;
@@ -131,13 +136,15 @@ uint64_t DataParallel::parameter_checksum() {
       const Tensor host = p->value.to(Device::cpu(), compute_);
       synchronize(compute_);
       const auto* bytes = static_cast<const unsigned char*>(host.data());
-      for (size_t i = 0; i < host.nbytes(); ++i) h = (h ^ bytes[i]) * 1099511628211ull;
+      for (size_t i = 0; i < host.nbytes(); ++i)
+        h = (h ^ bytes[i]) * 1099511628211ull;
     }
   return h;
 }
 
 void DataParallel::check_parameters_identical() {
-  const std::vector<uint64_t> sums = all_gather_words(comm_, parameter_checksum(), device_, compute_);
+  const std::vector<uint64_t> sums =
+      all_gather_words(comm_, parameter_checksum(), device_, compute_);
   std::string differ;
   for (size_t r = 1; r < sums.size(); ++r)
     if (sums[r] != sums[0]) differ += (differ.empty() ? "" : ", ") + std::to_string(r);

@@ -9,7 +9,8 @@ GradBuckets::GradBuckets(std::vector<std::unique_ptr<nn::Block>>& blocks, int64_
                          Device device)
     : ready_after_(blocks.size()) {
   if (bucket_elements < 1)
-    throw ValueError("grad_buckets", str("bucket size must be >= 1 element, got ", bucket_elements));
+    throw ValueError("grad_buckets",
+                     str("bucket size must be >= 1 element, got ", bucket_elements));
   // Plan: which blocks go into which bucket, walking backward's order.
   struct Plan {
     std::vector<nn::Parameter*> params;
@@ -46,9 +47,9 @@ GradBuckets::GradBuckets(std::vector<std::unique_ptr<nn::Block>>& blocks, int64_
   for (const Plan& plan : plans)
     for (const nn::Parameter* p : plan.params)
       if (p->grad.defined() && p->grad.dtype() != dtype)
-        throw DTypeError("grad_buckets", str("gradient of ", p->name, " is ",
-                                             dtype_name(p->grad.dtype()), ", others are ",
-                                             dtype_name(dtype)));
+        throw DTypeError("grad_buckets",
+                         str("gradient of ", p->name, " is ", dtype_name(p->grad.dtype()),
+                             ", others are ", dtype_name(dtype)));
 
   for (Plan& plan : plans) {
     GradBucket b;
@@ -69,7 +70,8 @@ GradBuckets::GradBuckets(std::vector<std::unique_ptr<nn::Block>>& blocks, int64_
 }
 
 void GradBuckets::zero(Stream stream) {
-  for (GradBucket& b : buckets_) b.flat.fill(0.0, stream);
+  for (GradBucket& b : buckets_)
+    b.flat.fill(0.0, stream);
 }
 
 }  // namespace zt::zero

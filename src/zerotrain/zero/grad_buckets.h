@@ -1,6 +1,7 @@
 // Gradient buckets for data-parallel reduction: the model's gradients re-pointed into a few flat
 // buffers, filled in the order backward produces them, so that a whole bucket is reduced with one
-// collective as soon as its last block's backward is done. Tested by tests/zero/test_grad_buckets.cpp.
+// collective as soon as its last block's backward is done. Tested by
+// tests/zero/test_grad_buckets.cpp.
 //
 // [Note: bucket order]
 // Blocks run backward last to first, so buckets are cut walking the blocks in reverse: bucket 0
@@ -22,10 +23,10 @@
 namespace zt::zero {
 
 struct GradBucket {
-  Tensor flat;                        // [elements] the gradients' dtype (f32), the gradients of `params`, back to back
+  Tensor flat;  // [elements] the gradients' dtype (f32), the gradients of `params`, back to back
   std::vector<nn::Parameter*> params;  // in buffer order
-  size_t first_block = 0;             // lowest block index with parameters here: ready after its backward
-  size_t last_block = 0;              // highest block index with parameters here
+  size_t first_block = 0;  // lowest block index with parameters here: ready after its backward
+  size_t last_block = 0;   // highest block index with parameters here
 };
 
 class GradBuckets {
