@@ -32,6 +32,7 @@ struct EstimateArgs {
   std::string zero2_formula = "current";
   int64_t seq = 0, micro_batch = 1;
   bool activation_checkpointing = false, json = false;
+  bool gpus_per_node_given = false;
   std::string offload_optimizer = "none", offload_param = "none", dtype = "bf16";
   std::string gpu_memory = "80GiB";
   std::string reduce_bucket = "5e8", allgather_bucket = "5e8", prefetch_bucket = "5e7",
@@ -49,7 +50,8 @@ const char* kFooter = R"(Examples:
       --offload-optimizer cpu --gpu-memory 80GiB --json
 Without --seq the output is DeepSpeed's estimate_zero{2,3}_model_states_mem_needs_all_cold table
 (model states only: params, gradients, optimizer). With --seq it adds activations, ZeRO buffers,
-workspace and a margin (see src/zerotrain/estimate/peak_estimate.h).)";
+workspace and a margin (see src/zerotrain/estimate/peak_estimate.h).
+)";
 
 int run_deepspeed(const EstimateArgs& a) {
   if (a.stage != 2 && a.stage != 3)
@@ -91,11 +93,14 @@ int run_peak(const EstimateArgs& a) {
     throw ValueError(kComponent, "--model: needed with --seq (activations depend on the shape)");
   if (!a.params.empty())
     throw ValueError(kComponent, "--params: not used with --seq; give --model CONFIG");
+  if (a.stage < 0 || a.stage > 3)
+    throw ValueError(kComponent, str("--stage: must be 0, 1, 2 or 3, got ", a.stage));
   RunSetup s;
   s.model = io::read_hf_config(a.model);
   s.stage = a.stage;
-  s.gpus_per_node = a.gpus_per_node;
   s.gpus = a.gpus > 0 ? a.gpus : a.gpus_per_node * a.nodes;
+  // Without --num-gpus-per-node, --gpus N is one node of N GPUs.
+  s.gpus_per_node = a.gpus_per_node_given ? a.gpus_per_node : s.gpus;
   s.seq = a.seq;
   s.micro_batch = a.micro_batch;
   s.activation_checkpointing = a.activation_checkpointing;
@@ -129,7 +134,7 @@ void add_estimate_command(CLI::App& app, std::function<int()>& action) {
   cmd->add_option("--largest-layer", a->largest_layer,
                   "parameters of the largest layer (module), for ZeRO-3");
   cmd->add_option("--model", a->model, "a config.json, or a model directory holding one");
-  cmd->add_option("--num-gpus-per-node", a->gpus_per_node, "GPUs per node (default 1)");
+  auto* gpn = cmd->add_option("--num-gpus-per-node", a->gpus_per_node, "GPUs per node (default 1)");
   cmd->add_option("--num-nodes", a->nodes, "nodes (default 1)");
   cmd->add_option("--stage", a->stage, "ZeRO stage: 2 or 3 for DeepSpeed's tables, 0-3 with --seq")
       ->capture_default_str();
@@ -165,7 +170,8 @@ void add_estimate_command(CLI::App& app, std::function<int()>& action) {
   cmd->add_option("--max-live-parameters", a->max_live, "stage3_max_live_parameters (default 1e9)");
   cmd->add_flag("--json", a->json, "machine-readable output");
   cmd->footer(kFooter);
-  cmd->callback([&action, a] {
+  cmd->callback([&action, a, gpn] {
+    a->gpus_per_node_given = gpn->count() > 0;
     action = [a] {
       require_positive(a->gpus_per_node, "--num-gpus-per-node");
       require_positive(a->nodes, "--num-nodes");
