@@ -5,6 +5,7 @@
 #include <string>
 
 #include "estimate/estimate_fixtures.h"
+#include "zerotrain/core/error.h"
 #include "zerotrain/estimate/report.h"
 #include "zerotrain/estimate/units.h"
 
@@ -29,14 +30,14 @@ TEST(EstimateReport, TableListsEveryItemAndTheTotals) {
             0u)
       << t;
   for (const MemoryItem& it : e.items)
-    EXPECT_NE(t.find("  " + it.name), std::string::npos) << it.name;
+    EXPECT_NE(t.find(str("  ", it.name)), std::string::npos) << it.name;
   EXPECT_NE(t.find("  parameters (bf16)                       2.79  whole model\n"),
             std::string::npos)
       << t;
   const size_t peak = t.find("  peak allocated ");
   ASSERT_NE(peak, std::string::npos) << t;
   const std::string peak_line = t.substr(peak, t.find('\n', peak) - peak);
-  EXPECT_NE(peak_line.find(" " + format_gib(e.peak_allocated) + "  "), std::string::npos)
+  EXPECT_NE(peak_line.find(str(" ", format_gib(e.peak_allocated), "  ")), std::string::npos)
       << peak_line;
   EXPECT_NE(t.find("  needed "), std::string::npos);
   EXPECT_NE(t.find("  host (pinned) per node"), std::string::npos);

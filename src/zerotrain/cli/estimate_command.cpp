@@ -146,7 +146,8 @@ void add_estimate_command(CLI::App& app, std::function<int()>& action) {
       ->check(CLI::IsMember({"current", "documented"}))
       ->capture_default_str();
   cmd->add_option("--seq", a->seq, "sequence length: estimate a zerotrain run's peak memory");
-  cmd->add_option("--micro-batch", a->micro_batch, "sequences per GPU per micro-step")
+  cmd->add_option("--micro-batch", a->micro_batch,
+                  "sequences per GPU per micro-step (the recommendation tries it, then halves it)")
       ->capture_default_str();
   cmd->add_option("--gpus", a->gpus, "data-parallel GPUs in all (default: per node x nodes)");
   cmd->add_flag("--activation-checkpointing", a->activation_checkpointing,

@@ -19,6 +19,8 @@ namespace zt::estimate {
 // 4P + 16P/G; the current stage_1_and_2.py computes 2P + 18P/G (16-bit params, then 16-bit and
 // 32-bit grads, 32-bit masters and Adam moments sharded). `current` is what an installed DeepSpeed
 // of today prints; `documented` reproduces the published tables. Every other row is the same.
+// ZeRO-2 with offload follows the code too: max(4 * total GPUs, 16) bytes per parameter on the
+// host (memory.rst writes GPUs per node; the two agree on one node).
 enum class Zero2Formula { current, documented };
 
 struct DeepSpeedSetup {

@@ -5,6 +5,8 @@
 // sum(p.numel() for p in m.parameters(recurse=False)); a tied lm_head still holds its [V, C]
 // table), and the parameters of each zerotrain block (embedding, decoder layers, head): the
 // all-gather / reduce-scatter units of ZeRO (see ../shared/DESIGN.md "The unit of sharding").
+// The model is the causal LM zerotrain trains (lm_head counted unless tied); DeepSpeed's
+// documented examples load AutoModel, which has no lm_head, so their totals can be smaller.
 // Tested by tests/estimate/test_param_count.cpp (published counts of Llama-3-8B, Llama-3.2-1B,
 // GPT-2).
 #pragma once
