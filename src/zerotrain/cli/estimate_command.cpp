@@ -1,0 +1,186 @@
+// `zerotrain estimate`: DeepSpeed's model-state tables (ZeRO-2 / ZeRO-3, every offload and
+// zero_init row) from --params/--largest-layer or a config.json, and with --seq the peak per-GPU
+// memory of a zerotrain run plus the fastest setup that fits --gpu-memory. The work lives in
+// src/zerotrain/estimate/; this file only parses and prints.
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "zerotrain/cli/commands.h"
+#include "zerotrain/core/error.h"
+#include "zerotrain/estimate/checks.h"
+#include "zerotrain/estimate/deepspeed_model_states.h"
+#include "zerotrain/estimate/param_count.h"
+#include "zerotrain/estimate/peak_estimate.h"
+#include "zerotrain/estimate/recommend.h"
+#include "zerotrain/estimate/report.h"
+#include "zerotrain/estimate/units.h"
+#include "zerotrain/io/hf_config.h"
+
+namespace zt::cli {
+
+namespace {
+
+using namespace zt::estimate;
+
+struct EstimateArgs {
+  std::string params, largest_layer, model;
+  int64_t gpus_per_node = 1, nodes = 1, gpus = 0;
+  int stage = 3;
+  double buffer_factor = 1.5;
+  std::string zero2_formula = "current";
+  int64_t seq = 0, micro_batch = 1;
+  bool activation_checkpointing = false, json = false;
+  bool gpus_per_node_given = false;
+  std::string offload_optimizer = "none", offload_param = "none", dtype = "bf16";
+  std::string gpu_memory = "80GiB";
+  std::string reduce_bucket = "5e8", allgather_bucket = "5e8", prefetch_bucket = "5e7",
+              max_live = "1e9";
+};
+
+const char* kFooter = R"(Examples:
+  DeepSpeed's ZeRO-3 table for a 2.78B model with a 65.8M largest layer on one GPU:
+    zerotrain estimate --params 2783930000 --largest-layer 65800000
+  The same counted from a config.json, ZeRO-2, 2 nodes x 8 GPUs:
+    zerotrain estimate --model config.json --stage 2 --num-nodes 2 --num-gpus-per-node 8
+  Peak memory per GPU of a zerotrain run, and the fastest setup that fits an 80 GiB GPU:
+    zerotrain estimate --model config.json --stage 0 --gpus 1 --seq 4096 --micro-batch 2
+    zerotrain estimate --model DIR --stage 3 --gpus 4 --seq 4096 --micro-batch 1 \
+      --offload-optimizer cpu --gpu-memory 80GiB --json
+Without --seq the output is DeepSpeed's estimate_zero{2,3}_model_states_mem_needs_all_cold table
+(model states only: params, gradients, optimizer). With --seq it adds activations, ZeRO buffers,
+workspace and a margin (see src/zerotrain/estimate/peak_estimate.h).
+)";
+
+int run_deepspeed(const EstimateArgs& a) {
+  if (a.stage != 2 && a.stage != 3)
+    throw ValueError(kComponent,
+                     str("--stage: DeepSpeed's estimators cover stages 2 and 3, got ", a.stage,
+                         " (add --seq for zerotrain's estimate of any stage)"));
+  if (!a.model.empty() && !a.params.empty())
+    throw ValueError(kComponent, "--params: give either --model or --params, not both");
+  if (a.model.empty() && a.params.empty())
+    throw ValueError(kComponent, "--params: missing (or give --model CONFIG)");
+  double p = 0, l = 0;
+  if (!a.model.empty()) {
+    const ParamCount c = count_params(io::read_hf_config(a.model));
+    p = static_cast<double>(c.total);
+    l = static_cast<double>(c.largest_layer);
+  } else {
+    p = parse_count(a.params, "--params");
+    if (!a.largest_layer.empty()) l = parse_count(a.largest_layer, "--largest-layer");
+    if (a.stage == 3 && a.largest_layer.empty())
+      throw ValueError(kComponent, "--largest-layer: needed for stage 3 with --params");
+  }
+  DeepSpeedSetup s;
+  s.gpus_per_node = a.gpus_per_node;
+  s.nodes = a.nodes;
+  s.additional_buffer_factor = a.buffer_factor;
+  const Zero2Formula f =
+      a.zero2_formula == "documented" ? Zero2Formula::documented : Zero2Formula::current;
+  const DeepSpeedTable t = a.stage == 2 ? zero2_table(p, s, f) : zero3_table(p, l, s);
+  if (a.json) {
+    std::printf("%s\n", deepspeed_json(t).dump(1).c_str());
+  } else {
+    std::printf("%s", format_table(t).c_str());
+  }
+  return 0;
+}
+
+int run_peak(const EstimateArgs& a) {
+  if (a.model.empty())
+    throw ValueError(kComponent, "--model: needed with --seq (activations depend on the shape)");
+  if (!a.params.empty())
+    throw ValueError(kComponent, "--params: not used with --seq; give --model CONFIG");
+  if (a.stage < 0 || a.stage > 3)
+    throw ValueError(kComponent, str("--stage: must be 0, 1, 2 or 3, got ", a.stage));
+  RunSetup s;
+  s.model = io::read_hf_config(a.model);
+  s.stage = a.stage;
+  s.gpus = a.gpus > 0 ? a.gpus : a.gpus_per_node * a.nodes;
+  // Without --num-gpus-per-node, --gpus N is one node of N GPUs.
+  s.gpus_per_node = a.gpus_per_node_given ? a.gpus_per_node : s.gpus;
+  s.seq = a.seq;
+  s.micro_batch = a.micro_batch;
+  s.activation_checkpointing = a.activation_checkpointing;
+  s.offload_optimizer = a.offload_optimizer == "cpu";
+  s.offload_param = a.offload_param == "cpu";
+  s.dtype = a.dtype == "f32" ? DType::f32 : DType::bf16;
+  s.buckets.reduce_bucket_size = parse_count(a.reduce_bucket, "--reduce-bucket-size");
+  s.buckets.allgather_bucket_size = parse_count(a.allgather_bucket, "--allgather-bucket-size");
+  s.buckets.prefetch_bucket_size = parse_count(a.prefetch_bucket, "--prefetch-bucket-size");
+  s.buckets.max_live_parameters = parse_count(a.max_live, "--max-live-parameters");
+  const double gpu_memory = parse_size(a.gpu_memory, "--gpu-memory");
+  const PeakEstimate e = estimate_peak(s);
+  const Recommendation r = recommend(s, gpu_memory);
+  if (a.json) {
+    nlohmann::json j = peak_json(e);
+    j["recommendation"] = recommendation_json(r);
+    std::printf("%s\n", j.dump(1).c_str());
+  } else {
+    std::printf("%s\n%s\n", format_peak(e).c_str(), r.line.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_estimate_command(CLI::App& app, std::function<int()>& action) {
+  auto* cmd = app.add_subcommand(
+      "estimate", "Estimate memory: DeepSpeed's model-state tables, or a zerotrain run's peak");
+  auto a = std::make_shared<EstimateArgs>();
+  cmd->add_option("--params", a->params, "total parameters (2783930000, 2851e6, 1.5B)");
+  cmd->add_option("--largest-layer", a->largest_layer,
+                  "parameters of the largest layer (module), for ZeRO-3");
+  cmd->add_option("--model", a->model, "a config.json, or a model directory holding one");
+  auto* gpn = cmd->add_option("--num-gpus-per-node", a->gpus_per_node, "GPUs per node (default 1)");
+  cmd->add_option("--num-nodes", a->nodes, "nodes (default 1)");
+  cmd->add_option("--stage", a->stage, "ZeRO stage: 2 or 3 for DeepSpeed's tables, 0-3 with --seq")
+      ->capture_default_str();
+  cmd->add_option("--buffer-factor", a->buffer_factor, "DeepSpeed's additional_buffer_factor")
+      ->capture_default_str();
+  cmd->add_option("--zero2-formula", a->zero2_formula,
+                  "ZeRO-2 per-GPU bytes without offload: current (DeepSpeed's code today, "
+                  "2P+18P/G) or documented (its published tables, 4P+16P/G)")
+      ->check(CLI::IsMember({"current", "documented"}))
+      ->capture_default_str();
+  cmd->add_option("--seq", a->seq, "sequence length: estimate a zerotrain run's peak memory");
+  cmd->add_option("--micro-batch", a->micro_batch,
+                  "sequences per GPU per micro-step (the recommendation tries it, then halves it)")
+      ->capture_default_str();
+  cmd->add_option("--gpus", a->gpus, "data-parallel GPUs in all (default: per node x nodes)");
+  cmd->add_flag("--activation-checkpointing", a->activation_checkpointing,
+                "recompute decoder layers in backward");
+  cmd->add_option("--offload-optimizer", a->offload_optimizer, "cpu or none")
+      ->check(CLI::IsMember({"cpu", "none"}))
+      ->capture_default_str();
+  cmd->add_option("--offload-param", a->offload_param, "cpu or none (stage 3)")
+      ->check(CLI::IsMember({"cpu", "none"}))
+      ->capture_default_str();
+  cmd->add_option("--dtype", a->dtype, "parameter and compute dtype: bf16 or f32")
+      ->check(CLI::IsMember({"bf16", "f32"}))
+      ->capture_default_str();
+  cmd->add_option("--gpu-memory", a->gpu_memory, "memory of one GPU for the recommendation")
+      ->capture_default_str();
+  cmd->add_option("--reduce-bucket-size", a->reduce_bucket, "elements (DeepSpeed's default 5e8)");
+  cmd->add_option("--allgather-bucket-size", a->allgather_bucket,
+                  "elements (DeepSpeed's default 5e8)");
+  cmd->add_option("--prefetch-bucket-size", a->prefetch_bucket,
+                  "stage3_prefetch_bucket_size in elements (default 5e7)");
+  cmd->add_option("--max-live-parameters", a->max_live, "stage3_max_live_parameters (default 1e9)");
+  cmd->add_flag("--json", a->json, "machine-readable output");
+  cmd->footer(kFooter);
+  cmd->callback([&action, a, gpn] {
+    a->gpus_per_node_given = gpn->count() > 0;
+    action = [a] {
+      require_positive(a->gpus_per_node, "--num-gpus-per-node");
+      require_positive(a->nodes, "--num-nodes");
+      require_positive(a->buffer_factor, "--buffer-factor");
+      if (a->gpus < 0) throw ValueError(kComponent, str("--gpus: must be > 0, got ", a->gpus));
+      return a->seq != 0 ? run_peak(*a) : run_deepspeed(*a);
+    };
+  });
+}
+
+}  // namespace zt::cli

@@ -1,0 +1,133 @@
+// Peak per-GPU memory of a run (see peak_estimate.h, [Note: zerotrain model states]).
+#include "zerotrain/estimate/peak_estimate.h"
+
+#include <algorithm>
+
+#include "zerotrain/estimate/checks.h"
+
+namespace zt::estimate {
+
+namespace {
+
+void validate(const RunSetup& s) {
+  if (s.stage < 0 || s.stage > 3)
+    throw ValueError(kComponent, str("stage: must be 0, 1, 2 or 3, got ", s.stage));
+  require_positive(s.gpus, "gpus");
+  require_positive(s.gpus_per_node, "gpus_per_node");
+  require_positive(s.seq, "seq");
+  require_positive(s.micro_batch, "micro_batch");
+  if (s.dtype != DType::bf16 && s.dtype != DType::f32)
+    throw ValueError(kComponent, str("dtype: must be bf16 or f32, got ", dtype_name(s.dtype)));
+  if (s.offload_optimizer && s.stage == 0)
+    throw ValueError(kComponent, "offload_optimizer: needs ZeRO stage 1, 2 or 3, got stage 0");
+  if (s.offload_param && s.stage != 3)
+    throw ValueError(kComponent, str("offload_param: needs ZeRO stage 3, got stage ", s.stage));
+  if (s.offload_param && !s.offload_optimizer)
+    throw ValueError(kComponent, "offload_param: needs offload_optimizer=cpu as well");
+  require_positive(s.buckets.reduce_bucket_size, "reduce_bucket_size");
+  require_positive(s.buckets.allgather_bucket_size, "allgather_bucket_size");
+  require_non_negative(s.buckets.prefetch_bucket_size, "prefetch_bucket_size");
+  require_positive(s.buckets.max_live_parameters, "max_live_parameters");
+}
+
+// Elements of every unit's shard, each padded to a multiple of W.
+double sharded_params(const ParamCount& p, int64_t w) {
+  double n = 0;
+  for (const ParamUnit& u : p.units)
+    n += static_cast<double>((u.params + w - 1) / w);
+  return n;
+}
+
+}  // namespace
+
+std::string describe(const RunSetup& s) {
+  std::string d = str("stage ", s.stage);
+  if (s.offload_param) d += " + offload_param=cpu";
+  if (s.offload_optimizer) d += " + offload_optimizer=cpu";
+  d += str(", micro-batch ", s.micro_batch);
+  if (s.activation_checkpointing) d += ", activation checkpointing";
+  return d;
+}
+
+PeakEstimate estimate_peak(const RunSetup& s) {
+  validate(s);
+  PeakEstimate e;
+  e.setup = s;
+  e.params = count_params(s.model);
+  const double p = static_cast<double>(e.params.total);
+  const double shard = sharded_params(e.params, s.gpus);
+  const double vb = static_cast<double>(dtype_size(s.dtype));  // value bytes
+  const bool masters = s.dtype != DType::f32;
+  const std::string vname = str("parameters (", dtype_name(s.dtype), ")");
+  const std::string shard_note = str("1/", s.gpus, " of each block, padded");
+
+  auto add = [&](std::string name, double bytes, std::string note) {
+    e.items.push_back({std::move(name), bytes, std::move(note)});
+  };
+  double host = 0;  // per GPU
+
+  // Values.
+  if (s.stage < 3) {
+    add(vname, vb * p, "whole model");
+  } else if (s.offload_param) {
+    add(vname, 0, "shard on the host");
+    host += vb * shard;
+  } else {
+    add(vname, vb * shard, shard_note);
+  }
+  // Gradients (f32).
+  if (s.stage < 2) {
+    add("gradients (f32)", 4 * p, "whole model");
+  } else if (s.offload_optimizer) {
+    add("gradients (f32)", 0, "shard on the host");
+    host += 4 * shard;
+  } else {
+    add("gradients (f32)", 4 * shard, shard_note);
+  }
+  // Masters and moments (f32).
+  const double opt_elems = s.stage == 0 ? p : shard;
+  const double opt_bytes = (masters ? 12 : 8) * opt_elems;
+  const std::string opt_name = masters ? "masters + AdamW moments (f32)" : "AdamW moments (f32)";
+  if (s.offload_optimizer) {
+    add(opt_name, 0, "on the host");
+    host += opt_bytes;
+  } else {
+    add(opt_name, opt_bytes, s.stage == 0 ? "whole model" : shard_note);
+  }
+  // Communication buffers.
+  if (s.stage >= 2) {
+    const double cap = s.buckets.reduce_bucket_size;
+    const double g = std::min(cap, static_cast<double>(e.params.largest_unit())) +
+                     std::min(cap, static_cast<double>(e.params.second_largest_unit()));
+    add("gradient buckets (f32)", 4 * g, "full gradients of 2 blocks in flight");
+  }
+  if (s.stage == 3) {
+    const double first = static_cast<double>(e.params.largest_unit());
+    const double next = std::min(s.buckets.prefetch_bucket_size,
+                                 static_cast<double>(e.params.second_largest_unit()));
+    const double live = std::max(first, std::min(s.buckets.max_live_parameters, first + next));
+    add(str("gathered parameters (", dtype_name(s.dtype), ")"), vb * live,
+        "running block + prefetch");
+  }
+  // Activations and workspace.
+  ActivationOptions ao;
+  ao.micro_batch = s.micro_batch;
+  ao.seq = s.seq;
+  ao.dtype_bytes = static_cast<int64_t>(vb);
+  ao.checkpointing = s.activation_checkpointing;
+  e.activations = estimate_activations(s.model, ao);
+  add(s.activation_checkpointing ? "activations (checkpointed)" : "activations", e.activations.peak,
+      str("peak in the ", e.activations.phase, " phase"));
+  add("cuBLASLt workspace", kCublasWorkspaceBytes, "32 MiB, one stream");
+
+  for (const MemoryItem& it : e.items)
+    e.peak_allocated += it.bytes;
+  e.margin =
+      kFragmentationFraction * e.peak_allocated + kContextBytes + (s.gpus > 1 ? kNcclBytes : 0.0);
+  e.needed = e.peak_allocated + e.margin;
+  e.host_per_gpu = host;
+  e.host_per_node = host * static_cast<double>(s.gpus_per_node);
+  return e;
+}
+
+}  // namespace zt::estimate

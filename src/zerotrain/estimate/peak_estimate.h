@@ -1,0 +1,93 @@
+// Peak per-GPU memory of a zerotrain training run: model states for the ZeRO stage and offload in
+// zerotrain's layout, ZeRO's communication buffers, the activations of one micro-batch
+// (activation_memory.h) and the cuBLASLt workspace, then a stated margin for what the caching
+// allocator's peak does not see. See [Note: zerotrain model states] and [Note: memory margin].
+// Tested by tests/estimate/test_peak_estimate.cpp: measured peaks (bench/results/*.json) within
+// 10%, and the orderings every stage and offload must obey.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "zerotrain/core/dtype.h"
+#include "zerotrain/estimate/activation_memory.h"
+#include "zerotrain/estimate/param_count.h"
+#include "zerotrain/nn/model_config.h"
+
+namespace zt::estimate {
+
+// [Note: zerotrain model states]
+// zerotrain keeps bf16 parameter values, f32 gradients (nn::TransformerOptions::grad_dtype, set by
+// train/trainer.cpp), and for bf16 values an f32 master plus two f32 AdamW moments
+// (train/optimizer.h [Note: optimizer masters]); f32 values are their own masters. Per GPU, with
+// W GPUs and each block (embedding, decoder layer, head: the all-gather/reduce-scatter unit)
+// sharded in ceil(n / W) pieces:
+//   stage 0: values, gradients, masters and moments whole.
+//   stage 1: masters and moments sharded; gradients whole (reduce-scattered in place at the step).
+//   stage 2: gradients sharded too; the full f32 gradients of two blocks are in flight (one being
+//            reduce-scattered while the next computes), each capped at reduce_bucket_size.
+//   stage 3: values sharded too; the gathered bf16 values of the running block plus the prefetched
+//            one (capped at stage3_prefetch_bucket_size, all at stage3_max_live_parameters) live.
+// offload_optimizer=cpu moves masters, moments and the gradient shard (stages 2-3) to pinned host
+// memory; offload_param=cpu (stage 3) the value shard too. All-reduce (stage 0) and the all-gather
+// of updated values (stages 1-2) run in place: allgather_bucket_size bounds a message, not memory.
+
+struct ZeroBuckets {  // DeepSpeed's defaults, in elements
+  double reduce_bucket_size = 5e8;
+  double allgather_bucket_size = 5e8;
+  double prefetch_bucket_size = 5e7;  // stage3_prefetch_bucket_size
+  double max_live_parameters = 1e9;   // stage3_max_live_parameters
+};
+
+struct RunSetup {
+  nn::ModelConfig model;
+  int stage = 0;  // 0..3
+  int64_t gpus = 1;
+  int64_t gpus_per_node = 1;  // for the host memory of a node
+  int64_t seq = 0;
+  int64_t micro_batch = 1;
+  bool activation_checkpointing = false;
+  bool offload_optimizer = false;  // stages 1-3
+  bool offload_param = false;      // stage 3, with offload_optimizer
+  DType dtype = DType::bf16;       // bf16 or f32
+  ZeroBuckets buckets;
+};
+
+// "stage 3 + offload_optimizer=cpu, micro-batch 2, activation checkpointing"
+std::string describe(const RunSetup& setup);
+
+// [Note: memory margin]
+// The estimate's peak is what the caching allocator reports as peak allocated bytes (what
+// train/metrics.h and the benchmarks measure). A GPU also needs room for the allocator's cached
+// but unused blocks (fragmentation, taken as 5% of the peak), the CUDA context and kernels
+// (0.5 GiB) and, with more than one GPU, NCCL's buffers (0.5 GiB); `needed` adds them.
+inline constexpr double kFragmentationFraction = 0.05;
+inline constexpr double kContextBytes = 0.5 * 1073741824.0;
+inline constexpr double kNcclBytes = 0.5 * 1073741824.0;
+inline constexpr double kCublasWorkspaceBytes = 32.0 * 1048576.0;  // one compute stream
+
+struct MemoryItem {
+  std::string name;  // "parameters (bf16)"
+  double bytes = 0;
+  std::string note;  // how it was counted
+};
+
+struct PeakEstimate {
+  RunSetup setup;
+  ParamCount params;
+  ActivationEstimate activations;
+  std::vector<MemoryItem> items;  // on the GPU, summing to peak_allocated
+  double peak_allocated = 0;
+  double margin = 0;
+  double needed = 0;         // peak_allocated + margin
+  double host_per_gpu = 0;   // pinned host bytes the offloads hold per GPU
+  double host_per_node = 0;  // host_per_gpu * gpus_per_node
+};
+
+// Throws ValueError naming a bad field: stage outside 0..3, offload_param without stage 3 or
+// without offload_optimizer, offload_optimizer at stage 0, non-positive sizes, a dtype other than
+// bf16/f32, or an invalid model config.
+PeakEstimate estimate_peak(const RunSetup& setup);
+
+}  // namespace zt::estimate

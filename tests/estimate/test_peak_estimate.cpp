@@ -1,0 +1,130 @@
+// Peak per-GPU memory of zerotrain runs: first the measured peaks (committed benchmark results,
+// bench/results/*.json: the estimate must land within 10%), then the orderings every stage and
+// offload must obey, and bad setups. Covers src/zerotrain/estimate/peak_estimate.h.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "estimate/estimate_fixtures.h"
+#include "zerotrain/core/error.h"
+#include "zerotrain/estimate/peak_estimate.h"
+#include "zerotrain/estimate/units.h"
+
+namespace zt::estimate {
+namespace {
+
+struct Measured {
+  const char* config;
+  int stage;
+  int64_t gpus, seq, micro_batch;
+  bool ac;
+  double peak_gib;     // peak allocated bytes the run reported
+  const char* source;  // the committed result
+};
+
+// Add rows as runs are measured (stages 0-3, the 8B shape): each one must stay within 10%.
+const Measured kMeasured[] = {
+    {"llama_1b_untied.json", 0, 1, 4096, 2, false, 34.486828327178955,
+     "bench/results/train_1b_h200.json zerotrain"},
+    {"llama_1b_untied.json", 0, 1, 4096, 2, true, 27.704601764678955,
+     "bench/results/train_1b_h200.json zerotrain_activation_checkpointing"},
+};
+
+RunSetup setup_of(const std::string& config, int stage, int64_t gpus, int64_t seq, int64_t mbs,
+                  bool ac) {
+  RunSetup s;
+  s.model = estimate_config(config);
+  s.stage = stage;
+  s.gpus = gpus;
+  s.seq = seq;
+  s.micro_batch = mbs;
+  s.activation_checkpointing = ac;
+  return s;
+}
+
+TEST(PeakEstimate, MeasuredPeaksWithinTenPercent) {
+  for (const Measured& m : kMeasured) {
+    const PeakEstimate e =
+        estimate_peak(setup_of(m.config, m.stage, m.gpus, m.seq, m.micro_batch, m.ac));
+    const double est = e.peak_allocated / kGiB;
+    EXPECT_LT(std::abs(est - m.peak_gib) / m.peak_gib, 0.10)
+        << m.source << ": estimated " << est << " GiB, measured " << m.peak_gib;
+  }
+}
+
+TEST(PeakEstimate, StageZeroModelStatesAre18BytesPerParam) {
+  const PeakEstimate e = estimate_peak(setup_of("llama_1b_untied.json", 0, 1, 4096, 2, false));
+  double states = 0;
+  for (const MemoryItem& it : e.items)
+    if (it.name.find("activations") == std::string::npos && it.name != "cuBLASLt workspace")
+      states += it.bytes;
+  EXPECT_DOUBLE_EQ(states, 18.0 * 1498482688);
+  EXPECT_DOUBLE_EQ(e.host_per_node, 0);
+  EXPECT_GT(e.needed, e.peak_allocated);
+}
+
+TEST(PeakEstimate, F32HasNoMasters) {
+  RunSetup s = setup_of("gpt2.json", 0, 1, 1024, 1, false);
+  s.dtype = DType::f32;
+  const PeakEstimate e = estimate_peak(s);
+  EXPECT_DOUBLE_EQ(e.items[0].bytes, 4.0 * 124439808);  // values
+  EXPECT_DOUBLE_EQ(e.items[2].bytes, 8.0 * 124439808);  // moments only
+}
+
+TEST(PeakEstimate, EachStageShardsMore) {
+  double previous = 0;
+  for (int stage = 0; stage <= 3; ++stage) {
+    const double peak =
+        estimate_peak(setup_of("llama3_8b.json", stage, 8, 4096, 1, false)).peak_allocated;
+    if (stage > 0) {
+      EXPECT_LT(peak, previous) << "stage " << stage;
+    }
+    previous = peak;
+  }
+}
+
+TEST(PeakEstimate, OffloadMovesStatesToTheHost) {
+  RunSetup s = setup_of("llama3_8b.json", 3, 4, 4096, 1, false);
+  s.gpus_per_node = 4;
+  const PeakEstimate plain = estimate_peak(s);
+  s.offload_optimizer = true;
+  const PeakEstimate opt = estimate_peak(s);
+  s.offload_param = true;
+  const PeakEstimate both = estimate_peak(s);
+  EXPECT_LT(opt.peak_allocated, plain.peak_allocated);
+  EXPECT_LT(both.peak_allocated, opt.peak_allocated);
+  EXPECT_DOUBLE_EQ(plain.host_per_node, 0);
+  EXPECT_GT(both.host_per_node, opt.host_per_node);
+  // Optimizer offload keeps 16 bytes per parameter of each shard on the host, 4 shards per node.
+  EXPECT_NEAR(opt.host_per_node, 16.0 * 8030261248, 16.0 * 34 * 4);
+}
+
+TEST(PeakEstimate, BadSetupsNameTheField) {
+  auto expect_error = [](RunSetup s, const std::string& field) {
+    try {
+      estimate_peak(s);
+      FAIL() << "accepted a bad " << field;
+    } catch (const ValueError& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  };
+  RunSetup s = setup_of("gpt2.json", 4, 1, 1024, 1, false);
+  expect_error(s, "stage");
+  s.stage = 2;
+  s.offload_param = true;
+  s.offload_optimizer = true;
+  expect_error(s, "offload_param");
+  s = setup_of("gpt2.json", 0, 1, 1024, 1, false);
+  s.offload_optimizer = true;
+  expect_error(s, "offload_optimizer");
+  s = setup_of("gpt2.json", 0, 1, -8, 1, false);
+  expect_error(s, "seq");
+  s = setup_of("gpt2.json", 0, 0, 1024, 1, false);
+  expect_error(s, "gpus");
+  s = setup_of("gpt2.json", 0, 1, 1024, 1, false);
+  s.dtype = DType::f16;
+  expect_error(s, "dtype");
+}
+
+}  // namespace
+}  // namespace zt::estimate
