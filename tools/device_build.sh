@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
 # Runs here (no GPU needed): builds the CUDA backend into build-dev/ and stages what the GPU machine
-# needs in .carry/dev (git-ignored): the binaries, libzerotrain and the host libraries its image
-# lacks (OpenBLAS and its Fortran runtime, OpenMP). Then: device run with carry [".carry/dev"] and
-# command `ZT_COMMIT=<sha> tools/device_run.sh`.
+# needs in .carry/dev (git-ignored): the binaries, libzerotrain, the host libraries its image may
+# lack (OpenBLAS, xz-compressed to fit the 64 MiB carry, its Fortran runtime, OpenMP) and the
+# PyTorch peers. Then: device run with carry [".carry/dev"] and command
+# `ZT_COMMIT=<sha> tools/device_run.sh` (kernels), `tools/device_run_models.sh` (models) or
+# `tools/device_run_dist.sh` (several GPUs: collectives, DDP, optimizers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh build-dev -DZT_CUDA=ON -DZT_SANITIZE= >/dev/null
 rm -rf .carry/dev && mkdir -p .carry/dev/bin .carry/dev/lib
-cp build-dev/bin/zerotrain build-dev/bin/zerotrain_tests build-dev/bin/kernel_bench \
-  build-dev/bin/train_bench build-dev/bin/parity_runner .carry/dev/bin/
-# The PyTorch FSDP2 peer, run beside our benchmarks in the same call.
+for b in zerotrain zerotrain_tests comm_mpi_tests kernel_bench train_bench comm_bench optim_bench \
+  parity_runner; do
+  [ -x "build-dev/bin/$b" ] && cp "build-dev/bin/$b" .carry/dev/bin/
+done
+# The PyTorch peers, run beside our benchmarks in the same call.
 cp ../shared/bench/fsdp2_peer.py .carry/dev/
+[ -f bench/torch_adamw_peer.py ] && cp bench/torch_adamw_peer.py .carry/dev/
 cp build-dev/lib/libzerotrain.so .carry/dev/lib/
 for lib in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libgomp.so.1; do
   cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')" .carry/dev/lib/
 done
 strip --strip-unneeded .carry/dev/lib/*.so* .carry/dev/bin/*
+# The device scripts unpack it when the image has no OpenBLAS of its own.
+xz -T2 -6 .carry/dev/lib/libopenblas.so.0
 du -sh .carry/dev

@@ -3,11 +3,7 @@
 # tools/device_build.sh in .carry/dev: every test (CUDA ones included), the self-check and the kernel
 # benchmark; logs and JSON go to $OUT. Usage: ZT_COMMIT=<sha> tools/device_run.sh [bench-args...]
 set -uo pipefail
-OUT="${OUT:-$PWD/out}"
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$PWD/.carry/dev/lib:${LD_LIBRARY_PATH:-}" ZT_SOURCE_DIR="$PWD"
-bin="$PWD/.carry/dev/bin"
-commit="${ZT_COMMIT:-unknown}"
+source tools/device_env.sh
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 
 echo "== tests"

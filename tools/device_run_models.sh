@@ -4,12 +4,7 @@
 # beside the PyTorch FSDP2 peer, with and without activation checkpointing. Results go to $OUT.
 # Usage: ZT_COMMIT=<sha> tools/device_run_models.sh
 set -uo pipefail
-OUT="${OUT:-$PWD/out}"
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$PWD/.carry/dev/lib:${LD_LIBRARY_PATH:-}" ZT_SOURCE_DIR="$PWD" PYTHONUNBUFFERED=1
-export NCCL_NVLS_ENABLE=0
-bin="$PWD/.carry/dev/bin"
-commit="${ZT_COMMIT:-unknown}"
+source tools/device_env.sh
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 
 echo "== tests"
