@@ -5,7 +5,7 @@ is the fp32-master update that zerotrain's bf16-in/bf16-out step replaces; both 
 parameter). Uses fused=True where this torch supports it on the CPU (2.4+), else foreach=True.
 Prints one JSON line: torch_version, impl, n, threads, seconds (median), params_per_s.
 
-Run: python3 bench/torch_adamw_peer.py [--n 1e9] [--reps 5] > torch.json
+Run: python3 bench/torch_adamw_peer.py [--n 1e9] [--reps 5] [--threads T] > torch.json
      build/bin/optim_bench --n 1e9 --peer torch.json
 """
 import argparse
@@ -29,7 +29,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=float, default=1e9)
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's own)")
     args = ap.parse_args()
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
     n = int(args.n)
     param = torch.nn.Parameter(torch.rand(n, dtype=torch.float32) - 0.5)
     param.grad = (torch.rand(n, dtype=torch.float32) - 0.5) * 1e-2

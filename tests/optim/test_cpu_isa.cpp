@@ -22,7 +22,7 @@ using optim::CpuIsa;
 using test::RunBuffers;
 
 // Three runs, one longer than a block (16384) so several blocks and tails are exercised.
-const std::vector<size_t> kSizes = {40007, 5, 1283};
+const std::vector<size_t> kSizes = {20011, 5, 1283};
 
 std::vector<RunBuffers> make_runs(DType grad_dtype, bool copy, DType copy_dtype) {
   std::vector<RunBuffers> runs;

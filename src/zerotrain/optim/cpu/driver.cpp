@@ -17,7 +17,11 @@ void for_blocks(std::span<const Run> runs, Fn&& fn) {
   for (size_t r = 0; r < runs.size(); ++r)
     first[r + 1] = first[r] + (runs[r].n + kBlock - 1) / kBlock;
   const int64_t blocks = first.back();
-#pragma omp parallel for schedule(static) if (blocks > 1)
+  int64_t elements = 0;
+  for (const Run& r : runs)
+    elements += r.n;
+    // Small steps (many short runs) stay on one thread: a parallel region costs more than they do.
+#pragma omp parallel for schedule(static) if (elements > kBlock)
   for (int64_t b = 0; b < blocks; ++b) {
     const auto r =
         static_cast<size_t>(std::upper_bound(first.begin(), first.end(), b) - first.begin() - 1);
@@ -28,7 +32,8 @@ void for_blocks(std::span<const Run> runs, Fn&& fn) {
 
 bool cpu_has_avx2() {
 #if defined(__x86_64__) || defined(__i386__)
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+         __builtin_cpu_supports("f16c");
 #else
   return false;
 #endif

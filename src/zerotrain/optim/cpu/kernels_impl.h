@@ -30,7 +30,8 @@ inline void store_copy(T* c, int64_t i, W p) {
 // Loops over [lo, hi) of a run whose grad is G and copy C, calling op.apply on W = V, then
 // VScalar for the tail. kStates buffers of state are loaded and stored.
 template <class V, class G, class C, class Op>
-inline void run_loop(const Run& r, int64_t lo, int64_t hi, const Op& op) {
+inline void run_loop(const Run& r, int64_t lo, int64_t hi, const Op& op_in) {
+  const Op op = op_in;  // a local copy: stores through p, s0, s1 cannot alias its constants
   float* __restrict__ p = r.p;
   float* __restrict__ s0 = r.s0;
   float* __restrict__ s1 = r.s1;
@@ -126,7 +127,8 @@ inline W lamb_update(const LambConsts& c, W p, W m, W v) {
 }
 
 template <class V>
-LambNorms lamb_moments_block(const Run& r, int64_t lo, int64_t hi, const LambConsts& c) {
+LambNorms lamb_moments_block(const Run& r, int64_t lo, int64_t hi, const LambConsts& c_in) {
+  const LambConsts c = c_in;
   V acc_p = V::set1(0.0f), acc_u = V::set1(0.0f);
   VScalar tail_p = VScalar::set1(0.0f), tail_u = VScalar::set1(0.0f);
   auto block = [&]<class W, class G>(const G* g, int64_t i, W& ap, W& au) {
@@ -161,7 +163,8 @@ LambNorms lamb_moments_block(const Run& r, int64_t lo, int64_t hi, const LambCon
 }
 
 template <class V, class C>
-void lamb_apply_loop(const Run& r, int64_t lo, int64_t hi, const LambConsts& c) {
+void lamb_apply_loop(const Run& r, int64_t lo, int64_t hi, const LambConsts& c_in) {
+  const LambConsts c = c_in;
   C* __restrict__ copy = static_cast<C*>(r.copy);
   auto one = [&]<class W>(int64_t i) {
     W p = W::load(r.p + i);
