@@ -21,7 +21,8 @@ namespace {
 using optim::CpuIsa;
 using test::RunBuffers;
 
-// Three runs, one longer than a block (16384) so several blocks and tails are exercised.
+// Three runs, one longer than a block (16384) so several blocks and tails are exercised; under
+// 2 blocks in all, so the driver stays on one thread (the threaded split has its own test).
 const std::vector<size_t> kSizes = {20011, 5, 1283};
 
 std::vector<RunBuffers> make_runs(DType grad_dtype, bool copy, DType copy_dtype) {
@@ -187,6 +188,30 @@ TEST(OptimCpuIsa, CopiesRoundLikeCoreHalf) {
       }
       EXPECT_EQ(r.master, values);
     }
+}
+
+// Enough elements for the driver's OpenMP split: the best path, threaded, equals the scalar path.
+TEST(OptimCpuIsa, ThreadedStepMatchesScalarBitwise) {
+  auto run = [](optim::CpuIsa isa) {
+    std::vector<RunBuffers> runs;
+    for (uint64_t t = 0; t < 3; ++t)
+      runs.emplace_back(test::stream_values(31, 0, t, 40000), DType::bf16, true, DType::bf16);
+    for (int step = 1; step <= 2; ++step) {
+      std::vector<optim::AdamShard> s;
+      for (uint64_t t = 0; t < 3; ++t) {
+        runs[t].set_grad(test::stream_values(31, static_cast<uint64_t>(step), t, 40000));
+        s.push_back(runs[t].adam(0.01f));
+      }
+      optim::adam_step(s, optim::AdamParams{}, optim::StepArgs{step, 1.0f, isa});
+    }
+    return runs;
+  };
+  const auto ref = run(CpuIsa::scalar), got = run(CpuIsa::best);
+  for (size_t t = 0; t < ref.size(); ++t) {
+    expect_bitwise(ref[t].master, got[t].master, "master");
+    expect_bitwise(ref[t].s1, got[t].s1, "exp_avg_sq");
+    EXPECT_EQ(ref[t].copy, got[t].copy);
+  }
 }
 
 TEST(OptimCpuIsa, BestIsTheWidestSupported) {

@@ -21,7 +21,7 @@ void for_blocks(std::span<const Run> runs, Fn&& fn) {
   for (const Run& r : runs)
     elements += r.n;
     // Small steps (many short runs) stay on one thread: a parallel region costs more than they do.
-#pragma omp parallel for schedule(static) if (elements > kBlock)
+#pragma omp parallel for schedule(static) if (elements >= 2 * kBlock)
   for (int64_t b = 0; b < blocks; ++b) {
     const auto r =
         static_cast<size_t>(std::upper_bound(first.begin(), first.end(), b) - first.begin() - 1);
