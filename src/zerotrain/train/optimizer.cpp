@@ -7,8 +7,8 @@
 #include <set>
 #include <utility>
 
-#include "zerotrain/kernels/adamw.h"
 #include "zerotrain/kernels/cast.h"
+#include "zerotrain/optim/optimizers.h"
 
 namespace zt::train {
 
@@ -102,25 +102,41 @@ void AdamW::step(float lr, float grad_scale, Stream stream) {
     if (p.grad.shape() != p.value.shape())
       throw ShapeError(kComponent, str(p.name, ": gradient ", p.grad.describe(), " for value ",
                                        p.value.describe()));
+    if (!p.value.is_contiguous() || !p.grad.is_contiguous() || p.grad.device() != p.value.device())
+      throw ValueError(kComponent, str(p.name, ": value ", p.value.describe(), " and gradient ",
+                                       p.grad.describe(), " must be contiguous on one device"));
   }
   if (phase_ == Phase::fresh) create_state(stream);
   ++step_;
-  kernels::AdamWParams hp;
+  // One multi-tensor step over every slot (see optim/optimizers.h): on each device, one OpenMP
+  // region on the host or fused launches on the GPU.
+  optim::AdamParams hp;
   hp.lr = lr;
   hp.beta1 = options_.beta1;
   hp.beta2 = options_.beta2;
   hp.eps = options_.eps;
-  hp.step = step_;
   hp.bias_correction = options_.bias_correction;
-  hp.grad_scale = grad_scale;
+  const optim::StepArgs args{step_, grad_scale};
+  std::vector<std::pair<Device, std::vector<optim::AdamShard>>> by_device;
   for (Slot& s : slots_) {
-    hp.weight_decay = s.decay ? options_.weight_decay : 0.0f;
     nn::Parameter& p = *s.param;
-    if (s.master.defined())
-      kernels::adamw_step(s.master, p.grad, s.exp_avg, s.exp_avg_sq, hp, &p.value, stream);
-    else
-      kernels::adamw_step(p.value, p.grad, s.exp_avg, s.exp_avg_sq, hp, nullptr, stream);
+    optim::AdamShard shard;
+    shard.master = static_cast<float*>(s.master.defined() ? s.master.data() : p.value.data());
+    shard.exp_avg = static_cast<float*>(s.exp_avg.data());
+    shard.exp_avg_sq = static_cast<float*>(s.exp_avg_sq.data());
+    shard.grad = p.grad.data();
+    shard.grad_dtype = p.grad.dtype();
+    shard.param_copy = s.master.defined() ? p.value.data() : nullptr;
+    shard.param_dtype = p.value.dtype();
+    shard.n = p.value.numel();
+    shard.weight_decay = s.decay ? options_.weight_decay : 0.0f;
+    auto it = std::find_if(by_device.begin(), by_device.end(),
+                           [&](const auto& d) { return d.first == p.value.device(); });
+    if (it == by_device.end()) it = by_device.insert(by_device.end(), {p.value.device(), {}});
+    it->second.push_back(shard);
   }
+  for (const auto& [device, shards] : by_device)
+    optim::adam_step(shards, hp, args, device, stream);
 }
 
 void AdamW::zero_grad(Stream stream) {

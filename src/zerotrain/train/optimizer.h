@@ -1,4 +1,4 @@
-// AdamW over a model's parameters (torch.optim.AdamW semantics, kernels::adamw_step per tensor),
+// AdamW over a model's parameters (torch.optim.AdamW semantics, one optim::adam_step per step),
 // with two parameter groups and mixed precision. Tested by tests/train/test_optimizer.cpp.
 //
 // Groups: weight decay applies to the parameters the DecayRule picks (by default ParamKind::weight,

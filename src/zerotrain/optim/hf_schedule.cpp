@@ -1,5 +1,5 @@
-// LR schedule formulas; see lr_schedule.h. Tested by tests/train/test_lr_schedule.cpp.
-#include "zerotrain/train/lr_schedule.h"
+// HF LR schedule formulas; see hf_schedule.h. Tested by tests/train/test_lr_schedule.cpp.
+#include "zerotrain/optim/hf_schedule.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include "zerotrain/core/error.h"
 
-namespace zt::train {
+namespace zt::optim {
 
 namespace {
 constexpr std::string_view kComponent = "lr_schedule";
@@ -70,4 +70,4 @@ double LrSchedule::factor(int64_t step) const {
   return 1.0;
 }
 
-}  // namespace zt::train
+}  // namespace zt::optim

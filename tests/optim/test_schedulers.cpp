@@ -1,0 +1,147 @@
+// The optim/ schedulers against DeepSpeed's formulas (and HF's) at 20 sample iterations per case,
+// boundaries included, recorded by tools/reference/make_scheduler_reference.py in
+// tests/data/optim/scheduler_reference.json; stepping, the JSON state round trip, and bad configs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "support/test_util.h"
+#include "zerotrain/core/error.h"
+#include "zerotrain/optim/deepspeed_schedules.h"
+#include "zerotrain/optim/optimizers.h"
+#include "zerotrain/optim/scheduler.h"
+
+namespace zt {
+namespace {
+
+nlohmann::json load_reference() {
+  const auto path = test::test_data_dir() / "optim" / "scheduler_reference.json";
+  std::ifstream file(path);
+  if (!file) throw std::runtime_error("cannot open " + path.string());
+  return nlohmann::json::parse(file);
+}
+
+void expect_same(double got, double want, const std::string& what) {
+  EXPECT_NEAR(got, want, 1e-12 * std::abs(want) + 1e-18) << what;
+}
+
+TEST(OptimSchedulers, MatchDeepSpeedFormulasAtSampleSteps) {
+  const nlohmann::json doc = load_reference();
+  const double base_lr = doc.at("base_lr");
+  std::set<std::string> types;
+  for (const auto& c : doc.at("cases")) {
+    const nlohmann::json config = {{"type", c.at("type")}, {"params", c.at("params")}};
+    SCOPED_TRACE(config.dump());
+    const auto s = optim::make_scheduler(config, base_lr);
+    types.insert(std::string(s->type()));
+    ASSERT_EQ(c.at("samples").size(), 20u);
+    for (const auto& sample : c.at("samples")) {
+      const int64_t it = sample.at("iteration");
+      expect_same(s->lr_at(it), sample.at("lr"), str("lr at ", it));
+      const auto betas = s->betas_at(it);
+      ASSERT_EQ(betas.has_value(), sample.contains("beta1")) << it;
+      if (betas) {
+        expect_same(betas->beta1, sample.at("beta1"), str("beta1 at ", it));
+        EXPECT_EQ(betas->beta2, 0.99);
+      }
+    }
+  }
+  for (const char* t : {"WarmupLR", "WarmupDecayLR", "WarmupCosineLR", "OneCycle", "LRRangeTest"})
+    EXPECT_TRUE(types.count(t)) << t;
+}
+
+TEST(OptimSchedulers, StepAdvancesFromTheConstructorsIteration) {
+  const auto s = optim::make_scheduler(
+      {{"type", "WarmupDecayLR"},
+       {"params", {{"total_num_steps", 10}, {"warmup_num_steps", 4}, {"warmup_type", "linear"}}}},
+      1.0);
+  EXPECT_EQ(s->last_batch_iteration(), -1);
+  EXPECT_EQ(s->lr(), 0.0);  // warmup_min_lr for the first update, as DeepSpeed sets it
+  for (int64_t k = 0; k < 12; ++k) {
+    s->step();
+    EXPECT_EQ(s->last_batch_iteration(), k);
+    EXPECT_EQ(s->lr(), s->lr_at(k));
+  }
+  EXPECT_EQ(s->lr_at(2), 0.001 * 0.5);
+}
+
+TEST(OptimSchedulers, StateRoundTripsThroughJson) {
+  const nlohmann::json config = {
+      {"type", "OneCycle"},
+      {"params", {{"cycle_min_lr", 1e-4}, {"cycle_max_lr", 1e-3}, {"cycle_first_step_size", 5}}}};
+  const auto a = optim::make_scheduler(config, 1.0);
+  for (int i = 0; i < 7; ++i)
+    a->step();
+  const nlohmann::json state = nlohmann::json::parse(a->state().dump());
+  EXPECT_EQ(state.at("type"), "OneCycle");
+  EXPECT_EQ(state.at("last_batch_iteration"), 6);
+  EXPECT_EQ(state.at("lr"), a->lr());
+  EXPECT_EQ(state.at("betas").at(0), a->betas()->beta1);
+  const auto b = optim::make_scheduler(config, 1.0);
+  b->load_state(state);
+  EXPECT_EQ(b->last_batch_iteration(), 6);
+  EXPECT_EQ(b->lr(), a->lr());
+  EXPECT_EQ(b->betas()->beta1, a->betas()->beta1);
+  a->step();
+  b->step();
+  EXPECT_EQ(b->lr(), a->lr());
+}
+
+TEST(OptimSchedulers, LoadStateRejectsOtherTypesAndBadIterations) {
+  const auto s = optim::make_scheduler({{"type", "LRRangeTest"}}, 1.0);
+  EXPECT_THROW(s->load_state({{"type", "WarmupLR"}, {"last_batch_iteration", 3}}), ValueError);
+  EXPECT_THROW(s->load_state({{"type", "LRRangeTest"}, {"last_batch_iteration", -2}}), ValueError);
+  EXPECT_THROW(s->load_state({{"type", "LRRangeTest"}, {"last_batch_iteration", 1.5}}), ValueError);
+  EXPECT_THROW(s->load_state({{"type", "LRRangeTest"}}), ValueError);
+  EXPECT_THROW(s->load_state(nlohmann::json::array()), ValueError);
+  EXPECT_EQ(s->last_batch_iteration(), -1);
+}
+
+TEST(OptimSchedulers, BadConfigsNameTheProblem) {
+  auto message = [](const nlohmann::json& config) -> std::string {
+    try {
+      optim::make_scheduler(config, 1.0);
+    } catch (const ValueError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  EXPECT_NE(message({{"type", "Cyclic"}}).find("unknown scheduler type \"Cyclic\""),
+            std::string::npos);
+  EXPECT_NE(message({{"type", "WarmupLR"}, {"params", {{"warmup_max", 1}}}}).find("warmup_max"),
+            std::string::npos);
+  EXPECT_NE(message({{"type", "WarmupLR"}, {"params", {{"warmup_num_steps", 0}}}})
+                .find("warmup_num_steps = 0"),
+            std::string::npos);
+  EXPECT_NE(message({{"type", "WarmupLR"}, {"params", {{"warmup_type", "exp"}}}}).find("exp"),
+            std::string::npos);
+  EXPECT_NE(message({{"type", "WarmupDecayLR"}}).find("total_num_steps"), std::string::npos);
+  EXPECT_NE(message({{"type", "OneCycle"}, {"params", {{"cycle_first_step_size", "10"}}}})
+                .find("cycle_first_step_size"),
+            std::string::npos);
+  EXPECT_NE(message({{"type", "LRRangeTest"}, {"params", {{"lr_range_test_step_size", 0}}}})
+                .find("lr_range_test_step_size"),
+            std::string::npos);
+  EXPECT_NE(message({{"type", "linear"}, {"extra", 1}}).find("extra"), std::string::npos);
+}
+
+TEST(OptimSchedulers, DefaultsAreDeepSpeeds) {
+  const optim::WarmupLR w{optim::WarmupLRParams{}};
+  EXPECT_DOUBLE_EQ(w.lr_at(99), 0.001 * std::log(100.0) / std::log(1000.0));
+  EXPECT_EQ(w.lr_at(1000), 0.001);
+  const optim::OneCycleParams p;
+  EXPECT_EQ(p.cycle_first_step_size, 2000);
+  EXPECT_EQ(p.cycle_min_mom, 0.8);
+  EXPECT_EQ(p.cycle_max_mom, 0.9);
+  const optim::LambParams lamb;
+  EXPECT_EQ(lamb.max_coeff, 10.0f);
+  EXPECT_EQ(lamb.min_coeff, 0.01f);
+}
+
+}  // namespace
+}  // namespace zt
