@@ -11,5 +11,6 @@ namespace zt::cli {
 void add_selfcheck_command(CLI::App& app, std::function<int()>& action);
 void add_data_command(CLI::App& app, std::function<int()>& action);
 void add_train_command(CLI::App& app, std::function<int()>& action);
+void add_config_command(CLI::App& app, std::function<int()>& action);
 
 }  // namespace zt::cli

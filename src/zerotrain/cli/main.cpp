@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   zt::cli::add_selfcheck_command(app, action);
   zt::cli::add_data_command(app, action);
   zt::cli::add_train_command(app, action);
+  zt::cli::add_config_command(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
