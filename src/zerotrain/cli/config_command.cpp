@@ -24,7 +24,8 @@ template <typename T>
 void bind(CLI::App* cmd, const char* flag, T& field, config::CliValue<T>& target,
           const char* help) {
   cmd->add_option_function<T>(
-      flag, [&field, &target](const T& v) { target = config::CliValue<T>::explicit_value(field = v); },
+      flag,
+      [&field, &target](const T& v) { target = config::CliValue<T>::explicit_value(field = v); },
       help);
 }
 
@@ -59,7 +60,10 @@ void add_config_command(CLI::App& app, std::function<int()>& action) {
   bind(check, "--clip", a->clip, o->clip, "gradient_clipping for \"auto\"");
   check
       ->add_option_function<std::string>(
-          "--dtype", [o](const std::string& d) { o->dtype = config::CliValue<std::string>::explicit_value(d); },
+          "--dtype",
+          [o](const std::string& d) {
+            o->dtype = config::CliValue<std::string>::explicit_value(d);
+          },
           "f32, bf16 or fp16: fp16.enabled / bf16.enabled for \"auto\"")
       ->check(CLI::IsMember({"f32", "bf16", "fp16"}));
   check->footer(

@@ -5,8 +5,8 @@
 #include <memory>
 
 #include "zerotrain/cli/commands.h"
-#include "zerotrain/core/device.h"
 #include "zerotrain/config/load.h"
+#include "zerotrain/core/device.h"
 #include "zerotrain/core/progress.h"
 #include "zerotrain/io/hf_config.h"
 #include "zerotrain/train/ds_train_config.h"
@@ -44,8 +44,8 @@ struct FlagOptions {
 
   train::GivenFlags given() const {
     auto g = [](const CLI::Option* o) { return o->count() > 0; };
-    return {g(micro_batch), g(grad_accum), g(steps), g(warmup),       g(lr),
-            g(beta1),       g(beta2),      g(eps),   g(weight_decay), g(clip),
+    return {g(micro_batch), g(grad_accum), g(steps),    g(warmup),       g(lr),
+            g(beta1),       g(beta2),      g(eps),      g(weight_decay), g(clip),
             g(dtype),       g(schedule),   g(log_every)};
   }
 };
@@ -88,29 +88,33 @@ void add_train_command(CLI::App& app, std::function<int()>& action) {
          "in all; --seq-len, --micro-batch, --grad-accum, --seed and --dtype must match it")
       ->check(CLI::ExistingDirectory);
   f->steps = cmd->add_option("--steps", c->steps,
-                  "optimizer steps in all (a resumed run counts its earlier steps)")
-      ->capture_default_str();
+                             "optimizer steps in all (a resumed run counts its earlier steps)")
+                 ->capture_default_str();
   f->micro_batch = cmd->add_option("--micro-batch", c->micro_batch, "sequences per micro-batch")
-      ->capture_default_str();
+                       ->capture_default_str();
   cmd->add_option("--seq-len", c->seq_len, "tokens per sequence")->capture_default_str();
   f->grad_accum = cmd->add_option("--grad-accum", c->grad_accum, "micro-batches per optimizer step")
-      ->capture_default_str();
+                      ->capture_default_str();
   f->lr = cmd->add_option("--lr", c->lr, "peak learning rate")->capture_default_str();
-  f->warmup = cmd->add_option("--warmup", c->warmup_steps, "linear warmup steps")->capture_default_str();
-  f->schedule = cmd->add_option("--schedule", c->schedule, "constant, linear or cosine decay after warmup")
-      ->check(CLI::IsMember({"constant", "linear", "cosine"}))
-      ->capture_default_str();
+  f->warmup =
+      cmd->add_option("--warmup", c->warmup_steps, "linear warmup steps")->capture_default_str();
+  f->schedule =
+      cmd->add_option("--schedule", c->schedule, "constant, linear or cosine decay after warmup")
+          ->check(CLI::IsMember({"constant", "linear", "cosine"}))
+          ->capture_default_str();
   cmd->add_option("--min-lr-ratio", c->min_lr_ratio, "cosine floor as a fraction of --lr")
       ->capture_default_str();
-  f->weight_decay = cmd->add_option("--weight-decay", c->weight_decay, "AdamW decoupled weight decay (weights only)")
-      ->capture_default_str();
+  f->weight_decay = cmd->add_option("--weight-decay", c->weight_decay,
+                                    "AdamW decoupled weight decay (weights only)")
+                        ->capture_default_str();
   f->clip = cmd->add_option("--clip", c->clip, "global gradient-norm clipping (0: off)")
-      ->capture_default_str();
+                ->capture_default_str();
   cmd->add_option("--seed", c->seed, "seed for the init and the data order")->capture_default_str();
   cmd->add_option("--device", *device, "cpu, cuda or cuda:N")->capture_default_str();
-  f->dtype = cmd->add_option("--dtype", *dtype, "f32, or bf16 (bf16 compute, f32 masters and gradients)")
-      ->check(CLI::IsMember({"f32", "bf16"}))
-      ->capture_default_str();
+  f->dtype =
+      cmd->add_option("--dtype", *dtype, "f32, or bf16 (bf16 compute, f32 masters and gradients)")
+          ->check(CLI::IsMember({"f32", "bf16"}))
+          ->capture_default_str();
   f->beta1 = cmd->add_option("--beta1", c->beta1, "AdamW beta1")->capture_default_str();
   f->beta2 = cmd->add_option("--beta2", c->beta2, "AdamW beta2")->capture_default_str();
   f->eps = cmd->add_option("--eps", c->eps, "AdamW epsilon")->capture_default_str();
@@ -121,7 +125,8 @@ void add_train_command(CLI::App& app, std::function<int()>& action) {
                   "run yet are errors (check a file with `zerotrain config check`)");
   cmd->add_flag("--activation-checkpointing", c->activation_checkpointing,
                 "recompute each layer's activations in backward (less memory, ~1/3 more compute)");
-  f->log_every = cmd->add_option("--log-every", c->log_every, "steps between log lines")->capture_default_str();
+  f->log_every = cmd->add_option("--log-every", c->log_every, "steps between log lines")
+                     ->capture_default_str();
   cmd->add_option("--plot-every", c->plot_every,
                   "also redraw loss.png every N steps (0: at the end)")
       ->capture_default_str();

@@ -25,8 +25,8 @@ BatchTriple resolve_batch_triple(std::optional<int64_t> train, std::optional<int
     b = {*micro * *gas * world, *micro, *gas};
   } else if (train) {
     b = {*train, *train / world, 1};
-    derived = str("train_micro_batch_size_per_gpu = train_batch_size ", *train, " / world_size ",
-                  world);
+    derived =
+        str("train_micro_batch_size_per_gpu = train_batch_size ", *train, " / world_size ", world);
   } else if (micro) {
     b = {*micro * world, *micro, 1};
   } else {

@@ -18,8 +18,8 @@ void legacy_zero_flag(Json& root, std::vector<std::string>& warnings) {
     zero["allgather_bucket_size"] = size != root.end() ? *size : Json(500'000'000);
   }
   root.erase("allgather_size");
-  warnings.push_back(str("[config] zero_optimization: the boolean form is deprecated; read as ",
-                         zero.dump()));
+  warnings.push_back(
+      str("[config] zero_optimization: the boolean form is deprecated; read as ", zero.dump()));
   *it = std::move(zero);
 }
 
@@ -67,8 +67,7 @@ void apply_deprecations(Json& root, std::vector<std::string>& warnings) {
       continue;
     }
     const auto section = root.find(d.section);
-    if (section != root.end() && section->is_object())
-      map_key(*section, d.section, d, warnings);
+    if (section != root.end() && section->is_object()) map_key(*section, d.section, d, warnings);
   }
 }
 

@@ -57,7 +57,9 @@ const Json* Section::lookup(std::string_view key) {
   return &*it;
 }
 
-const Json* Section::get_raw(std::string_view key) { return lookup(key); }
+const Json* Section::get_raw(std::string_view key) {
+  return lookup(key);
+}
 
 std::optional<bool> Section::get_opt_bool(std::string_view key) {
   const Json* v = lookup(key);
@@ -66,7 +68,9 @@ std::optional<bool> Section::get_opt_bool(std::string_view key) {
   return v->get<bool>();
 }
 
-bool Section::get_bool(std::string_view key, bool def) { return get_opt_bool(key).value_or(def); }
+bool Section::get_bool(std::string_view key, bool def) {
+  return get_opt_bool(key).value_or(def);
+}
 
 std::optional<int64_t> Section::get_opt_int(std::string_view key, int64_t min) {
   const Json* v = lookup(key);

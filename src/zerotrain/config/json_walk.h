@@ -47,8 +47,8 @@ class Section {
   std::optional<std::string> get_opt_string(std::string_view key);
   std::vector<std::string> get_string_list(std::string_view key);
   // The index of the value among `choices` (compared ignoring case when `ignore_case`).
-  std::optional<size_t> get_opt_choice(std::string_view key, const std::vector<std::string>& choices,
-                                       bool ignore_case);
+  std::optional<size_t> get_opt_choice(std::string_view key,
+                                       const std::vector<std::string>& choices, bool ignore_case);
   size_t get_choice(std::string_view key, const std::vector<std::string>& choices, size_t def,
                     bool ignore_case);
   // A nested object (absent or null: nullopt).

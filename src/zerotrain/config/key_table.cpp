@@ -68,7 +68,9 @@ constexpr std::array kDeprecated = {
 
 }  // namespace
 
-std::span<const UnsupportedKey> unsupported_keys() { return kUnsupported; }
+std::span<const UnsupportedKey> unsupported_keys() {
+  return kUnsupported;
+}
 
 const UnsupportedKey* find_unsupported(std::string_view path) {
   for (const UnsupportedKey& k : kUnsupported)
@@ -87,6 +89,8 @@ std::vector<std::string> unsupported_names_under(std::string_view section) {
   return names;
 }
 
-std::span<const DeprecatedKey> deprecated_keys() { return kDeprecated; }
+std::span<const DeprecatedKey> deprecated_keys() {
+  return kDeprecated;
+}
 
 }  // namespace zt::config

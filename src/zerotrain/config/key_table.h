@@ -28,9 +28,9 @@ enum class DeprecationKind {
   no_effect,     // dropped with a warning (DeepSpeed sets nothing)
 };
 struct DeprecatedKey {
-  std::string_view section;      // "" = top level
-  std::string_view key;          // "cpu_offload"
-  std::string_view replacement;  // "offload_optimizer"
+  std::string_view section;            // "" = top level
+  std::string_view key;                // "cpu_offload"
+  std::string_view replacement;        // "offload_optimizer"
   std::string_view replacement_alias;  // the replacement's other spelling, or ""
   DeprecationKind kind;
 };

@@ -40,7 +40,9 @@ std::string optimizer_type_name(OptimizerType t) {
   }
 }
 
-std::string warmup_type_name(WarmupType t) { return t == WarmupType::log ? "log" : "linear"; }
+std::string warmup_type_name(WarmupType t) {
+  return t == WarmupType::log ? "log" : "linear";
+}
 
 std::string tag_validation_name(TagValidation t) {
   switch (t) {

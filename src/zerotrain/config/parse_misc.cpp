@@ -22,8 +22,8 @@ void read_activation_checkpointing(Section& s, ActivationCheckpointingConfig& a)
 
 void read_checkpoint(Section& s, CheckpointConfig& c) {
   // DeepSpeed upper-cases tag_validation before comparing.
-  c.tag_validation =
-      static_cast<TagValidation>(s.get_choice("tag_validation", {"Warn", "Ignore", "Fail"}, 0, true));
+  c.tag_validation = static_cast<TagValidation>(
+      s.get_choice("tag_validation", {"Warn", "Ignore", "Fail"}, 0, true));
   c.load_universal = s.get_bool("load_universal", c.load_universal);
   c.use_node_local_storage = s.get_bool("use_node_local_storage", c.use_node_local_storage);
   if (auto p = s.get_section("parallel_write")) {
@@ -84,8 +84,8 @@ void read_comms_logger(Section& s, CommsLoggerConfig& c) {
 void read_aio(Section& s, AioConfig& a) {
   a.block_size = s.get_int("block_size", a.block_size, 1);
   a.queue_depth = s.get_int("queue_depth", a.queue_depth, 1);
-  a.intra_op_parallelism = s.get_int(s.pick_alias("intra_op_parallelism", "thread_count"),
-                                     a.intra_op_parallelism, 1);
+  a.intra_op_parallelism =
+      s.get_int(s.pick_alias("intra_op_parallelism", "thread_count"), a.intra_op_parallelism, 1);
   a.single_submit = s.get_bool("single_submit", a.single_submit);
   a.overlap_events = s.get_bool("overlap_events", a.overlap_events);
   a.use_gds = s.get_bool("use_gds", a.use_gds);

@@ -33,13 +33,13 @@ OptimizerType read_type(Section& s) {
     if (lower(name) == lower(kTypes[i])) return static_cast<OptimizerType>(i);
   for (const std::string& u : kUnsupportedTypes)
     if (lower(name) == lower(u))
-      fail(path, str("\"", name, "\" is a DeepSpeed optimizer zerotrain does not support; ",
-                     accepted));
+      fail(path,
+           str("\"", name, "\" is a DeepSpeed optimizer zerotrain does not support; ", accepted));
   std::vector<std::string> all = kTypes;
   all.insert(all.end(), kUnsupportedTypes.begin(), kUnsupportedTypes.end());
   const auto near = nearest_name(name, all);
-  fail(path, str("unknown optimizer \"", name, "\"", near ? str("; did you mean \"", *near, "\"?") : "",
-                 " (", accepted, ")"));
+  fail(path, str("unknown optimizer \"", name, "\"",
+                 near ? str("; did you mean \"", *near, "\"?") : "", " (", accepted, ")"));
 }
 
 void read_betas(Section& p, double& beta1, double& beta2) {

@@ -34,8 +34,8 @@ void read_bf16(Section& s, Bf16Config& b) {
 }
 
 // The spellings DeepSpeed's DtypeEnum accepts for the three training precisions.
-const std::vector<std::string> kPrecisionNames = {"fp16", "float16", "half",     "bf16",
-                                                  "bfloat16", "fp32",  "float32", "float"};
+const std::vector<std::string> kPrecisionNames = {"fp16",     "float16", "half",    "bf16",
+                                                  "bfloat16", "fp32",    "float32", "float"};
 constexpr std::array kPrecisionOf = {PrecisionName::fp16, PrecisionName::fp16, PrecisionName::fp16,
                                      PrecisionName::bf16, PrecisionName::bf16, PrecisionName::fp32,
                                      PrecisionName::fp32, PrecisionName::fp32};

@@ -131,6 +131,8 @@ void parse_scheduler(Section& s, SchedulerConfig& sc) {
   s.finish();
 }
 
-std::string scheduler_type_name(const SchedulerConfig& s) { return kTypes[s.params.index()]; }
+std::string scheduler_type_name(const SchedulerConfig& s) {
+  return kTypes[s.params.index()];
+}
 
 }  // namespace zt::config

@@ -78,15 +78,14 @@ void parse_zero(Section& s, ZeroConfig& z) {
       s.get_bool(s.pick_alias("gather_16bit_weights_on_model_save",
                               "stage3_gather_16bit_weights_on_model_save"),
                  z.gather_16bit_weights_on_model_save);
-  z.module_granularity_threshold = s.get_int(
-      s.pick_alias("module_granularity_threshold", "stage3_module_granularity_threshold"),
-      z.module_granularity_threshold);
+  z.module_granularity_threshold =
+      s.get_int(s.pick_alias("module_granularity_threshold", "stage3_module_granularity_threshold"),
+                z.module_granularity_threshold);
   z.use_all_reduce_for_fetch_params = s.get_bool(
       s.pick_alias("use_all_reduce_for_fetch_params", "stage3_use_all_reduce_for_fetch_params"),
       z.use_all_reduce_for_fetch_params);
-  z.allgather_sequential =
-      s.get_bool(s.pick_alias("allgather_sequential", "stage3_allgather_sequential"),
-                 z.allgather_sequential);
+  z.allgather_sequential = s.get_bool(
+      s.pick_alias("allgather_sequential", "stage3_allgather_sequential"), z.allgather_sequential);
   z.partition_stream_chunk_size =
       stage3_int(s, "partition_stream_chunk_size", z.partition_stream_chunk_size);
   z.ignore_unused_parameters = s.get_bool("ignore_unused_parameters", z.ignore_unused_parameters);

@@ -10,7 +10,8 @@ namespace zt::config {
 
 namespace {
 
-constexpr std::string_view kHiddenHint = "pass --hidden-size (zerotrain train reads it from --model)";
+constexpr std::string_view kHiddenHint =
+    "pass --hidden-size (zerotrain train reads it from --model)";
 constexpr std::string_view kStage3Hint =
     "pass --hidden-size (zerotrain train reads it from --model); resolved only with stage 3, as "
     "Hugging Face does";
@@ -22,8 +23,9 @@ struct Hint {
 constexpr std::array kHints = {
     Hint{"train_micro_batch_size_per_gpu", "pass --micro-batch"},
     Hint{"gradient_accumulation_steps", "pass --grad-accum"},
-    Hint{"train_batch_size",
-         "pass --micro-batch and --grad-accum (train_batch_size = micro * grad_accum * world_size)"},
+    Hint{
+        "train_batch_size",
+        "pass --micro-batch and --grad-accum (train_batch_size = micro * grad_accum * world_size)"},
     Hint{"gradient_clipping", "pass --clip"},
     Hint{"optimizer.params.lr", "pass --lr"},
     Hint{"optimizer.params.betas", "pass --beta1 and --beta2"},
@@ -41,7 +43,9 @@ constexpr std::array kHints = {
     Hint{"zero_optimization.param_persistence_threshold", kStage3Hint},
 };
 
-bool is_auto(const Json& v) { return v.is_string() && v.get<std::string>() == "auto"; }
+bool is_auto(const Json& v) {
+  return v.is_string() && v.get<std::string>() == "auto";
+}
 
 // The object holding the last component of `path`, or nullptr when a parent is missing.
 Json* parent_of(Json& root, std::string_view path, std::string& last) {
@@ -91,10 +95,6 @@ std::optional<Json> json_of(const CliValue<T>& v) {
   return v.value ? std::optional<Json>(*v.value) : std::nullopt;
 }
 
-std::string flag_text(std::string_view flag, const Json& shown) {
-  return str(flag, " ", shown.is_string() ? shown.get<std::string>() : shown.dump());
-}
-
 std::optional<int64_t> int_at(const Json& root, const char* key) {
   const auto it = root.find(key);
   if (it == root.end() || !it->is_number()) return std::nullopt;
@@ -103,9 +103,9 @@ std::optional<int64_t> int_at(const Json& root, const char* key) {
 
 void resolve_batch(Json& root, const ConfigOverrides& o) {
   apply(root, "train_micro_batch_size_per_gpu", json_of(o.micro_batch), o.micro_batch.given,
-        o.micro_batch.value ? flag_text("--micro-batch", *o.micro_batch.value) : "--micro-batch");
+        "--micro-batch");
   apply(root, "gradient_accumulation_steps", json_of(o.grad_accum), o.grad_accum.given,
-        o.grad_accum.value ? flag_text("--grad-accum", *o.grad_accum.value) : "--grad-accum");
+        "--grad-accum");
   const auto it = root.find("train_batch_size");
   if (it == root.end() || !is_auto(*it)) return;
   // As HF: world_size * micro * grad_accum, from the values just resolved. A file without
@@ -117,30 +117,23 @@ void resolve_batch(Json& root, const ConfigOverrides& o) {
 }
 
 void resolve_optimizer(Json& root, const ConfigOverrides& o) {
-  auto flag = [](const char* name, const auto& v) {
-    return v.value ? flag_text(name, Json(*v.value)) : std::string(name);
-  };
-  apply(root, "optimizer.params.lr", json_of(o.lr), o.lr.given, flag("--lr", o.lr));
+  apply(root, "optimizer.params.lr", json_of(o.lr), o.lr.given, "--lr");
   std::optional<Json> betas;
   if (o.beta1.value && o.beta2.value) betas = Json::array({*o.beta1.value, *o.beta2.value});
-  apply(root, "optimizer.params.betas", betas, o.beta1.given || o.beta2.given,
-        betas ? str("--beta1/--beta2 ", betas->dump()) : std::string("--beta1/--beta2"));
-  apply(root, "optimizer.params.eps", json_of(o.eps), o.eps.given, flag("--eps", o.eps));
+  apply(root, "optimizer.params.betas", betas, o.beta1.given || o.beta2.given, "--beta1/--beta2");
+  apply(root, "optimizer.params.eps", json_of(o.eps), o.eps.given, "--eps");
   apply(root, "optimizer.params.weight_decay", json_of(o.weight_decay), o.weight_decay.given,
-        flag("--weight-decay", o.weight_decay));
-  apply(root, "gradient_clipping", json_of(o.clip), o.clip.given, flag("--clip", o.clip));
+        "--weight-decay");
+  apply(root, "gradient_clipping", json_of(o.clip), o.clip.given, "--clip");
 }
 
 void resolve_scheduler(Json& root, const ConfigOverrides& o) {
-  auto flag = [](const char* name, const auto& v) {
-    return v.value ? flag_text(name, Json(*v.value)) : std::string(name);
-  };
   apply(root, "scheduler.params.warmup_min_lr", Json(0), false, "");
-  apply(root, "scheduler.params.warmup_max_lr", json_of(o.lr), o.lr.given, flag("--lr", o.lr));
+  apply(root, "scheduler.params.warmup_max_lr", json_of(o.lr), o.lr.given, "--lr");
   apply(root, "scheduler.params.warmup_num_steps", json_of(o.warmup_steps), o.warmup_steps.given,
-        flag("--warmup", o.warmup_steps));
+        "--warmup");
   apply(root, "scheduler.params.total_num_steps", json_of(o.total_steps), o.total_steps.given,
-        flag("--steps", o.total_steps));
+        "--steps");
 }
 
 void resolve_precision(Json& root, const ConfigOverrides& o) {
@@ -177,6 +170,12 @@ void resolve_zero(Json& root, const ConfigOverrides& o) {
 void resolve_auto(Json& root, const ConfigOverrides& overrides) {
   if (overrides.world_size < 1)
     throw ValueError("config", str("world size must be >= 1, got ", overrides.world_size));
+  // A section without params takes given flags like one with empty params.
+  for (const char* section : {"optimizer", "scheduler"}) {
+    const auto it = root.find(section);
+    if (it != root.end() && it->is_object() && !it->contains("params"))
+      (*it)["params"] = Json::object();
+  }
   resolve_batch(root, overrides);
   resolve_optimizer(root, overrides);
   resolve_scheduler(root, overrides);

@@ -20,9 +20,12 @@ Json opt_precision(const std::optional<PrecisionName>& p) {
 }
 
 Json offload_param_json(const OffloadParamConfig& p) {
-  return {{"device", offload_device_name(p.device)}, {"nvme_path", opt(p.nvme_path)},
-          {"buffer_count", p.buffer_count},          {"buffer_size", p.buffer_size},
-          {"max_in_cpu", p.max_in_cpu},              {"pin_memory", p.pin_memory}};
+  return {{"device", offload_device_name(p.device)},
+          {"nvme_path", opt(p.nvme_path)},
+          {"buffer_count", p.buffer_count},
+          {"buffer_size", p.buffer_size},
+          {"max_in_cpu", p.max_in_cpu},
+          {"pin_memory", p.pin_memory}};
 }
 
 Json offload_optimizer_json(const OffloadOptimizerConfig& o) {
@@ -197,11 +200,11 @@ Json sections_json(const DsConfig& c) {
       {"number_checkpoints", opt(a.number_checkpoints)},
       {"synchronize_checkpoint_boundary", a.synchronize_checkpoint_boundary},
       {"profile", a.profile}};
-  j["checkpoint"] = {{"tag_validation", tag_validation_name(c.checkpoint.tag_validation)},
-                     {"load_universal", c.checkpoint.load_universal},
-                     {"use_node_local_storage", c.checkpoint.use_node_local_storage},
-                     {"parallel_write",
-                      {{"pipeline_stage", c.checkpoint.parallel_write_pipeline_stage}}}};
+  j["checkpoint"] = {
+      {"tag_validation", tag_validation_name(c.checkpoint.tag_validation)},
+      {"load_universal", c.checkpoint.load_universal},
+      {"use_node_local_storage", c.checkpoint.use_node_local_storage},
+      {"parallel_write", {{"pipeline_stage", c.checkpoint.parallel_write_pipeline_stage}}}};
   j["tensorboard"] = file_monitor_json(c.tensorboard);
   j["csv_monitor"] = file_monitor_json(c.csv_monitor);
   j["wandb"] = {{"enabled", c.wandb.enabled},
@@ -217,9 +220,12 @@ Json sections_json(const DsConfig& c) {
                 {"experiment_key", opt(c.comet.experiment_key)},
                 {"online", opt(c.comet.online)},
                 {"mode", opt(c.comet.mode)}};
-  j["flops_profiler"] = {{"enabled", f.enabled},           {"recompute_fwd_factor", f.recompute_fwd_factor},
-                         {"profile_step", f.profile_step}, {"module_depth", f.module_depth},
-                         {"top_modules", f.top_modules},   {"detailed", f.detailed},
+  j["flops_profiler"] = {{"enabled", f.enabled},
+                         {"recompute_fwd_factor", f.recompute_fwd_factor},
+                         {"profile_step", f.profile_step},
+                         {"module_depth", f.module_depth},
+                         {"top_modules", f.top_modules},
+                         {"detailed", f.detailed},
                          {"output_file", opt(f.output_file)}};
   j["comms_logger"] = {{"enabled", c.comms_logger.enabled},
                        {"prof_all", c.comms_logger.prof_all},

@@ -67,8 +67,7 @@ const std::vector<NotYet>& not_yet() {
        "optimizers other than Adam/AdamW"},
       {"optimizer.params", adam_unsupported,
        "Adam with L2 weight decay (adam_w_mode false), amsgrad or no bias_correction"},
-      {"scheduler",
-       [](const DsConfig& d) { return d.scheduler.has_value(); },
+      {"scheduler", [](const DsConfig& d) { return d.scheduler.has_value(); },
        "DeepSpeed's schedules (they start one step later than the trainer's Hugging Face "
        "schedules and WarmupLR warms up logarithmically); leave the section out and use "
        "--schedule / --warmup"},
@@ -137,7 +136,8 @@ config::ConfigOverrides train_overrides(const TrainConfig& c, const GivenFlags& 
 void apply_ds_config(const DsConfig& ds, const GivenFlags& g, TrainConfig& c) {
   for (const NotYet& n : not_yet())
     if (n.asks(ds))
-      throw ValueError("config", str(n.path, ": not supported yet by zerotrain train (", n.why, ")"));
+      throw ValueError("config",
+                       str(n.path, ": not supported yet by zerotrain train (", n.why, ")"));
   set(g.micro_batch, "train_micro_batch_size_per_gpu", "--micro-batch",
       ds.train_micro_batch_size_per_gpu, c.micro_batch);
   set(g.grad_accum, "gradient_accumulation_steps", "--grad-accum", ds.gradient_accumulation_steps,
