@@ -266,6 +266,7 @@ struct CommsLoggerConfig {
 };
 
 struct AioConfig {
+  std::string io_backend = "async_io";  // "async_io" or "posix" (DeepSpeed's aliases accepted)
   int64_t block_size = 1'048'576;
   int64_t queue_depth = 8;
   int64_t intra_op_parallelism = 1;

@@ -82,6 +82,10 @@ void read_comms_logger(Section& s, CommsLoggerConfig& c) {
 }
 
 void read_aio(Section& s, AioConfig& a) {
+  // DeepSpeed's spellings of its two I/O backends, case-insensitive.
+  const size_t backend = s.get_choice(
+      "io_backend", {"async_io", "aio", "async", "deepnvme", "posix", "sync", "simple"}, 0, true);
+  a.io_backend = backend < 4 ? "async_io" : "posix";
   a.block_size = s.get_int("block_size", a.block_size, 1);
   a.queue_depth = s.get_int("queue_depth", a.queue_depth, 1);
   a.intra_op_parallelism =
@@ -89,6 +93,8 @@ void read_aio(Section& s, AioConfig& a) {
   a.single_submit = s.get_bool("single_submit", a.single_submit);
   a.overlap_events = s.get_bool("overlap_events", a.overlap_events);
   a.use_gds = s.get_bool("use_gds", a.use_gds);
+  if (a.use_gds && a.io_backend == "posix")
+    fail(s.path_of("use_gds"), "true needs io_backend \"async_io\"");
   s.finish();
 }
 

@@ -232,7 +232,8 @@ Json sections_json(const DsConfig& c) {
                        {"prof_ops", c.comms_logger.prof_ops},
                        {"verbose", c.comms_logger.verbose},
                        {"debug", c.comms_logger.debug}};
-  j["aio"] = {{"block_size", c.aio.block_size},
+  j["aio"] = {{"io_backend", c.aio.io_backend},
+              {"block_size", c.aio.block_size},
               {"queue_depth", c.aio.queue_depth},
               {"intra_op_parallelism", c.aio.intra_op_parallelism},
               {"single_submit", c.aio.single_submit},
