@@ -62,5 +62,10 @@ TEST(BatchRule, NonPositiveValuesAreErrors) {
   EXPECT_THROW(resolve_batch_triple(8, 8, 1, 0), ValueError);
 }
 
+TEST(BatchRule, OverflowIsAnError) {
+  const int64_t big = int64_t{1} << 40;
+  EXPECT_NE(error_of(std::nullopt, big, big, 1).find("does not fit in 64 bits"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace zt::config

@@ -40,13 +40,12 @@ void print_summary(const train::TrainSummary& s) {
 // Options whose explicit use `--deepspeed` checks against the file.
 struct FlagOptions {
   CLI::Option *micro_batch, *grad_accum, *steps, *warmup, *lr, *beta1, *beta2, *eps, *weight_decay,
-      *clip, *dtype, *schedule, *log_every;
+      *clip, *dtype, *log_every;
 
   train::GivenFlags given() const {
     auto g = [](const CLI::Option* o) { return o->count() > 0; };
-    return {g(micro_batch), g(grad_accum), g(steps),    g(warmup),       g(lr),
-            g(beta1),       g(beta2),      g(eps),      g(weight_decay), g(clip),
-            g(dtype),       g(schedule),   g(log_every)};
+    return {g(micro_batch), g(grad_accum), g(steps),        g(warmup), g(lr),    g(beta1),
+            g(beta2),       g(eps),        g(weight_decay), g(clip),   g(dtype), g(log_every)};
   }
 };
 
@@ -98,10 +97,9 @@ void add_train_command(CLI::App& app, std::function<int()>& action) {
   f->lr = cmd->add_option("--lr", c->lr, "peak learning rate")->capture_default_str();
   f->warmup =
       cmd->add_option("--warmup", c->warmup_steps, "linear warmup steps")->capture_default_str();
-  f->schedule =
-      cmd->add_option("--schedule", c->schedule, "constant, linear or cosine decay after warmup")
-          ->check(CLI::IsMember({"constant", "linear", "cosine"}))
-          ->capture_default_str();
+  cmd->add_option("--schedule", c->schedule, "constant, linear or cosine decay after warmup")
+      ->check(CLI::IsMember({"constant", "linear", "cosine"}))
+      ->capture_default_str();
   cmd->add_option("--min-lr-ratio", c->min_lr_ratio, "cosine floor as a fraction of --lr")
       ->capture_default_str();
   f->weight_decay = cmd->add_option("--weight-decay", c->weight_decay,

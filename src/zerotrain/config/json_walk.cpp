@@ -29,7 +29,9 @@ std::string lower(std::string s) {
   return s;
 }
 
-[[noreturn]] void wrong_type(std::string_view path, std::string_view expected, const Json& v) {
+}  // namespace
+
+void wrong_type(std::string_view path, std::string_view expected, const Json& v) {
   if (v.is_string() && v.get<std::string>() == "auto") {
     const std::string hint = auto_hint(path);
     fail(path, hint.empty() ? "\"auto\" is not accepted for this key (zerotrain resolves \"auto\" "
@@ -38,8 +40,6 @@ std::string lower(std::string s) {
   }
   fail(path, str("expected ", expected, ", got ", io::describe_json(v)));
 }
-
-}  // namespace
 
 Section::Section(const Json& object, std::string path) : object_(&object), path_(std::move(path)) {
   if (!object.is_object()) wrong_type(path_.empty() ? "(top level)" : path_, "an object", object);
@@ -109,7 +109,8 @@ std::optional<double> Section::get_opt_double(std::string_view key) {
 double Section::get_double(std::string_view key, double def, double min, double max) {
   const double d = get_opt_double(key).value_or(def);
   if (!std::isfinite(d) || d < min || d > max)
-    fail(path_of(key), str("must be in [", min, ", ", max, "], got ", d));
+    fail(path_of(key), std::isinf(max) ? str("must be >= ", min, ", got ", d)
+                                       : str("must be in [", min, ", ", max, "], got ", d));
   return d;
 }
 

@@ -20,6 +20,8 @@ using Json = nlohmann::json;
 
 // ValueError "[config] <path>: <message>".
 [[noreturn]] void fail(std::string_view path, std::string_view message);
+// "<path>: expected <expected>, got <value>"; for an "auto" left unresolved, what would resolve it.
+[[noreturn]] void wrong_type(std::string_view path, std::string_view expected, const Json& value);
 // "a.b" from "a" and "b"; "b" when `parent` is empty.
 std::string join_path(std::string_view parent, std::string_view key);
 

@@ -27,7 +27,7 @@ OptimizerType read_type(Section& s) {
   const std::string path = s.path_of("type");
   const std::string accepted = "zerotrain accepts Adam, AdamW, Lamb, Lion and SGD";
   if (!v) fail(path, str("missing; ", accepted));
-  if (!v->is_string()) fail(path, str("expected a string; ", accepted));
+  if (!v->is_string()) wrong_type(path, str("a string (", accepted, ")"), *v);
   const std::string name = v->get<std::string>();
   for (size_t i = 0; i < kTypes.size(); ++i)
     if (lower(name) == lower(kTypes[i])) return static_cast<OptimizerType>(i);
@@ -46,7 +46,7 @@ void read_betas(Section& p, double& beta1, double& beta2) {
   const Json* v = p.get_raw("betas");
   if (!v) return;
   if (!v->is_array() || v->size() != 2 || !(*v)[0].is_number() || !(*v)[1].is_number())
-    fail(p.path_of("betas"), str("expected two numbers [beta1, beta2], got ", v->dump()));
+    wrong_type(p.path_of("betas"), "two numbers [beta1, beta2]", *v);
   beta1 = (*v)[0].get<double>();
   beta2 = (*v)[1].get<double>();
   if (beta1 < 0 || beta1 >= 1 || beta2 < 0 || beta2 >= 1)

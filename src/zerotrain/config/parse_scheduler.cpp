@@ -18,7 +18,7 @@ size_t read_type(Section& s) {
   const std::string accepted =
       "expected one of WarmupLR, WarmupDecayLR, WarmupCosineLR, OneCycle, LRRangeTest";
   if (!v) fail(path, str("missing; ", accepted));
-  if (!v->is_string()) fail(path, str(accepted, ", got ", v->dump()));
+  if (!v->is_string()) wrong_type(path, "a string", *v);
   const std::string name = v->get<std::string>();
   for (size_t i = 0; i < kTypes.size(); ++i)
     if (name == kTypes[i]) return i;

@@ -113,7 +113,10 @@ void resolve_batch(Json& root, const ConfigOverrides& o) {
   const std::optional<int64_t> micro = int_at(root, "train_micro_batch_size_per_gpu");
   std::optional<int64_t> gas = int_at(root, "gradient_accumulation_steps");
   if (!root.contains("gradient_accumulation_steps")) gas = 1;
-  if (micro && gas) *it = *micro * *gas * o.world_size;
+  int64_t product = 0;
+  if (micro && gas && !__builtin_mul_overflow(*micro, *gas, &product) &&
+      !__builtin_mul_overflow(product, o.world_size, &product))
+    *it = product;
 }
 
 void resolve_optimizer(Json& root, const ConfigOverrides& o) {
@@ -152,6 +155,8 @@ void resolve_precision(Json& root, const ConfigOverrides& o) {
 void resolve_zero(Json& root, const ConfigOverrides& o) {
   if (!o.hidden_size) return;
   const int64_t h = *o.hidden_size;
+  if (h < 1 || h > (int64_t{1} << 30))
+    throw ValueError("config", str("hidden size must be in [1, 2^30], got ", h));
   apply(root, "zero_optimization.reduce_bucket_size", Json(h * h), false, "");
   const auto zero = root.find("zero_optimization");
   if (zero == root.end() || !zero->is_object()) return;

@@ -27,7 +27,7 @@ namespace zt::train {
 struct GivenFlags {
   bool micro_batch = false, grad_accum = false, steps = false, warmup = false, lr = false;
   bool beta1 = false, beta2 = false, eps = false, weight_decay = false, clip = false;
-  bool dtype = false, schedule = false, log_every = false;
+  bool dtype = false, log_every = false;
 };
 
 // Every TrainConfig value fills an "auto"; the given ones also fill missing keys and must agree
