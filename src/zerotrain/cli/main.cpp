@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   zt::cli::add_train_command(app, action, std::vector<std::string>(argv + 1, argv + argc));
   zt::cli::add_launch_command(app, action);
   zt::cli::add_estimate_command(app, action);
+  zt::cli::add_config_command(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

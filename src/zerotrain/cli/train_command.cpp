@@ -12,9 +12,12 @@
 
 #include "zerotrain/cli/commands.h"
 #include "zerotrain/comm/process_group.h"
+#include "zerotrain/config/load.h"
 #include "zerotrain/core/device.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/core/progress.h"
+#include "zerotrain/io/hf_config.h"
+#include "zerotrain/train/ds_train_config.h"
 #include "zerotrain/train/trainer.h"
 
 namespace zt::cli {
@@ -64,6 +67,31 @@ void print_summary(const train::TrainSummary& s) {
   throw BackendError("train", str("cannot re-run under zerotrain launch: execv failed"));
 }
 
+// Options whose explicit use `--deepspeed` checks against the file.
+struct FlagOptions {
+  CLI::Option *micro_batch, *grad_accum, *steps, *warmup, *lr, *beta1, *beta2, *eps, *weight_decay,
+      *clip, *dtype, *log_every;
+
+  train::GivenFlags given() const {
+    auto g = [](const CLI::Option* o) { return o->count() > 0; };
+    return {g(micro_batch), g(grad_accum), g(steps),        g(warmup), g(lr),    g(beta1),
+            g(beta2),       g(eps),        g(weight_decay), g(clip),   g(dtype), g(log_every)};
+  }
+};
+
+// Resolves the ds_config against the command line and maps it onto `c` (ds_train_config.h).
+void apply_deepspeed(const std::filesystem::path& file, const train::GivenFlags& given,
+                     train::TrainConfig& c) {
+  const std::filesystem::path model_config =
+      std::filesystem::is_directory(c.model) ? c.model / "config.json" : c.model;
+  const int64_t hidden = io::read_hf_config(model_config).hidden_size;
+  const config::LoadedConfig loaded =
+      config::load_ds_config(file, train::train_overrides(c, given, hidden));
+  for (const std::string& w : loaded.warnings)
+    std::fprintf(stderr, "%s\n", w.c_str());
+  train::apply_ds_config(loaded.config, given, c);
+}
+
 }  // namespace
 
 void add_train_command(CLI::App& app, std::function<int()>& action,
@@ -74,6 +102,8 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
   auto c = std::make_shared<train::TrainConfig>();
   auto device = std::make_shared<std::string>(cuda_available() ? "cuda" : "cpu");
   auto dtype = std::make_shared<std::string>("f32");
+  auto deepspeed = std::make_shared<std::string>();
+  auto f = std::make_shared<FlagOptions>();
   cmd->add_option("--model", c->model,
                   "Hugging Face model directory, or a config.json for a random init")
       ->required();
@@ -88,33 +118,45 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
          "continue from a checkpoint directory (<out>/checkpoint of an earlier run) up to --steps "
          "in all; --seq-len, --micro-batch, --grad-accum, --seed and --dtype must match it")
       ->check(CLI::ExistingDirectory);
-  cmd->add_option("--steps", c->steps,
-                  "optimizer steps in all (a resumed run counts its earlier steps)")
-      ->capture_default_str();
-  cmd->add_option("--micro-batch", c->micro_batch, "sequences per micro-batch")
-      ->capture_default_str();
+  f->steps = cmd->add_option("--steps", c->steps,
+                             "optimizer steps in all (a resumed run counts its earlier steps)")
+                 ->capture_default_str();
+  f->micro_batch = cmd->add_option("--micro-batch", c->micro_batch, "sequences per micro-batch")
+                       ->capture_default_str();
   cmd->add_option("--seq-len", c->seq_len, "tokens per sequence")->capture_default_str();
-  cmd->add_option("--grad-accum", c->grad_accum, "micro-batches per optimizer step")
-      ->capture_default_str();
-  cmd->add_option("--lr", c->lr, "peak learning rate")->capture_default_str();
-  cmd->add_option("--warmup", c->warmup_steps, "linear warmup steps")->capture_default_str();
+  f->grad_accum = cmd->add_option("--grad-accum", c->grad_accum, "micro-batches per optimizer step")
+                      ->capture_default_str();
+  f->lr = cmd->add_option("--lr", c->lr, "peak learning rate")->capture_default_str();
+  f->warmup =
+      cmd->add_option("--warmup", c->warmup_steps, "linear warmup steps")->capture_default_str();
   cmd->add_option("--schedule", c->schedule, "constant, linear or cosine decay after warmup")
       ->check(CLI::IsMember({"constant", "linear", "cosine"}))
       ->capture_default_str();
   cmd->add_option("--min-lr-ratio", c->min_lr_ratio, "cosine floor as a fraction of --lr")
       ->capture_default_str();
-  cmd->add_option("--weight-decay", c->weight_decay, "AdamW decoupled weight decay (weights only)")
-      ->capture_default_str();
-  cmd->add_option("--clip", c->clip, "global gradient-norm clipping (0: off)")
-      ->capture_default_str();
+  f->weight_decay = cmd->add_option("--weight-decay", c->weight_decay,
+                                    "AdamW decoupled weight decay (weights only)")
+                        ->capture_default_str();
+  f->clip = cmd->add_option("--clip", c->clip, "global gradient-norm clipping (0: off)")
+                ->capture_default_str();
   cmd->add_option("--seed", c->seed, "seed for the init and the data order")->capture_default_str();
   cmd->add_option("--device", *device, "cpu, cuda or cuda:N")->capture_default_str();
-  cmd->add_option("--dtype", *dtype, "f32, or bf16 (bf16 compute, f32 masters and gradients)")
-      ->check(CLI::IsMember({"f32", "bf16"}))
-      ->capture_default_str();
+  f->dtype =
+      cmd->add_option("--dtype", *dtype, "f32, or bf16 (bf16 compute, f32 masters and gradients)")
+          ->check(CLI::IsMember({"f32", "bf16"}))
+          ->capture_default_str();
+  f->beta1 = cmd->add_option("--beta1", c->beta1, "AdamW beta1")->capture_default_str();
+  f->beta2 = cmd->add_option("--beta2", c->beta2, "AdamW beta2")->capture_default_str();
+  f->eps = cmd->add_option("--eps", c->eps, "AdamW epsilon")->capture_default_str();
+  cmd->add_option("--deepspeed", *deepspeed,
+                  "a DeepSpeed ds_config.json: its batch sizes, clipping, bf16, AdamW settings, "
+                  "steps_per_print and activation_checkpointing apply; \"auto\" takes the flags' "
+                  "values; a flag given explicitly must agree with the file; settings train cannot "
+                  "run yet are errors (check a file with `zerotrain config check`)");
   cmd->add_flag("--activation-checkpointing", c->activation_checkpointing,
                 "recompute each layer's activations in backward (less memory, ~1/3 more compute)");
-  cmd->add_option("--log-every", c->log_every, "steps between log lines")->capture_default_str();
+  f->log_every = cmd->add_option("--log-every", c->log_every, "steps between log lines")
+                     ->capture_default_str();
   cmd->add_option("--plot-every", c->plot_every,
                   "also redraw loss.png every N steps (0: at the end)")
       ->capture_default_str();
@@ -146,9 +188,12 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       "  zerotrain train --model config.json --data tokens.bin --out runs/ddp --nproc 4 --device "
       "cuda --dtype bf16\n"
       "  mpirun -n 4 zerotrain train --model config.json --data tokens.bin --out runs/ddp --device "
-      "cpu");
-  cmd->callback([&action, c, device, dtype, nproc, args] {
-    action = [c, device, dtype, nproc, args] {
+      "cpu\n"
+      "  zerotrain train --model assets/models/kjv-llama-5m --data data/kjv.tokens --out runs/ds "
+      "\\\n"
+      "      --deepspeed ds_config.json --lr 3e-4");
+  cmd->callback([&action, c, device, dtype, nproc, args, deepspeed, f] {
+    action = [c, device, dtype, nproc, args, deepspeed, given = f->given()] {
       c->device = parse_device(*device);
       c->dtype = parse_dtype(*dtype);
       const comm::ProcessEnv env = comm::detect_process_env();
@@ -168,6 +213,7 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
           c->comm = &group->host();
         }
       }
+      if (!deepspeed->empty()) apply_deepspeed(*deepspeed, given, *c);
       const bool rank0 = env.rank == 0;
       if (!rank0) {
         train::train(*c);

@@ -1,0 +1,88 @@
+// `zerotrain config check FILE`: loads a DeepSpeed ds_config.json as `zerotrain train --deepspeed`
+// would, resolving "auto" from the flags given, and prints the fully resolved configuration as
+// JSON on stdout (warnings on stderr). A bad file is one "[config] ..." line and exit 1.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "zerotrain/cli/commands.h"
+#include "zerotrain/config/load.h"
+
+namespace zt::cli {
+
+namespace {
+
+struct CheckArgs {
+  std::string file;
+  int64_t world_size = 1;
+  int64_t hidden_size = 0, micro_batch = 0, grad_accum = 0, steps = 0, warmup = 0;
+  double lr = 0, beta1 = 0, beta2 = 0, eps = 0, weight_decay = 0, clip = 0;
+  std::string dtype;
+};
+
+template <typename T>
+void bind(CLI::App* cmd, const char* flag, T& field, config::CliValue<T>& target,
+          const char* help) {
+  cmd->add_option_function<T>(
+      flag,
+      [&field, &target](const T& v) { target = config::CliValue<T>::explicit_value(field = v); },
+      help);
+}
+
+}  // namespace
+
+void add_config_command(CLI::App& app, std::function<int()>& action) {
+  auto* config = app.add_subcommand("config", "Check DeepSpeed configuration files");
+  config->require_subcommand(1);
+  auto* check = config->add_subcommand(
+      "check", "Resolve a ds_config.json and print every key with its value (as JSON)");
+  auto a = std::make_shared<CheckArgs>();
+  auto o = std::make_shared<config::ConfigOverrides>();
+  check->add_option("FILE", a->file, "DeepSpeed configuration (ds_config.json)")->required();
+  check->add_option("--world-size", o->world_size, "data-parallel ranks (for the batch rule)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  check->add_option_function<int64_t>(
+      "--hidden-size", [o](const int64_t& h) { o->hidden_size = h; },
+      "the model's hidden size: resolves \"auto\" ZeRO bucket sizes");
+  bind(check, "--micro-batch", a->micro_batch, o->micro_batch,
+       "train_micro_batch_size_per_gpu for \"auto\"");
+  bind(check, "--grad-accum", a->grad_accum, o->grad_accum,
+       "gradient_accumulation_steps for \"auto\"");
+  bind(check, "--steps", a->steps, o->total_steps, "scheduler total_num_steps for \"auto\"");
+  bind(check, "--warmup", a->warmup, o->warmup_steps, "scheduler warmup_num_steps for \"auto\"");
+  bind(check, "--lr", a->lr, o->lr, "optimizer lr and scheduler warmup_max_lr for \"auto\"");
+  bind(check, "--beta1", a->beta1, o->beta1, "optimizer betas[0] for \"auto\" (with --beta2)");
+  bind(check, "--beta2", a->beta2, o->beta2, "optimizer betas[1] for \"auto\" (with --beta1)");
+  bind(check, "--eps", a->eps, o->eps, "optimizer eps for \"auto\"");
+  bind(check, "--weight-decay", a->weight_decay, o->weight_decay,
+       "optimizer weight_decay for \"auto\"");
+  bind(check, "--clip", a->clip, o->clip, "gradient_clipping for \"auto\"");
+  check
+      ->add_option_function<std::string>(
+          "--dtype",
+          [o](const std::string& d) {
+            o->dtype = config::CliValue<std::string>::explicit_value(d);
+          },
+          "f32, bf16 or fp16: fp16.enabled / bf16.enabled for \"auto\"")
+      ->check(CLI::IsMember({"f32", "bf16", "fp16"}));
+  check->footer(
+      "A flag fills an \"auto\" and a key the file leaves out, and must agree with a value the "
+      "file sets.\n"
+      "Examples:\n"
+      "  zerotrain config check ds_config.json\n"
+      "  zerotrain config check ds_config_zero3.json --world-size 8 --hidden-size 4096 \\\n"
+      "      --micro-batch 4 --grad-accum 2 --lr 2e-5 --beta1 0.9 --beta2 0.999 --eps 1e-8 \\\n"
+      "      --weight-decay 0 --warmup 100 --steps 1000 --clip 1.0 --dtype bf16");
+  check->callback([&action, a, o] {
+    action = [a, o] {
+      const config::LoadedConfig loaded = config::load_ds_config(a->file, *o);
+      for (const std::string& w : loaded.warnings)
+        std::fprintf(stderr, "%s\n", w.c_str());
+      std::printf("%s\n", config::ds_config_json(loaded.config).c_str());
+      return 0;
+    };
+  });
+}
+
+}  // namespace zt::cli

@@ -1,0 +1,197 @@
+// The "auto" rules of resolve_auto.h, applied to the JSON before it is parsed.
+#include "zerotrain/config/resolve_auto.h"
+
+#include <array>
+#include <optional>
+
+#include "zerotrain/core/error.h"
+
+namespace zt::config {
+
+namespace {
+
+constexpr std::string_view kHiddenHint =
+    "pass --hidden-size (zerotrain train reads it from --model)";
+constexpr std::string_view kStage3Hint =
+    "pass --hidden-size (zerotrain train reads it from --model); resolved only with stage 3, as "
+    "Hugging Face does";
+
+struct Hint {
+  std::string_view path;
+  std::string_view hint;
+};
+constexpr std::array kHints = {
+    Hint{"train_micro_batch_size_per_gpu", "pass --micro-batch"},
+    Hint{"gradient_accumulation_steps", "pass --grad-accum"},
+    Hint{
+        "train_batch_size",
+        "pass --micro-batch and --grad-accum (train_batch_size = micro * grad_accum * world_size)"},
+    Hint{"gradient_clipping", "pass --clip"},
+    Hint{"optimizer.params.lr", "pass --lr"},
+    Hint{"optimizer.params.betas", "pass --beta1 and --beta2"},
+    Hint{"optimizer.params.eps", "pass --eps"},
+    Hint{"optimizer.params.weight_decay", "pass --weight-decay"},
+    Hint{"scheduler.params.warmup_max_lr", "pass --lr"},
+    Hint{"scheduler.params.warmup_num_steps", "pass --warmup"},
+    Hint{"scheduler.params.total_num_steps", "pass --steps"},
+    Hint{"fp16.enabled", "pass --dtype"},
+    Hint{"bf16.enabled", "pass --dtype"},
+    Hint{"zero_optimization.reduce_bucket_size", kHiddenHint},
+    Hint{"zero_optimization.stage3_prefetch_bucket_size", kStage3Hint},
+    Hint{"zero_optimization.prefetch_bucket_size", kStage3Hint},
+    Hint{"zero_optimization.stage3_param_persistence_threshold", kStage3Hint},
+    Hint{"zero_optimization.param_persistence_threshold", kStage3Hint},
+};
+
+bool is_auto(const Json& v) {
+  return v.is_string() && v.get<std::string>() == "auto";
+}
+
+// The object holding the last component of `path`, or nullptr when a parent is missing.
+Json* parent_of(Json& root, std::string_view path, std::string& last) {
+  Json* node = &root;
+  size_t start = 0;
+  for (size_t dot = path.find('.'); dot != std::string_view::npos; dot = path.find('.', start)) {
+    const std::string part(path.substr(start, dot - start));
+    const auto it = node->find(part);
+    if (it == node->end() || !it->is_object()) return nullptr;
+    node = &*it;
+    start = dot + 1;
+  }
+  last = std::string(path.substr(start));
+  return node;
+}
+
+bool same(const Json& a, const Json& b) {
+  if (a.is_number() && b.is_number()) return a.get<double>() == b.get<double>();
+  if (a.is_array() && b.is_array()) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!same(a[i], b[i])) return false;
+    return true;
+  }
+  return a == b;
+}
+
+// One key: "auto" takes `value`; an explicit value fills a missing key and must match a set one.
+void apply(Json& root, std::string_view path, const std::optional<Json>& value, bool given,
+           std::string_view flag) {
+  std::string key;
+  Json* parent = parent_of(root, path, key);
+  if (!parent) return;
+  const auto it = parent->find(key);
+  if (it == parent->end() || it->is_null()) {
+    if (given && value) (*parent)[key] = *value;
+  } else if (is_auto(*it)) {
+    if (value) *it = *value;
+  } else if (given && value && !same(*it, *value)) {
+    fail(path, str("the config gives ", it->dump(), " but ", flag, " gives ", value->dump(),
+                   "; make them agree or set \"auto\""));
+  }
+}
+
+template <typename T>
+std::optional<Json> json_of(const CliValue<T>& v) {
+  return v.value ? std::optional<Json>(*v.value) : std::nullopt;
+}
+
+std::optional<int64_t> int_at(const Json& root, const char* key) {
+  const auto it = root.find(key);
+  if (it == root.end() || !it->is_number()) return std::nullopt;
+  return it->get<int64_t>();
+}
+
+void resolve_batch(Json& root, const ConfigOverrides& o) {
+  apply(root, "train_micro_batch_size_per_gpu", json_of(o.micro_batch), o.micro_batch.given,
+        "--micro-batch");
+  apply(root, "gradient_accumulation_steps", json_of(o.grad_accum), o.grad_accum.given,
+        "--grad-accum");
+  const auto it = root.find("train_batch_size");
+  if (it == root.end() || !is_auto(*it)) return;
+  // As HF: world_size * micro * grad_accum, from the values just resolved. A file without
+  // gradient_accumulation_steps accumulates once (DeepSpeed's rule when only micro is known).
+  const std::optional<int64_t> micro = int_at(root, "train_micro_batch_size_per_gpu");
+  std::optional<int64_t> gas = int_at(root, "gradient_accumulation_steps");
+  if (!root.contains("gradient_accumulation_steps")) gas = 1;
+  int64_t product = 0;
+  if (micro && gas && !__builtin_mul_overflow(*micro, *gas, &product) &&
+      !__builtin_mul_overflow(product, o.world_size, &product))
+    *it = product;
+}
+
+void resolve_optimizer(Json& root, const ConfigOverrides& o) {
+  apply(root, "optimizer.params.lr", json_of(o.lr), o.lr.given, "--lr");
+  std::optional<Json> betas;
+  if (o.beta1.value && o.beta2.value) betas = Json::array({*o.beta1.value, *o.beta2.value});
+  apply(root, "optimizer.params.betas", betas, o.beta1.given || o.beta2.given, "--beta1/--beta2");
+  apply(root, "optimizer.params.eps", json_of(o.eps), o.eps.given, "--eps");
+  apply(root, "optimizer.params.weight_decay", json_of(o.weight_decay), o.weight_decay.given,
+        "--weight-decay");
+  apply(root, "gradient_clipping", json_of(o.clip), o.clip.given, "--clip");
+}
+
+void resolve_scheduler(Json& root, const ConfigOverrides& o) {
+  apply(root, "scheduler.params.warmup_min_lr", Json(0), false, "");
+  apply(root, "scheduler.params.warmup_max_lr", json_of(o.lr), o.lr.given, "--lr");
+  apply(root, "scheduler.params.warmup_num_steps", json_of(o.warmup_steps), o.warmup_steps.given,
+        "--warmup");
+  apply(root, "scheduler.params.total_num_steps", json_of(o.total_steps), o.total_steps.given,
+        "--steps");
+}
+
+void resolve_precision(Json& root, const ConfigOverrides& o) {
+  for (const char* section : {"fp16", "bf16"}) {
+    std::optional<Json> enabled;
+    if (o.dtype.value) enabled = (*o.dtype.value == section);
+    // An explicit --dtype bf16 turns on a section the file leaves out.
+    if (o.dtype.given && enabled == Json(true) && !root.contains(section))
+      root[section] = Json::object();
+    apply(root, str(section, ".enabled"), enabled, o.dtype.given,
+          o.dtype.value ? str("--dtype ", *o.dtype.value) : std::string("--dtype"));
+  }
+  apply(root, "amp.enabled", Json(false), false, "");  // zerotrain has no Apex
+}
+
+void resolve_zero(Json& root, const ConfigOverrides& o) {
+  if (!o.hidden_size) return;
+  const int64_t h = *o.hidden_size;
+  if (h < 1 || h > (int64_t{1} << 30))
+    throw ValueError("config", str("hidden size must be in [1, 2^30], got ", h));
+  apply(root, "zero_optimization.reduce_bucket_size", Json(h * h), false, "");
+  const auto zero = root.find("zero_optimization");
+  if (zero == root.end() || !zero->is_object()) return;
+  const auto stage = zero->find("stage");
+  if (stage == zero->end() || !stage->is_number() || stage->get<double>() != 3) return;
+  // HF: int(0.9 * hidden_size * hidden_size), evaluated left to right in floating point.
+  const auto prefetch = static_cast<int64_t>(0.9 * static_cast<double>(h) * static_cast<double>(h));
+  for (const char* key : {"stage3_prefetch_bucket_size", "prefetch_bucket_size"})
+    apply(root, str("zero_optimization.", key), Json(prefetch), false, "");
+  for (const char* key : {"stage3_param_persistence_threshold", "param_persistence_threshold"})
+    apply(root, str("zero_optimization.", key), Json(10 * h), false, "");
+}
+
+}  // namespace
+
+void resolve_auto(Json& root, const ConfigOverrides& overrides) {
+  if (overrides.world_size < 1)
+    throw ValueError("config", str("world size must be >= 1, got ", overrides.world_size));
+  // A section without params takes given flags like one with empty params.
+  for (const char* section : {"optimizer", "scheduler"}) {
+    const auto it = root.find(section);
+    if (it != root.end() && it->is_object() && !it->contains("params"))
+      (*it)["params"] = Json::object();
+  }
+  resolve_batch(root, overrides);
+  resolve_optimizer(root, overrides);
+  resolve_scheduler(root, overrides);
+  resolve_precision(root, overrides);
+  resolve_zero(root, overrides);
+}
+
+std::string auto_hint(std::string_view path) {
+  for (const Hint& h : kHints)
+    if (h.path == path) return std::string(h.hint);
+  return "";
+}
+
+}  // namespace zt::config

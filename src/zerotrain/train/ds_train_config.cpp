@@ -1,0 +1,169 @@
+// train_overrides / apply_ds_config (see ds_train_config.h) and the list of DeepSpeed settings
+// zerotrain train cannot run yet.
+#include "zerotrain/train/ds_train_config.h"
+
+#include <functional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "zerotrain/core/error.h"
+
+namespace zt::train {
+
+namespace {
+
+using config::DsConfig;
+
+// One setting zerotrain train cannot run yet: the key path, when the config asks for it, and why.
+// Remove a row when the trainer gains the feature (and map it in apply_ds_config).
+struct NotYet {
+  const char* path;
+  std::function<bool(const DsConfig&)> asks;
+  const char* why;
+};
+
+bool adam_unsupported(const DsConfig& d) {
+  if (!d.optimizer) return false;
+  const auto* a = std::get_if<config::AdamParams>(&d.optimizer->params);
+  if (!a) return false;
+  // Adam without adam_w_mode is L2-regularised Adam; equal to AdamW only without weight decay.
+  return (!a->adam_w_mode && a->weight_decay != 0) || a->amsgrad || !a->bias_correction;
+}
+
+const std::vector<NotYet>& not_yet() {
+  static const std::vector<NotYet> list = {
+      {"zero_optimization.stage", [](const DsConfig& d) { return d.zero_optimization.stage > 0; },
+       "ZeRO stages 1-3 (train runs stage 0: data parallel)"},
+      {"zero_optimization.offload_optimizer",
+       [](const DsConfig& d) {
+         const auto& o = d.zero_optimization.offload_optimizer;
+         return o && o->device != config::OffloadDevice::none;
+       },
+       "optimizer offload"},
+      {"zero_optimization.offload_param",
+       [](const DsConfig& d) {
+         const auto& p = d.zero_optimization.offload_param;
+         return p && p->device != config::OffloadDevice::none;
+       },
+       "parameter offload"},
+      {"fp16.enabled", [](const DsConfig& d) { return d.fp16.enabled; },
+       "fp16 with loss scaling (use bf16)"},
+      {"amp.enabled", [](const DsConfig& d) { return d.amp.enabled; },
+       "NVIDIA Apex AMP (use bf16)"},
+      {"bf16.check_grad_overflow", [](const DsConfig& d) { return d.bf16.check_grad_overflow; },
+       "bf16 overflow checks"},
+      {"data_types.grad_accum_dtype",
+       [](const DsConfig& d) {
+         return d.data_types.grad_accum_dtype &&
+                *d.data_types.grad_accum_dtype != config::PrecisionName::fp32;
+       },
+       "gradient accumulation below fp32 (gradients accumulate in fp32)"},
+      {"optimizer.type",
+       [](const DsConfig& d) {
+         return d.optimizer && d.optimizer->type != config::OptimizerType::adam &&
+                d.optimizer->type != config::OptimizerType::adamw;
+       },
+       "optimizers other than Adam/AdamW"},
+      {"optimizer.params", adam_unsupported,
+       "Adam with L2 weight decay (adam_w_mode false), amsgrad or no bias_correction"},
+      {"scheduler", [](const DsConfig& d) { return d.scheduler.has_value(); },
+       "DeepSpeed's schedules (they start one step later than the trainer's Hugging Face "
+       "schedules and WarmupLR warms up logarithmically); leave the section out and use "
+       "--schedule / --warmup"},
+      {"activation_checkpointing.cpu_checkpointing",
+       [](const DsConfig& d) { return d.activation_checkpointing.cpu_checkpointing; },
+       "checkpoints offloaded to the CPU"},
+      {"sparse_gradients", [](const DsConfig& d) { return d.sparse_gradients; },
+       "sparse gradients"},
+      {"checkpoint.load_universal", [](const DsConfig& d) { return d.checkpoint.load_universal; },
+       "universal checkpoints (use --resume DIR)"},
+      {"tensorboard.enabled", [](const DsConfig& d) { return d.tensorboard.enabled; },
+       "TensorBoard files (train writes metrics.jsonl)"},
+      {"csv_monitor.enabled", [](const DsConfig& d) { return d.csv_monitor.enabled; },
+       "CSV monitor files (train writes metrics.jsonl)"},
+      {"wandb.enabled", [](const DsConfig& d) { return d.wandb.enabled; },
+       "Weights & Biases (zerotrain never contacts a service)"},
+      {"comet.enabled", [](const DsConfig& d) { return d.comet.enabled; },
+       "Comet (zerotrain never contacts a service)"},
+      {"flops_profiler.enabled", [](const DsConfig& d) { return d.flops_profiler.enabled; },
+       "the flops profiler (train reports MFU)"},
+      {"comms_logger.enabled", [](const DsConfig& d) { return d.comms_logger.enabled; },
+       "the communication logger"},
+      {"wall_clock_breakdown", [](const DsConfig& d) { return d.wall_clock_breakdown; },
+       "wall-clock breakdowns"},
+      {"memory_breakdown", [](const DsConfig& d) { return d.memory_breakdown; },
+       "memory breakdowns (train logs peak memory)"},
+      {"dump_state", [](const DsConfig& d) { return d.dump_state; }, "state dumps"},
+  };
+  return list;
+}
+
+[[noreturn]] void conflict(const char* key, const std::string& config_value, const char* flag,
+                           const std::string& flag_value) {
+  throw ValueError("config", str(key, ": the config gives ", config_value, " but ", flag, " gives ",
+                                 flag_value, "; make them agree"));
+}
+
+template <typename T>
+void set(bool given, const char* key, const char* flag, const T& from_config, T& field) {
+  if (given && field != from_config) conflict(key, str(from_config), flag, str(field));
+  field = from_config;
+}
+
+}  // namespace
+
+config::ConfigOverrides train_overrides(const TrainConfig& c, const GivenFlags& g,
+                                        std::optional<int64_t> hidden_size) {
+  auto v = [](bool given, auto value) { return config::CliValue<decltype(value)>{value, given}; };
+  config::ConfigOverrides o;
+  o.world_size = c.comm ? c.comm->size() : 1;
+  o.hidden_size = hidden_size;
+  o.micro_batch = v(g.micro_batch, c.micro_batch);
+  o.grad_accum = v(g.grad_accum, c.grad_accum);
+  o.total_steps = v(g.steps, c.steps);
+  o.warmup_steps = v(g.warmup, c.warmup_steps);
+  o.lr = v(g.lr, c.lr);
+  o.beta1 = v(g.beta1, c.beta1);
+  o.beta2 = v(g.beta2, c.beta2);
+  o.eps = v(g.eps, c.eps);
+  o.weight_decay = v(g.weight_decay, c.weight_decay);
+  o.clip = v(g.clip, c.clip);
+  o.dtype = v(g.dtype, std::string(dtype_name(c.dtype)));
+  return o;
+}
+
+void apply_ds_config(const DsConfig& ds, const GivenFlags& g, TrainConfig& c) {
+  for (const NotYet& n : not_yet())
+    if (n.asks(ds))
+      throw ValueError("config",
+                       str(n.path, ": not supported yet by zerotrain train (", n.why, ")"));
+  set(g.micro_batch, "train_micro_batch_size_per_gpu", "--micro-batch",
+      ds.train_micro_batch_size_per_gpu, c.micro_batch);
+  set(g.grad_accum, "gradient_accumulation_steps", "--grad-accum", ds.gradient_accumulation_steps,
+      c.grad_accum);
+  set(g.clip, "gradient_clipping", "--clip", ds.gradient_clipping, c.clip);
+  const DType dtype = ds.bf16.enabled ? DType::bf16 : DType::f32;
+  if (g.dtype && dtype != c.dtype)
+    conflict("bf16.enabled", ds.bf16.enabled ? "true" : "false", "--dtype",
+             std::string(dtype_name(c.dtype)));
+  c.dtype = dtype;
+  if (ds.optimizer) {
+    const auto& a = std::get<config::AdamParams>(ds.optimizer->params);
+    set(g.lr, "optimizer.params.lr", "--lr", a.lr, c.lr);
+    set(g.beta1, "optimizer.params.betas[0]", "--beta1", a.beta1, c.beta1);
+    set(g.beta2, "optimizer.params.betas[1]", "--beta2", a.beta2, c.beta2);
+    set(g.eps, "optimizer.params.eps", "--eps", a.eps, c.eps);
+    set(g.weight_decay, "optimizer.params.weight_decay", "--weight-decay", a.weight_decay,
+        c.weight_decay);
+  }
+  if (ds.steps_per_print)
+    set(g.log_every, "steps_per_print", "--log-every", *ds.steps_per_print, c.log_every);
+  // See [Note: activation checkpointing].
+  if (ds.activation_checkpointing.present) c.activation_checkpointing = true;
+  // Data-parallel gradient reduction (zero/data_parallel.h).
+  c.reduce_bucket_elements = ds.zero_optimization.reduce_bucket_size;
+  c.overlap_comm = ds.zero_optimization.overlap_comm;
+}
+
+}  // namespace zt::train

@@ -1,0 +1,43 @@
+// `zerotrain train --deepspeed ds_config.json`: the command line's values as the overrides that
+// resolve the file's "auto" entries, and the resolved DeepSpeed configuration mapped onto the
+// TrainConfig fields that exist. A setting the trainer cannot run yet is an error
+// "[config] <key>: not supported yet by zerotrain train" (the one list is in
+// ds_train_config.cpp; it shrinks as features land), never silently ignored.
+// See [Note: activation checkpointing] below. Tested by tests/config/test_ds_train_config.cpp.
+//
+// [Note: activation checkpointing]
+// In DeepSpeed the `activation_checkpointing` section configures checkpointing and the model
+// calls deepspeed.checkpointing.checkpoint on its blocks. zerotrain's models are its own, so a
+// present section turns on per-block checkpointing (TrainConfig::activation_checkpointing);
+// partition_activations, contiguous_memory_optimization, number_checkpoints,
+// synchronize_checkpoint_boundary and profile change nothing in one process, cpu_checkpointing
+// is not supported yet.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "zerotrain/config/ds_config.h"
+#include "zerotrain/config/overrides.h"
+#include "zerotrain/train/trainer.h"
+
+namespace zt::train {
+
+// The train flags the user typed (as opposed to their defaults).
+struct GivenFlags {
+  bool micro_batch = false, grad_accum = false, steps = false, warmup = false, lr = false;
+  bool beta1 = false, beta2 = false, eps = false, weight_decay = false, clip = false;
+  bool dtype = false, log_every = false;
+};
+
+// Every TrainConfig value fills an "auto"; the given ones also fill missing keys and must agree
+// with the file (resolve_auto.h). The world size is c.comm's (1 without one).
+config::ConfigOverrides train_overrides(const TrainConfig& c, const GivenFlags& given,
+                                        std::optional<int64_t> hidden_size);
+
+// Sets micro_batch, grad_accum, clip, dtype, the AdamW hyper-parameters, log_every and
+// activation_checkpointing from `ds`. Throws ValueError for an unsupported setting or one that
+// contradicts a given flag (naming both).
+void apply_ds_config(const config::DsConfig& ds, const GivenFlags& given, TrainConfig& c);
+
+}  // namespace zt::train

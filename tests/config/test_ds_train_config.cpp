@@ -1,0 +1,129 @@
+// `zerotrain train --deepspeed` (zerotrain/train/ds_train_config.h): the resolved ds_config mapped
+// onto TrainConfig, settings the trainer cannot run reported, and given flags checked against
+// the file.
+#include <gtest/gtest.h>
+
+#include "zerotrain/config/load.h"
+#include "zerotrain/core/error.h"
+#include "zerotrain/train/ds_train_config.h"
+
+namespace zt::train {
+namespace {
+
+GivenFlags given(bool GivenFlags::*flag) {
+  GivenFlags g;
+  g.*flag = true;
+  return g;
+}
+
+config::DsConfig load(const std::string& text, const TrainConfig& c, const GivenFlags& g,
+                      std::optional<int64_t> hidden = std::nullopt) {
+  return config::parse_ds_config(text, "test", train_overrides(c, g, hidden)).config;
+}
+
+std::string error_of(const std::string& text, TrainConfig c = {}, GivenFlags g = {}) {
+  try {
+    apply_ds_config(load(text, c, g), g, c);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(DsTrainConfig, HuggingFaceStyleFileMapsOntoTrainConfig) {
+  TrainConfig c;
+  c.micro_batch = 4;
+  c.lr = 1e-3;
+  GivenFlags g = given(&GivenFlags::micro_batch);
+  g.lr = true;
+  const config::DsConfig ds = load(R"({
+      "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": 2,
+      "gradient_clipping": 0.5, "bf16": {"enabled": true}, "steps_per_print": 5,
+      "optimizer": {"type": "AdamW", "params": {"lr": "auto", "betas": [0.8, 0.9], "eps": 1e-6,
+                                                "weight_decay": 0.01}},
+      "zero_optimization": {"stage": 0, "reduce_bucket_size": "auto"},
+      "activation_checkpointing": {"partition_activations": false, "number_checkpoints": 2}})",
+                                   c, g, 256);
+  EXPECT_EQ(ds.zero_optimization.reduce_bucket_size, 256 * 256);
+  apply_ds_config(ds, g, c);
+  EXPECT_EQ(c.micro_batch, 4);
+  EXPECT_EQ(c.grad_accum, 2);
+  EXPECT_DOUBLE_EQ(c.clip, 0.5);
+  EXPECT_EQ(c.dtype, DType::bf16);
+  EXPECT_DOUBLE_EQ(c.lr, 1e-3);
+  EXPECT_DOUBLE_EQ(c.beta1, 0.8);
+  EXPECT_DOUBLE_EQ(c.beta2, 0.9);
+  EXPECT_DOUBLE_EQ(c.eps, 1e-6);
+  EXPECT_DOUBLE_EQ(c.weight_decay, 0.01);
+  EXPECT_EQ(c.log_every, 5);
+  EXPECT_TRUE(c.activation_checkpointing);
+}
+
+TEST(DsTrainConfig, AFileWithoutOptimizerKeepsTheCommandLinesAdamW) {
+  TrainConfig c;
+  c.lr = 2e-4;
+  c.weight_decay = 0.2;
+  apply_ds_config(load(R"({"train_batch_size": 8})", c, {}), {}, c);
+  EXPECT_DOUBLE_EQ(c.lr, 2e-4);
+  EXPECT_DOUBLE_EQ(c.weight_decay, 0.2);
+  EXPECT_EQ(c.micro_batch, 8);
+  EXPECT_EQ(c.grad_accum, 1);
+  EXPECT_DOUBLE_EQ(c.clip, 0.0);  // DeepSpeed's default: no clipping
+  EXPECT_FALSE(c.activation_checkpointing);
+}
+
+TEST(DsTrainConfig, UnsupportedSettingsAreNamed) {
+  EXPECT_EQ(error_of(R"({"train_batch_size": 8, "zero_optimization": {"stage": 2}})"),
+            "[config] zero_optimization.stage: not supported yet by zerotrain train (ZeRO stages "
+            "1-3 (train runs one process; use stage 0))");
+  EXPECT_NE(error_of(R"({"train_batch_size": 8, "fp16": {"enabled": true}})")
+                .find("fp16.enabled: not supported yet by zerotrain train"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"train_batch_size": 8, "optimizer": {"type": "Lion"}})")
+                .find("optimizer.type: not supported yet"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"train_batch_size": 8, "optimizer": {"type": "Adam",
+                 "params": {"adam_w_mode": false, "weight_decay": 0.1}}})")
+                .find("optimizer.params: not supported yet"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"train_batch_size": 8, "scheduler": {"type": "WarmupLR"}})")
+                .find("scheduler: not supported yet"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"train_batch_size": 8, "wandb": {"enabled": true}})")
+                .find("never contacts a service"),
+            std::string::npos);
+  // L2 Adam without weight decay is AdamW.
+  EXPECT_EQ(error_of(R"({"train_batch_size": 8, "optimizer": {"type": "Adam",
+                 "params": {"adam_w_mode": false}}})"),
+            "no error");
+}
+
+TEST(DsTrainConfig, GivenFlagContradictingTheFileIsAnError) {
+  TrainConfig c;
+  c.log_every = 10;
+  EXPECT_EQ(error_of(R"({"train_batch_size": 8, "steps_per_print": 100})", c,
+                     given(&GivenFlags::log_every)),
+            "[config] steps_per_print: the config gives 100 but --log-every gives 10; make them "
+            "agree");
+  c.dtype = DType::bf16;
+  EXPECT_NE(error_of(R"({"train_batch_size": 8, "bf16": {"enabled": false}})", c,
+                     given(&GivenFlags::dtype))
+                .find("bf16.enabled: the config gives false but --dtype bf16 gives true"),
+            std::string::npos);
+}
+
+TEST(DsTrainConfig, OverridesCarryTheGivenMarks) {
+  TrainConfig c;
+  c.micro_batch = 3;
+  const config::ConfigOverrides o = train_overrides(c, given(&GivenFlags::micro_batch), 64);
+  EXPECT_EQ(o.world_size, 1);
+  EXPECT_EQ(o.hidden_size, 64);
+  EXPECT_EQ(o.micro_batch.value, 3);
+  EXPECT_TRUE(o.micro_batch.given);
+  EXPECT_FALSE(o.lr.given);
+  EXPECT_EQ(o.lr.value, c.lr);
+  EXPECT_EQ(o.dtype.value, "f32");
+}
+
+}  // namespace
+}  // namespace zt::train
