@@ -45,7 +45,9 @@ TEST(ShardLayout, ValidElementsCoverTheBufferExactlyOnce) {
       ShardLayout l = shard_layout(n, w);
       size_t total = 0;
       for (int r = 0; r < w; ++r) {
-        if (l.valid_numel(r) > 0) EXPECT_EQ(l.offset(r), total) << n << " " << w;
+        if (l.valid_numel(r) > 0) {
+          EXPECT_EQ(l.offset(r), total) << n << " " << w;
+        }
         total += l.valid_numel(r);
       }
       EXPECT_EQ(total, n);

@@ -75,7 +75,7 @@ TEST(DsTrainConfig, AFileWithoutOptimizerKeepsTheCommandLinesAdamW) {
 TEST(DsTrainConfig, UnsupportedSettingsAreNamed) {
   EXPECT_EQ(error_of(R"({"train_batch_size": 8, "zero_optimization": {"stage": 2}})"),
             "[config] zero_optimization.stage: not supported yet by zerotrain train (ZeRO stages "
-            "1-3 (train runs one process; use stage 0))");
+            "1-3 (train runs stage 0: data parallel))");
   EXPECT_NE(error_of(R"({"train_batch_size": 8, "fp16": {"enabled": true}})")
                 .find("fp16.enabled: not supported yet by zerotrain train"),
             std::string::npos);
