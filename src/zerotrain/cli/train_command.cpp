@@ -30,13 +30,15 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-void print_summary(const train::TrainSummary& s) {
+// Tokens and rates are per rank when there are several (TrainSummary).
+void print_summary(const train::TrainSummary& s, int world) {
+  const char* per = world > 1 ? " per rank" : "";
   std::printf("\n%-22s %s\n", "steps", std::to_string(s.steps).c_str());
-  std::printf("%-22s %s\n", "tokens", std::to_string(s.tokens).c_str());
+  std::printf("%-22s %s\n", str("tokens", per).c_str(), std::to_string(s.tokens).c_str());
   std::printf("%-22s %s -> %s\n", "loss (first -> last)", fmt("%.4f", s.first_loss).c_str(),
               fmt("%.4f", s.last_loss).c_str());
   std::printf("%-22s %s s\n", "time", fmt("%.1f", s.seconds).c_str());
-  std::printf("%-22s %s\n", "tokens/s", fmt("%.0f", s.tokens_per_s).c_str());
+  std::printf("%-22s %s\n", str("tokens/s", per).c_str(), fmt("%.0f", s.tokens_per_s).c_str());
   std::printf("%-22s %s\n", "MFU", train::format_mfu(s.mfu).c_str());
   std::printf("%-22s %s GiB\n", "peak memory", fmt("%.3f", s.peak_mem_gib).c_str());
   std::printf("%-22s %s\n", "model", s.model_dir.string().c_str());
@@ -245,7 +247,7 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       };
       const train::TrainSummary s = train::train(*c, cb);
       if (bar.is_tty()) bar.finish();
-      print_summary(s);
+      print_summary(s, env.world_size);
       return 0;
     };
   });
