@@ -4,7 +4,8 @@
 # and 4 ranks, collective bus bandwidth against raw NCCL on 2 and 4 GPUs, data-parallel training of
 # the Llama-1B shape on 4 GPUs beside the FSDP2 peer's DDP mode, and the optimizer benchmark on the
 # 64-core host beside torch's AdamW. Logs go to $OUT, every JSON into $OUT/raw.tgz (the device
-# tool brings back at most 8 files).  Usage: ZT_COMMIT=<sha> tools/device_run_dist.sh
+# tool brings back at most 8 files).  Usage: ZT_COMMIT=<sha> tools/device_run_dist.sh [tests|train|all]
+# (two parts, so that each fits one 10-minute device call).
 set -uo pipefail
 source tools/device_env.sh
 raw="$OUT/raw"
@@ -14,6 +15,8 @@ nproc | tee "$raw/host_cores.txt"
 command -v mpirun || echo "no mpirun on this machine"
 ldd "$bin/zerotrain" | grep "not found" && echo "missing libraries above"
 
+part="${1:-all}"
+if [ "$part" = tests ] || [ "$part" = all ]; then
 echo "== unit tests"
 "$bin/zerotrain_tests" --gtest_output="json:$raw/gtest.json" > "$OUT/tests.log" 2>&1
 echo "tests rc=$?"
@@ -39,6 +42,8 @@ echo "== zerotrain launch (TCP rendezvous for NCCL) on 2 GPUs, tiny model"
 timeout 120 "$bin/zerotrain" launch -n 2 -- "$bin/train_bench" --model tiny --seq 512 --mbs 2 \
   --steps 3 --warmup 1 2>&1 | tail -4
 
+fi
+if [ "$part" = train ] || [ "$part" = all ]; then
 echo "== Llama-1B, seq 4096, mbs 2, DDP on 4 GPUs, beside the FSDP2 peer's DDP"
 timeout 300 "$bin/zerotrain" launch -n 4 -- "$bin/train_bench" --model 1b --seq 4096 --mbs 2 \
   --commit "$commit" --json "$raw/ddp_1b.json" 2>&1 | tail -4
@@ -53,5 +58,6 @@ fi
 OMP_PROC_BIND=spread OMP_PLACES=cores timeout 300 "$bin/optim_bench" --n 1e9 --reps 5 \
   --peer "$raw/torch_adamw.json" --commit "$commit" --json "$raw/optim.json" 2>&1 | tail -20
 
-tar czf "$OUT/raw.tgz" -C "$OUT" raw && rm -rf "$raw"
+fi
+tar czf "$OUT/raw-$part.tgz" -C "$OUT" raw && rm -rf "$raw"
 echo "== done"
