@@ -100,8 +100,11 @@ std::vector<uint8_t> serve(const sockaddr_in& sa, int world, const std::vector<u
   ::setsockopt(lst.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   sockaddr_in any = sa;
   any.sin_addr.s_addr = htonl(INADDR_ANY);
-  if (::bind(lst.get(), reinterpret_cast<const sockaddr*>(&any), sizeof(any)) != 0)
-    fail(str("bind port ", ntohs(sa.sin_port)));
+  // See [Note: TCP self-connect].
+  while (::bind(lst.get(), reinterpret_cast<const sockaddr*>(&any), sizeof(any)) != 0) {
+    if (errno != EADDRINUSE || ms_left(deadline) == 0) fail(str("bind port ", ntohs(sa.sin_port)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   if (::listen(lst.get(), world) != 0) fail("listen");
   const uint64_t size = payload.size();
   std::vector<Fd> peers;
@@ -121,11 +124,24 @@ std::vector<uint8_t> serve(const sockaddr_in& sa, int world, const std::vector<u
   return payload;
 }
 
+// [Note: TCP self-connect] A client that keeps connecting to a local port nobody listens on yet
+// can be handed that very port as its own source port and "connect" to itself (TCP simultaneous
+// open). It would then hold rank 0's port, whose bind fails with EADDRINUSE. Such a connection
+// is dropped at once, and rank 0 retries its bind until the deadline.
+bool connected_to_itself(int fd) {
+  sockaddr_in self{}, peer{};
+  socklen_t a = sizeof(self), b = sizeof(peer);
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&self), &a) != 0) return false;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &b) != 0) return false;
+  return self.sin_port == peer.sin_port && self.sin_addr.s_addr == peer.sin_addr.s_addr;
+}
+
 std::vector<uint8_t> fetch(const sockaddr_in& sa, clock::time_point deadline) {
   for (;;) {
     Fd c(::socket(AF_INET, SOCK_STREAM, 0));
     if (c.get() < 0) fail("socket");
-    if (::connect(c.get(), reinterpret_cast<const sockaddr*>(&sa), sizeof(sa)) == 0) {
+    if (::connect(c.get(), reinterpret_cast<const sockaddr*>(&sa), sizeof(sa)) == 0 &&
+        !connected_to_itself(c.get())) {
       uint64_t size = 0;
       recv_all(c.get(), &size, sizeof(size), deadline);
       if (size > (1u << 20)) throw BackendError("comm", str("rendezvous: bad payload size ", size));
