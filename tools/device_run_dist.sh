@@ -44,6 +44,16 @@ timeout 120 "$bin/zerotrain" launch -n 2 -- "$bin/train_bench" --model tiny --se
 
 fi
 if [ "$part" = train ] || [ "$part" = all ]; then
+echo "== multi-rank tests on 4 GPUs (again, after the fixes of the first call)"
+timeout 300 mpirun -n 4 --bind-to none -x OMP_NUM_THREADS=4 "$bin/comm_mpi_tests" > "$raw/mpi_np4_b.log" 2>&1
+echo "np4 rc=$?"
+grep -aE "\[  (FAILED|PASSED) \]" "$raw/mpi_np4_b.log" | sort | uniq -c
+for i in 1 2 3; do
+  timeout 120 "$bin/zerotrain" launch -n 4 -- "$bin/comm_mpi_tests" --gtest_filter='NcclCommunicatorTest.*' \
+    > "$raw/launch_nccl_$i.log" 2>&1
+  echo "launch + TCP rendezvous, NCCL tests, try $i: rc=$?"
+done
+grep -aE "PASSED|FAILED" "$raw/launch_nccl_1.log" | head -8
 echo "== Llama-1B, seq 4096, mbs 2, DDP on 4 GPUs, beside the FSDP2 peer's DDP"
 timeout 300 "$bin/zerotrain" launch -n 4 -- "$bin/train_bench" --model 1b --seq 4096 --mbs 2 \
   --commit "$commit" --json "$raw/ddp_1b.json" 2>&1 | tail -4
