@@ -3,7 +3,10 @@
 parameters held as one flat tensor (torch's optimizers need params and grads of one dtype, so this
 is the fp32-master update that zerotrain's bf16-in/bf16-out step replaces; both move 28 bytes per
 parameter). Uses fused=True where this torch supports it on the CPU (2.4+), else foreach=True.
-Prints one JSON line: torch_version, impl, n, threads, seconds (median), params_per_s.
+Also times the same job as zerotrain's step done the torch way: the bf16 gradient upcast into the
+f32 grad, the fused step, the f32 master rounded into a bf16 parameter copy (`same_job_seconds`).
+Prints one JSON line: torch_version, impl, n, threads, seconds (median), params_per_s,
+same_job_seconds.
 
 Run: python3 bench/torch_adamw_peer.py [--n 1e9] [--reps 5] [--threads T] > torch.json
      build/bin/optim_bench --n 1e9 --peer torch.json
@@ -45,9 +48,19 @@ def main():
         opt.step()
         times.append(time.perf_counter() - t0)
     seconds = statistics.median(times)
+    # bf16 gradient in, bf16 parameter out, as a torch program has to do it around the f32 step.
+    grad16 = param.grad.to(torch.bfloat16)
+    param16 = torch.empty(n, dtype=torch.bfloat16)
+    same = []
+    for _ in range(args.reps):
+        t0 = time.perf_counter()
+        param.grad.copy_(grad16)
+        opt.step()
+        param16.copy_(param.detach())
+        same.append(time.perf_counter() - t0)
     print(json.dumps({"torch_version": torch.__version__, "impl": impl, "n": n,
                       "threads": torch.get_num_threads(), "seconds": seconds,
-                      "params_per_s": n / seconds}))
+                      "params_per_s": n / seconds, "same_job_seconds": statistics.median(same)}))
 
 
 if __name__ == "__main__":
