@@ -118,7 +118,7 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", c->out,
-                  "output directory (model/, checkpoint/, metrics.jsonl, loss.png)")
+                  "output directory (model/, checkpoint/, metrics.jsonl, metrics.csv, loss.png)")
       ->required();
   cmd->add_option(
          "--resume", c->resume,
@@ -157,7 +157,8 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
   f->eps = cmd->add_option("--eps", c->eps, "AdamW epsilon")->capture_default_str();
   cmd->add_option("--deepspeed", *deepspeed,
                   "a DeepSpeed ds_config.json: its batch sizes, clipping, bf16, AdamW settings, "
-                  "steps_per_print and activation_checkpointing apply; \"auto\" takes the flags' "
+                  "scheduler, steps_per_print, wall_clock_breakdown, csv_monitor and "
+                  "activation_checkpointing apply; \"auto\" takes the flags' "
                   "values; a flag given explicitly must agree with the file; settings train cannot "
                   "run yet are errors (check a file with `zerotrain config check`)");
   cmd->add_flag("--wall-clock-breakdown", c->wall_clock_breakdown,
@@ -201,7 +202,16 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       "cpu\n"
       "  zerotrain train --model assets/models/kjv-llama-5m --data data/kjv.tokens --out runs/ds "
       "\\\n"
-      "      --deepspeed ds_config.json --lr 3e-4");
+      "      --deepspeed ds_config.json --lr 3e-4\n"
+      "  zerotrain train --model config.json --data tokens.bin --out runs/prof --device cuda "
+      "--wall-clock-breakdown\n"
+      "\n"
+      "Writes <out>/metrics.jsonl and metrics.csv (one row per logged step), loss.png (loss and\n"
+      "tokens/s; redrawn at each checkpoint), model/ and checkpoint/. With --deepspeed, a "
+      "scheduler\n"
+      "section replaces --schedule/--warmup (DeepSpeed's formulas; without one --schedule "
+      "applies),\n"
+      "csv_monitor writes DeepSpeed's per-metric CSV files, wall_clock_breakdown = the flag.");
   cmd->callback([&action, c, device, dtype, nproc, args, deepspeed, f] {
     action = [c, device, dtype, nproc, args, deepspeed, given = f->given()] {
       c->device = parse_device(*device);
