@@ -86,8 +86,12 @@ TEST(DsTrainConfig, UnsupportedSettingsAreNamed) {
                  "params": {"adam_w_mode": false, "weight_decay": 0.1}}})")
                 .find("optimizer.params: not supported yet"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"train_batch_size": 8, "scheduler": {"type": "WarmupLR"}})")
-                .find("scheduler: not supported yet"),
+  EXPECT_NE(error_of(R"({"train_batch_size": 8, "scheduler": {"type": "WarmupLR",
+                 "params": {"last_batch_iteration": 5}}})")
+                .find("scheduler.params.last_batch_iteration: not supported yet"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"train_batch_size": 8, "tensorboard": {"enabled": true}})")
+                .find("tensorboard.enabled: not supported yet"),
             std::string::npos);
   EXPECT_NE(error_of(R"({"train_batch_size": 8, "wandb": {"enabled": true}})")
                 .find("never contacts a service"),
@@ -96,6 +100,58 @@ TEST(DsTrainConfig, UnsupportedSettingsAreNamed) {
   EXPECT_EQ(error_of(R"({"train_batch_size": 8, "optimizer": {"type": "Adam",
                  "params": {"adam_w_mode": false}}})"),
             "no error");
+}
+
+TEST(DsTrainConfig, SchedulerAutosTakeTheFlagsAsTheHfTrainerDoes) {
+  TrainConfig c;
+  c.lr = 2e-3;
+  c.steps = 40;
+  c.warmup_steps = 5;
+  const GivenFlags g = given(&GivenFlags::lr);
+  apply_ds_config(load(R"({"train_batch_size": 8, "scheduler": {"type": "WarmupDecayLR",
+      "params": {"warmup_min_lr": "auto", "warmup_max_lr": "auto", "warmup_num_steps": "auto",
+                 "total_num_steps": "auto", "warmup_type": "linear"}}})",
+                       c, g),
+                  g, c);
+  EXPECT_EQ(c.scheduler, nlohmann::json::parse(R"({"type": "WarmupDecayLR", "params": {
+      "total_num_steps": 40, "warmup_min_lr": 0.0, "warmup_max_lr": 0.002,
+      "warmup_num_steps": 5, "warmup_type": "linear"}})"));
+
+  // A given --lr does not add warmup_max_lr to WarmupCosineLR, which has none; WarmupLR without
+  // warmup_max_lr warms up to the optimizer's lr.
+  TrainConfig d;
+  apply_ds_config(load(R"({"train_batch_size": 8, "scheduler": {"type": "WarmupCosineLR",
+      "params": {"total_num_steps": 10}}})",
+                       d, g),
+                  g, d);
+  EXPECT_FALSE(d.scheduler["params"].contains("warmup_max_lr"));
+  TrainConfig e;
+  e.lr = 5e-4;
+  apply_ds_config(load(R"({"train_batch_size": 8, "scheduler": {"type": "WarmupLR"}})", e, {}), {},
+                  e);
+  EXPECT_EQ(e.scheduler["params"]["warmup_max_lr"], 5e-4);
+
+  // No section: the command line's schedule stays.
+  TrainConfig f;
+  apply_ds_config(load(R"({"train_batch_size": 8})", f, {}), {}, f);
+  EXPECT_TRUE(f.scheduler.is_null());
+  EXPECT_FALSE(f.wall_clock_breakdown);
+  EXPECT_TRUE(f.csv_monitor_dir.empty());
+}
+
+TEST(DsTrainConfig, MonitorAndWallClockSettingsMap) {
+  TrainConfig c;
+  apply_ds_config(load(R"({"train_batch_size": 8, "wall_clock_breakdown": true,
+      "csv_monitor": {"enabled": true, "output_path": "logs/", "job_name": "run1"}})",
+                       c, {}),
+                  {}, c);
+  EXPECT_TRUE(c.wall_clock_breakdown);
+  EXPECT_EQ(c.csv_monitor_dir, std::filesystem::path("logs/run1"));
+  // The flag alone turns the breakdown on; a file with false does not turn it off.
+  TrainConfig d;
+  d.wall_clock_breakdown = true;
+  apply_ds_config(load(R"({"train_batch_size": 8, "wall_clock_breakdown": false})", d, {}), {}, d);
+  EXPECT_TRUE(d.wall_clock_breakdown);
 }
 
 TEST(DsTrainConfig, GivenFlagContradictingTheFileIsAnError) {

@@ -16,6 +16,7 @@
 
 #include "io/io_test_util.h"
 #include "nn/nn_test_util.h"
+#include "train/train_test_util.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/io/hf_config.h"
 #include "zerotrain/io/token_file.h"
@@ -31,37 +32,8 @@ struct Interrupted : std::runtime_error {
   Interrupted() : std::runtime_error("interrupted") {}
 };
 
-// config.json of a tiny llama and a token file of 600 pseudo-random tokens under `dir`.
 train::TrainConfig make_config(const fs::path& dir, DType dtype) {
-  const nn::ModelConfig mc = test::tiny_config(nn::Family::llama);
-  io::write_hf_config(mc, dir / "config.json");
-  std::vector<uint32_t> tokens(600);
-  uint64_t x = 88172645463325252ull;
-  for (uint32_t& t : tokens) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    t = static_cast<uint32_t>(x % static_cast<uint64_t>(mc.vocab_size));
-  }
-  io::TokenFileWriter writer(dir / "tokens.bin", static_cast<uint64_t>(mc.vocab_size),
-                             std::nullopt);
-  writer.write_document(tokens);
-  writer.finish();
-
-  train::TrainConfig c;
-  c.model = dir / "config.json";
-  c.data = dir / "tokens.bin";
-  c.steps = 6;
-  c.micro_batch = 2;
-  c.seq_len = 8;
-  c.grad_accum = 2;
-  c.lr = 1e-2;
-  c.warmup_steps = 2;
-  c.schedule = "cosine";
-  c.seed = 7;
-  c.dtype = dtype;
-  c.log_every = 1;
-  return c;
+  return test::tiny_train_config(dir, dtype);
 }
 
 // Every step's exact loss, from on_step.
@@ -82,9 +54,10 @@ std::vector<nlohmann::json> metrics_lines(const fs::path& path) {
   return out;
 }
 
-void expect_resume_matches_straight_run(DType dtype) {
+void expect_resume_matches_straight_run(DType dtype, const nlohmann::json& scheduler = {}) {
   test::TempDir dir;
   train::TrainConfig c = make_config(dir.path(), dtype);
+  c.scheduler = scheduler;
 
   std::vector<double> straight;
   c.out = dir / "straight";
@@ -127,6 +100,15 @@ void expect_resume_matches_straight_run(DType dtype) {
             test::read_bytes(dir / "resumed" / "checkpoint" / "optimizer.safetensors"));
   const train::TrainState st = train::read_train_state(dir / "resumed" / "checkpoint");
   EXPECT_EQ(st.step, 6);
+  EXPECT_EQ(st.scheduler, train::read_train_state(dir / "straight" / "checkpoint").scheduler);
+  EXPECT_EQ(st.scheduler.at("last_batch_iteration"), 5);  // six updates from -1
+
+  // metrics.csv: one header, the resumed run's rows replace the interrupted run's step 4.
+  const std::vector<std::string> csv = test::text_lines(dir / "resumed" / "metrics.csv");
+  ASSERT_EQ(csv.size(), 7u);
+  EXPECT_EQ(csv[0].rfind("step,loss,lr,", 0), 0u) << csv[0];
+  for (size_t i = 1; i < 7; ++i)
+    EXPECT_EQ(csv[i].substr(0, csv[i].find(',')), std::to_string(i));
   EXPECT_EQ(st.data, train::read_train_state(dir / "straight" / "checkpoint").data);
 }
 
@@ -136,6 +118,14 @@ TEST(TrainerResume, InterruptedAndResumedRunMatchesAStraightRunF32) {
 
 TEST(TrainerResume, InterruptedAndResumedRunMatchesAStraightRunBf16) {
   expect_resume_matches_straight_run(DType::bf16);
+}
+
+// A DeepSpeed WarmupDecayLR schedule (from --deepspeed) continues exactly after a resume: the
+// scheduler's state is in the checkpoint.
+TEST(TrainerResume, DeepSpeedScheduleContinuesExactly) {
+  expect_resume_matches_straight_run(DType::f32, nlohmann::json::parse(R"({"type": "WarmupDecayLR",
+      "params": {"total_num_steps": 6, "warmup_min_lr": 0.001, "warmup_max_lr": 0.02,
+                 "warmup_num_steps": 3}})"));
 }
 
 TEST(TrainerResume, RefusesAnotherSeqLenOrAnIncompleteCheckpoint) {

@@ -34,6 +34,10 @@ void bind(CLI::App* cmd, const char* flag, T& field, config::CliValue<T>& target
 void add_config_command(CLI::App& app, std::function<int()>& action) {
   auto* config = app.add_subcommand("config", "Check DeepSpeed configuration files");
   config->require_subcommand(1);
+  config->footer(
+      "Run `zerotrain config check --help` for its options.\n\n"
+      "Example:\n"
+      "  zerotrain config check ds_config.json --world-size 8");
   auto* check = config->add_subcommand(
       "check", "Resolve a ds_config.json and print every key with its value (as JSON)");
   auto a = std::make_shared<CheckArgs>();

@@ -69,6 +69,10 @@ int run_prepare(const PrepareArgs& a) {
 void add_data_command(CLI::App& app, std::function<int()>& action) {
   auto* data = app.add_subcommand("data", "Prepare training data");
   data->require_subcommand(1);
+  data->footer(
+      "Run `zerotrain data prepare --help` for its options.\n\n"
+      "Example:\n"
+      "  zerotrain data prepare --tokenizer tokenizer.json --input corpus.txt --output data.bin");
   auto* prep = data->add_subcommand(
       "prepare", "Tokenize text files into a token file (.bin) for `zerotrain train --data`");
   auto a = std::make_shared<PrepareArgs>();

@@ -13,7 +13,12 @@
 int main(int argc, char** argv) {
   CLI::App app{"zerotrain: ZeRO sharded data-parallel training of transformer language models"};
   app.require_subcommand(1);
-  app.footer("Run `zerotrain <command> --help` for a command's options.");
+  app.footer(
+      "Run `zerotrain <command> --help` for a command's options and examples.\n\n"
+      "A first run:\n"
+      "  zerotrain selfcheck\n"
+      "  zerotrain data prepare --tokenizer tokenizer.json --input corpus.txt --output data.bin\n"
+      "  zerotrain train --model config.json --data data.bin --out runs/first --steps 200");
   std::function<int()> action;
   zt::cli::add_selfcheck_command(app, action);
   zt::cli::add_data_command(app, action);

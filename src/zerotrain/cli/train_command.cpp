@@ -38,13 +38,18 @@ void print_summary(const train::TrainSummary& s, int world) {
   std::printf("%-22s %s -> %s\n", "loss (first -> last)", fmt("%.4f", s.first_loss).c_str(),
               fmt("%.4f", s.last_loss).c_str());
   std::printf("%-22s %s s\n", "time", fmt("%.1f", s.seconds).c_str());
-  std::printf("%-22s %s\n", str("tokens/s", per).c_str(), fmt("%.0f", s.tokens_per_s).c_str());
+  if (world > 1)
+    std::printf("%-22s %s\n", "tokens/s (all ranks)", fmt("%.0f", s.tokens_per_s * world).c_str());
+  std::printf("%-22s %s\n", "tokens/s per GPU", fmt("%.0f", s.tokens_per_s).c_str());
   std::printf("%-22s %s\n", "MFU", train::format_mfu(s.mfu).c_str());
   std::printf("%-22s %s GiB\n", "peak memory", fmt("%.3f", s.peak_mem_gib).c_str());
   std::printf("%-22s %s\n", "model", s.model_dir.string().c_str());
   std::printf("%-22s %s\n", "checkpoint", s.checkpoint_dir.string().c_str());
   std::printf("%-22s %s\n", "metrics", s.metrics_path.string().c_str());
-  std::printf("%-22s %s\n", "loss curve", s.plot_path.string().c_str());
+  std::printf("%-22s %s\n", "metrics (CSV)", s.csv_path.string().c_str());
+  if (!s.csv_monitor_dir.empty())
+    std::printf("%-22s %s\n", "csv_monitor", s.csv_monitor_dir.string().c_str());
+  std::printf("%-22s %s\n", "loss/throughput plot", s.plot_path.string().c_str());
 }
 
 // Replaces this process with `zerotrain launch -n N [--mpi] -- zerotrain <args without --nproc>`.
@@ -113,7 +118,7 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", c->out,
-                  "output directory (model/, checkpoint/, metrics.jsonl, loss.png)")
+                  "output directory (model/, checkpoint/, metrics.jsonl, metrics.csv, loss.png)")
       ->required();
   cmd->add_option(
          "--resume", c->resume,
@@ -152,9 +157,13 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
   f->eps = cmd->add_option("--eps", c->eps, "AdamW epsilon")->capture_default_str();
   cmd->add_option("--deepspeed", *deepspeed,
                   "a DeepSpeed ds_config.json: its batch sizes, clipping, bf16, AdamW settings, "
-                  "steps_per_print and activation_checkpointing apply; \"auto\" takes the flags' "
+                  "scheduler, steps_per_print, wall_clock_breakdown, csv_monitor and "
+                  "activation_checkpointing apply; \"auto\" takes the flags' "
                   "values; a flag given explicitly must agree with the file; settings train cannot "
                   "run yet are errors (check a file with `zerotrain config check`)");
+  cmd->add_flag("--wall-clock-breakdown", c->wall_clock_breakdown,
+                "log forward/backward/comm/step milliseconds per step (synchronizes the device at "
+                "each phase; DeepSpeed's wall_clock_breakdown)");
   cmd->add_flag("--activation-checkpointing", c->activation_checkpointing,
                 "recompute each layer's activations in backward (less memory, ~1/3 more compute)");
   f->log_every = cmd->add_option("--log-every", c->log_every, "steps between log lines")
@@ -193,7 +202,16 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       "cpu\n"
       "  zerotrain train --model assets/models/kjv-llama-5m --data data/kjv.tokens --out runs/ds "
       "\\\n"
-      "      --deepspeed ds_config.json --lr 3e-4");
+      "      --deepspeed ds_config.json --lr 3e-4\n"
+      "  zerotrain train --model config.json --data tokens.bin --out runs/prof --device cuda "
+      "--wall-clock-breakdown\n"
+      "\n"
+      "Writes <out>/metrics.jsonl and metrics.csv (one row per logged step), loss.png (loss and\n"
+      "tokens/s; redrawn at each checkpoint), model/ and checkpoint/. With --deepspeed, a "
+      "scheduler\n"
+      "section replaces --schedule/--warmup (DeepSpeed's formulas; without one --schedule "
+      "applies),\n"
+      "csv_monitor writes DeepSpeed's per-metric CSV files, wall_clock_breakdown = the flag.");
   cmd->callback([&action, c, device, dtype, nproc, args, deepspeed, f] {
     action = [c, device, dtype, nproc, args, deepspeed, given = f->given()] {
       c->device = parse_device(*device);
@@ -231,18 +249,29 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       po.unit = "step";
       ProgressBar bar("train", static_cast<uint64_t>(c->steps), po);
       train::TrainCallbacks cb;
-      cb.on_log = [&bar](const train::StepMetrics& m) {
+      auto last_rate = std::make_shared<double>(0.0);
+      cb.on_log = [&bar, last_rate](const train::StepMetrics& m) {
+        *last_rate = m.tokens_per_s;
         if (bar.is_tty()) std::fputs("\r\033[K", stderr);
-        std::printf(
-            "step %6lld | loss %.4f | grad norm %.3f | lr %.2e | %.0f tok/s | MFU %s | mem %.2f "
-            "GiB\n",
-            static_cast<long long>(m.step), m.loss, m.grad_norm, m.lr, m.tokens_per_s,
-            train::format_mfu(m.mfu).c_str(), m.peak_mem_gib);
+        std::string line =
+            str("step ", fmt("%6.0f", static_cast<double>(m.step)), " | loss ", fmt("%.4f", m.loss),
+                " | grad norm ", fmt("%.3f", m.grad_norm), " | lr ", fmt("%.2e", m.lr), " | ",
+                fmt("%.0f", m.tokens_per_s), " tok/s");
+        if (m.world_size > 1) line += str(" (", fmt("%.0f", m.tokens_per_s_per_gpu), "/GPU)");
+        line += str(" | MFU ", train::format_mfu(m.mfu), " | mem ", fmt("%.2f", m.peak_mem_gib),
+                    " GiB");
+        if (m.wall_clock)
+          line +=
+              str(" | ms fwd ", fmt("%.1f", m.wall_clock->forward_ms), " bwd ",
+                  fmt("%.1f", m.wall_clock->backward_ms), " comm ",
+                  fmt("%.1f", m.wall_clock->comm_ms), " step ", fmt("%.1f", m.wall_clock->step_ms));
+        std::printf("%s\n", line.c_str());
         std::fflush(stdout);
       };
-      cb.on_step = [&bar](int64_t done, int64_t, double loss) {
+      cb.on_step = [&bar, last_rate](int64_t done, int64_t, double loss) {
         if (!bar.is_tty()) return;  // off a terminal the log lines are the progress
-        bar.set_suffix(fmt("loss %.3f", loss));
+        bar.set_suffix(*last_rate > 0 ? fmt("loss %.3f", loss) + fmt("  %.0f tok/s", *last_rate)
+                                      : fmt("loss %.3f", loss));
         bar.update(static_cast<uint64_t>(done));
       };
       const train::TrainSummary s = train::train(*c, cb);

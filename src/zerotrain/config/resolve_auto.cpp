@@ -3,6 +3,7 @@
 
 #include <array>
 #include <optional>
+#include <string>
 
 #include "zerotrain/core/error.h"
 
@@ -130,13 +131,24 @@ void resolve_optimizer(Json& root, const ConfigOverrides& o) {
   apply(root, "gradient_clipping", json_of(o.clip), o.clip.given, "--clip");
 }
 
+// A given flag fills a missing key only in the schedulers that have it (WarmupCosineLR has no
+// warmup_max_lr, WarmupLR no total_num_steps, OneCycle and LRRangeTest neither); "auto" resolves
+// wherever it is, so that a misplaced one still reaches the parser's unknown-key error.
 void resolve_scheduler(Json& root, const ConfigOverrides& o) {
+  const auto s = root.find("scheduler");
+  const std::string type =
+      s != root.end() && s->is_object() && s->contains("type") && (*s)["type"].is_string()
+          ? (*s)["type"].get<std::string>()
+          : std::string();
+  const bool warmup_lr = type == "WarmupLR" || type == "WarmupDecayLR";
+  const bool warmup = warmup_lr || type == "WarmupCosineLR";
+  const bool total = type == "WarmupDecayLR" || type == "WarmupCosineLR";
   apply(root, "scheduler.params.warmup_min_lr", Json(0), false, "");
-  apply(root, "scheduler.params.warmup_max_lr", json_of(o.lr), o.lr.given, "--lr");
-  apply(root, "scheduler.params.warmup_num_steps", json_of(o.warmup_steps), o.warmup_steps.given,
-        "--warmup");
-  apply(root, "scheduler.params.total_num_steps", json_of(o.total_steps), o.total_steps.given,
-        "--steps");
+  apply(root, "scheduler.params.warmup_max_lr", json_of(o.lr), o.lr.given && warmup_lr, "--lr");
+  apply(root, "scheduler.params.warmup_num_steps", json_of(o.warmup_steps),
+        o.warmup_steps.given && warmup, "--warmup");
+  apply(root, "scheduler.params.total_num_steps", json_of(o.total_steps),
+        o.total_steps.given && total, "--steps");
 }
 
 void resolve_precision(Json& root, const ConfigOverrides& o) {

@@ -74,6 +74,7 @@ nlohmann::json resume_config_json(const TrainConfig& c) {
   j["warmup_steps"] = c.warmup_steps;
   j["schedule"] = c.schedule;
   j["min_lr_ratio"] = c.min_lr_ratio;
+  if (!c.scheduler.is_null()) j["scheduler"] = c.scheduler;
   j["steps"] = c.steps;
   return j;
 }
@@ -101,6 +102,7 @@ fs::path save_checkpoint(const fs::path& out, nn::Transformer& model, DType dtyp
   j["step"] = state.step;
   j["data"] = io::to_json(state.data);
   j["config"] = state.config;
+  if (!state.scheduler.is_null()) j["scheduler"] = state.scheduler;
   io::write_file_atomic(tmp / kStateFile, j.dump(2) + "\n");
   io::write_file_atomic(tmp / kCheckpointCompleteName, str("step ", state.step, "\n"));
   fs::remove_all(final_dir);
@@ -129,6 +131,7 @@ TrainState read_train_state(const fs::path& dir) {
   s.step = j["step"].get<int64_t>();
   s.data = io::data_loader_state_from_json(j["data"]);
   s.config = j["config"];
+  if (j.contains("scheduler")) s.scheduler = j["scheduler"];
   return s;
 }
 

@@ -2,7 +2,8 @@
 // stopped. Layout of `<out>/checkpoint/`:
 //   model/                  the parameters in Hugging Face layout, stored in the training dtype
 //   optimizer.safetensors   AdamW::state() tensors (f32), metadata {"step": updates taken}
-//   train_state.json        {"step", "data": DataLoaderState, "config": resume_config_json}
+//   train_state.json        {"step", "data": DataLoaderState, "config": resume_config_json,
+//                            "scheduler": the lr scheduler's state}
 //   COMPLETE                written last; a directory without it is never resumed from
 // A save goes into `<out>/checkpoint.tmp/`, which is renamed over `<out>/checkpoint/` once
 // COMPLETE is in it, so an interrupted save never leaves a checkpoint that looks complete.
@@ -28,6 +29,7 @@ struct TrainState {
   int64_t step = 0;          // optimizer steps completed by the run
   io::DataLoaderState data;  // where the next step's batches start
   nlohmann::json config;     // resume_config_json of the run that saved it
+  nlohmann::json scheduler;  // optim::Scheduler::state(); null in checkpoints older than it
 };
 
 // The TrainConfig fields that describe the run being resumed: the model config path, seq_len,

@@ -2,12 +2,14 @@
 // zerotrain train cannot run yet.
 #include "zerotrain/train/ds_train_config.h"
 
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "zerotrain/core/error.h"
+#include "zerotrain/train/train_scheduler.h"
 
 namespace zt::train {
 
@@ -67,10 +69,13 @@ const std::vector<NotYet>& not_yet() {
        "optimizers other than Adam/AdamW"},
       {"optimizer.params", adam_unsupported,
        "Adam with L2 weight decay (adam_w_mode false), amsgrad or no bias_correction"},
-      {"scheduler", [](const DsConfig& d) { return d.scheduler.has_value(); },
-       "DeepSpeed's schedules (they start one step later than the trainer's Hugging Face "
-       "schedules and WarmupLR warms up logarithmically); leave the section out and use "
-       "--schedule / --warmup"},
+      {"scheduler.params.last_batch_iteration",
+       [](const DsConfig& d) {
+         return d.scheduler &&
+                std::visit([](const auto& p) { return p.last_batch_iteration != -1; },
+                           d.scheduler->params);
+       },
+       "starting a schedule part-way (use --resume DIR)"},
       {"activation_checkpointing.cpu_checkpointing",
        [](const DsConfig& d) { return d.activation_checkpointing.cpu_checkpointing; },
        "checkpoints offloaded to the CPU"},
@@ -80,8 +85,6 @@ const std::vector<NotYet>& not_yet() {
        "universal checkpoints (use --resume DIR)"},
       {"tensorboard.enabled", [](const DsConfig& d) { return d.tensorboard.enabled; },
        "TensorBoard files (train writes metrics.jsonl)"},
-      {"csv_monitor.enabled", [](const DsConfig& d) { return d.csv_monitor.enabled; },
-       "CSV monitor files (train writes metrics.jsonl)"},
       {"wandb.enabled", [](const DsConfig& d) { return d.wandb.enabled; },
        "Weights & Biases (zerotrain never contacts a service)"},
       {"comet.enabled", [](const DsConfig& d) { return d.comet.enabled; },
@@ -90,8 +93,6 @@ const std::vector<NotYet>& not_yet() {
        "the flops profiler (train reports MFU)"},
       {"comms_logger.enabled", [](const DsConfig& d) { return d.comms_logger.enabled; },
        "the communication logger"},
-      {"wall_clock_breakdown", [](const DsConfig& d) { return d.wall_clock_breakdown; },
-       "wall-clock breakdowns"},
       {"memory_breakdown", [](const DsConfig& d) { return d.memory_breakdown; },
        "memory breakdowns (train logs peak memory)"},
       {"dump_state", [](const DsConfig& d) { return d.dump_state; }, "state dumps"},
@@ -161,6 +162,11 @@ void apply_ds_config(const DsConfig& ds, const GivenFlags& g, TrainConfig& c) {
     set(g.log_every, "steps_per_print", "--log-every", *ds.steps_per_print, c.log_every);
   // See [Note: activation checkpointing].
   if (ds.activation_checkpointing.present) c.activation_checkpointing = true;
+  // See [Note: trainer scheduler]: without a section the command line's --schedule applies.
+  if (ds.scheduler) c.scheduler = ds_scheduler_json(*ds.scheduler, c.lr);
+  c.wall_clock_breakdown = c.wall_clock_breakdown || ds.wall_clock_breakdown;
+  if (ds.csv_monitor.enabled)
+    c.csv_monitor_dir = std::filesystem::path(ds.csv_monitor.output_path) / ds.csv_monitor.job_name;
   // Data-parallel gradient reduction (zero/data_parallel.h).
   c.reduce_bucket_elements = ds.zero_optimization.reduce_bucket_size;
   c.overlap_comm = ds.zero_optimization.overlap_comm;

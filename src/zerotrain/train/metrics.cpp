@@ -94,21 +94,46 @@ void reset_peak_memory(Device device) {
   default_allocator(device).reset_peak();
 }
 
+std::vector<std::pair<std::string, double>> metric_fields(const StepMetrics& m) {
+  std::vector<std::pair<std::string, double>> f = {
+      {"step", static_cast<double>(m.step)},
+      {"loss", m.loss},
+      {"lr", m.lr},
+      {"grad_norm", m.grad_norm},
+      {"loss_scale", m.loss_scale},
+      {"tokens_per_s", m.tokens_per_s},
+      {"tokens_per_s_per_gpu", m.tokens_per_s_per_gpu},
+      {"world_size", static_cast<double>(m.world_size)},
+      {"mfu", m.mfu},
+      {"mem_gib", m.mem_gib},
+      {"peak_mem_gib", m.peak_mem_gib},
+      {"reserved_gib", m.reserved_gib}};
+  if (m.wall_clock) {
+    f.emplace_back("forward_ms", m.wall_clock->forward_ms);
+    f.emplace_back("backward_ms", m.wall_clock->backward_ms);
+    f.emplace_back("comm_ms", m.wall_clock->comm_ms);
+    f.emplace_back("step_ms", m.wall_clock->step_ms);
+  }
+  return f;
+}
+
+std::string format_metric(double value) {
+  std::string s;
+  append_number(s, value);
+  return s;
+}
+
 std::string to_json_line(const StepMetrics& m) {
   std::string s = "{\"step\":" + std::to_string(m.step);
-  const std::pair<const char*, double> fields[] = {{"loss", m.loss},
-                                                   {"lr", m.lr},
-                                                   {"grad_norm", m.grad_norm},
-                                                   {"tokens_per_s", m.tokens_per_s},
-                                                   {"mfu", m.mfu},
-                                                   {"mem_gib", m.mem_gib},
-                                                   {"peak_mem_gib", m.peak_mem_gib},
-                                                   {"reserved_gib", m.reserved_gib}};
-  for (const auto& [key, value] : fields) {
+  for (const auto& [key, value] : metric_fields(m)) {
+    if (key == "step") continue;
     s += ",\"";
     s += key;
     s += "\":";
-    append_number(s, value);
+    if (key == "world_size")
+      s += std::to_string(m.world_size);
+    else
+      append_number(s, value);
   }
   s += '}';
   return s;

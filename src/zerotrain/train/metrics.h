@@ -14,8 +14,11 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "zerotrain/core/device.h"
 
@@ -55,21 +58,40 @@ struct MemorySnapshot {
 MemorySnapshot memory_snapshot(Device device);
 void reset_peak_memory(Device device);
 
+// Mean milliseconds per step of the logged interval spent in each phase (wall_clock.h).
+struct WallClockTimes {
+  double forward_ms = 0;
+  double backward_ms = 0;  // includes the gradient reduction it overlaps
+  double comm_ms = 0;      // waiting for the gradient reduction after backward
+  double step_ms = 0;      // clipping and the optimizer update
+};
+
 // One logged step. NaN marks a value that is not known (written as null).
 struct StepMetrics {
   int64_t step = 0;
   double loss = std::numeric_limits<double>::quiet_NaN();
   double lr = 0;
   double grad_norm = std::numeric_limits<double>::quiet_NaN();
-  double tokens_per_s = 0;
+  double loss_scale = 1.0;  // 1 until fp16 loss scaling exists
+  double tokens_per_s = 0;  // all ranks together
+  double tokens_per_s_per_gpu = 0;
+  int64_t world_size = 1;
   double mfu = std::numeric_limits<double>::quiet_NaN();
   double mem_gib = 0;       // allocated at the end of the step
   double peak_mem_gib = 0;  // peak allocated during the logged interval
   double reserved_gib = 0;
+  std::optional<WallClockTimes> wall_clock;  // only with wall_clock_breakdown
 };
 
-// {"step":12,"loss":2.5,"lr":0.0003,"grad_norm":1.25,"tokens_per_s":41885,"mfu":0.382,
-//  "mem_gib":12.5,"peak_mem_gib":30.25,"reserved_gib":32} on one line, without the newline.
+// The columns of a metrics record in file order: step, loss, lr, grad_norm, loss_scale,
+// tokens_per_s, tokens_per_s_per_gpu, world_size, mfu, mem_gib, peak_mem_gib, reserved_gib, then
+// forward_ms, backward_ms, comm_ms, step_ms when `m` has wall-clock times.
+std::vector<std::pair<std::string, double>> metric_fields(const StepMetrics& m);
+// A field value as the files write it: "%.9g", "null" for NaN.
+std::string format_metric(double value);
+
+// {"step":12,"loss":2.5,"lr":0.0003,...} (metric_fields, NaN as null) on one line, without the
+// newline.
 std::string to_json_line(const StepMetrics& m);
 
 // Appends one JSON line per write to a file, flushed each time so a crash loses nothing logged.

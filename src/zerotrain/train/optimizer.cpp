@@ -139,6 +139,14 @@ void AdamW::step(float lr, float grad_scale, Stream stream) {
     optim::adam_step(shards, hp, args, device, stream);
 }
 
+void AdamW::set_betas(float beta1, float beta2) {
+  for (const float b : {beta1, beta2})
+    if (!(b >= 0.0f && b < 1.0f))
+      throw ValueError(kComponent, str("betas (", beta1, ", ", beta2, "): each must be in [0, 1)"));
+  options_.beta1 = beta1;
+  options_.beta2 = beta2;
+}
+
 void AdamW::zero_grad(Stream stream) {
   for (Slot& s : slots_)
     if (s.param->grad.defined()) s.param->grad.fill(0.0, stream);

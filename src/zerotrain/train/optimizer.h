@@ -69,6 +69,9 @@ class AdamW {
   int64_t step_count() const { return step_; }
   const std::vector<ParamGroup>& groups() const { return groups_; }
   const AdamWOptions& options() const { return options_; }
+  // The betas of the next updates (a scheduler that cycles momentum, train_scheduler.h). Throws
+  // ValueError unless both are in [0, 1).
+  void set_betas(float beta1, float beta2);
 
   // The state as named tensors sharing storage with the optimizer (no copy); empty while Fresh.
   OptimizerState state() const;

@@ -15,8 +15,10 @@
 #include "zerotrain/train/checkpoint.h"
 #include "zerotrain/train/grad_clip.h"
 #include "zerotrain/train/loss_plot.h"
-#include "zerotrain/train/lr_schedule.h"
 #include "zerotrain/train/optimizer.h"
+#include "zerotrain/train/run_log.h"
+#include "zerotrain/train/train_scheduler.h"
+#include "zerotrain/train/wall_clock.h"
 #include "zerotrain/zero/data_parallel.h"
 
 namespace zt::train {
@@ -132,13 +134,9 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
     dp = std::make_unique<zero::DataParallel>(model.blocks(), *c.comm, c.device, stream, dpo);
     dp->check_parameters_identical();
   }
-  LrScheduleConfig sc;
-  sc.kind = parse_schedule_kind(c.schedule);
-  sc.base_lr = c.lr;
-  sc.warmup_steps = c.warmup_steps;
-  sc.total_steps = c.steps;
-  sc.min_lr_ratio = sc.kind == ScheduleKind::cosine ? c.min_lr_ratio : 0.0;
-  const LrSchedule schedule(sc);
+  // See [Note: trainer scheduler].
+  const std::unique_ptr<optim::Scheduler> scheduler = make_train_scheduler(c);
+  if (resuming) restore_scheduler(*scheduler, resumed.scheduler, resumed.step);
   nn::RunnerOptions ro;
   ro.checkpoint_layers = c.activation_checkpointing;
   nn::BlockRunner runner(model.blocks(), ro);
@@ -151,13 +149,15 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   const bool writer_rank = rank == 0;  // the one rank that writes files
   if (writer_rank) fs::create_directories(c.out);
   TrainSummary sum;
-  sum.metrics_path = c.out / "metrics.jsonl";
+  RunLog log(c, writer_rank, resumed.step, c.micro_batch * c.grad_accum * world);
+  sum.metrics_path = log.jsonl_path();
+  sum.csv_path = log.csv_path();
+  sum.csv_monitor_dir = c.csv_monitor_dir;
+  sum.world_size = world;
   sum.plot_path = c.out / "loss.png";
   sum.model_dir = c.out / "model";
-  if (resuming && writer_rank) drop_metrics_after(sum.metrics_path, resumed.step);
-  std::optional<MetricsWriter> writer;
-  if (writer_rank) writer.emplace(sum.metrics_path, resuming);
-  std::vector<StepMetrics> plot_points;  // one per step, for the loss curve
+  WallClockBreakdown wall(c.wall_clock_breakdown, stream);  // [Note: wall-clock breakdown]
+  std::vector<StepMetrics> plot_points;                     // one per step, for the loss curve
 
   nn::StepContext ctx;
   ctx.device = c.device;
@@ -177,6 +177,8 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
     st.step = done;
     st.data = loader.state();
     st.config = resume_config_json(c);
+    st.scheduler = scheduler->state();
+    write_loss_plot(sum.plot_path, plot_points);
     sum.checkpoint_dir = save_checkpoint(c.out, model, c.dtype, optimizer, st, stream);
   };
   for (int64_t step = resumed.step; step < c.steps; ++step) {
@@ -187,17 +189,27 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
       const io::Batch batch = loader.next();
       ctx.tokens = batch.inputs.to(c.device, stream);
       ctx.targets = batch.targets.to(c.device, stream);
-      loss += runner.forward_backward(ctx).to_floats(stream)[0] / static_cast<double>(c.grad_accum);
+      wall.restart();
+      const Tensor micro_loss = runner.forward(ctx);
+      wall.lap(Phase::forward);
+      runner.backward(ctx);
+      wall.lap(Phase::backward);
+      loss += micro_loss.to_floats(stream)[0] / static_cast<double>(c.grad_accum);
       interval_tokens += batch.rows * c.seq_len;
     }
     if (dp) {
       dp->finish_gradient_sync();
       loss = dp->sum_over_ranks(loss) / world;
     }
+    wall.lap(Phase::comm);
     const ClipResult clip = clip_grad_norm(params, c.clip, 1.0, stream);
-    const double lr = schedule.lr_at(step);
+    const double lr = scheduler->lr();
+    if (const auto betas = scheduler->betas())
+      optimizer.set_betas(static_cast<float>(betas->beta1), static_cast<float>(betas->beta2));
     if (clip.finite) optimizer.step(static_cast<float>(lr), clip.grad_scale, stream);
+    scheduler->step();
     synchronize(stream);
+    wall.lap(Phase::step);
     if (dp && c.check_params_every > 0 && (step + 1) % c.check_params_every == 0)
       dp->check_parameters_identical();
     interval_losses.push_back(loss);
@@ -208,7 +220,8 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
     point.step = step + 1;
     point.loss = loss;
     point.lr = lr;
-    point.tokens_per_s = tokens_per_second(step_tokens, step_timer.lap());
+    point.tokens_per_s_per_gpu = tokens_per_second(step_tokens, step_timer.lap());
+    point.tokens_per_s = point.tokens_per_s_per_gpu * world;
     plot_points.push_back(point);
 
     const bool last = step + 1 == c.steps;
@@ -219,8 +232,11 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
       r.loss = mean_of(interval_losses);
       r.lr = lr;
       r.grad_norm = mean_of(interval_norms);
-      r.tokens_per_s = tokens_per_second(interval_tokens, seconds);
-      r.mfu = mfu(r.tokens_per_s, per_token, peak);
+      r.tokens_per_s_per_gpu = tokens_per_second(interval_tokens, seconds);
+      r.tokens_per_s = r.tokens_per_s_per_gpu * world;
+      r.world_size = world;
+      r.mfu = mfu(r.tokens_per_s_per_gpu, per_token, peak);
+      if (wall.enabled()) r.wall_clock = wall.take(static_cast<int64_t>(interval_losses.size()));
       const MemorySnapshot mem = memory_snapshot(c.device);
       r.mem_gib = mem.allocated_gib;
       r.peak_mem_gib = mem.peak_allocated_gib;
@@ -229,7 +245,7 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
       if (!logged) sum.first_loss = r.loss;
       logged = true;
       sum.last_loss = r.loss;
-      if (writer) writer->write(r);
+      log.write(r);
       if (cb.on_log) cb.on_log(r);
       if (writer_rank && c.plot_every > 0 && (step + 1) % c.plot_every == 0)
         write_loss_plot(sum.plot_path, plot_points);

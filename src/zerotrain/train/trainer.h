@@ -11,6 +11,8 @@
 #include <functional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "zerotrain/comm/communicator.h"
 #include "zerotrain/core/device.h"
 #include "zerotrain/core/dtype.h"
@@ -35,6 +37,9 @@ struct TrainConfig {
   int64_t warmup_steps = 0;
   std::string schedule = "cosine";  // constant | linear | cosine
   double min_lr_ratio = 0.1;        // cosine floor
+  // A DeepSpeed scheduler block {"type", "params"} (--deepspeed; train_scheduler.h), which replaces
+  // schedule / warmup_steps / min_lr_ratio; null: those.
+  nlohmann::json scheduler;
   double weight_decay = 0.1;
   double beta1 = 0.9, beta2 = 0.95, eps = 1e-8;
   double clip = 1.0;  // global-norm clipping; <= 0 turns it off
@@ -45,6 +50,11 @@ struct TrainConfig {
   int64_t log_every = 10;
   int64_t plot_every = 0;  // also write loss.png every N steps (0: at the end only)
   int64_t save_every = 0;  // also write the checkpoint every N steps (0: at the end only)
+  // Per-phase milliseconds (forward, backward, comm, step) in the metrics; synchronizes the device
+  // at each phase boundary (wall_clock.h).
+  bool wall_clock_breakdown = false;
+  // DeepSpeed's csv_monitor: also write its per-metric CSV files here (metrics_csv.h); empty: off.
+  std::filesystem::path csv_monitor_dir;
 
   // Data parallelism, ZeRO stage 0 (zero/data_parallel.h): a communicator over the ranks for
   // buffers on `device` (NCCL for cuda, MPI for the CPU), not owned; nullptr: one process. Each
@@ -66,7 +76,9 @@ struct TrainSummary {
   double tokens_per_s = 0;
   double mfu = 0;  // NaN without a known device peak
   double peak_mem_gib = 0;
-  std::filesystem::path model_dir, checkpoint_dir, metrics_path, plot_path;
+  int world_size = 1;
+  std::filesystem::path model_dir, checkpoint_dir, metrics_path, csv_path, plot_path;
+  std::filesystem::path csv_monitor_dir;  // empty without csv_monitor
 };
 
 // Called with each logged step (for the progress line) and once a step finishes (done, total).

@@ -1,0 +1,29 @@
+// The run's metrics files; see run_log.h. Tested by tests/train/test_train_outputs.cpp.
+#include "zerotrain/train/run_log.h"
+
+#include "zerotrain/train/checkpoint.h"
+
+namespace zt::train {
+
+RunLog::RunLog(const TrainConfig& c, bool active, int64_t resumed_step, int64_t global_batch_rows)
+    : c_out_(c.out), global_batch_rows_(global_batch_rows) {
+  if (!active) return;
+  const bool resuming = resumed_step > 0;
+  if (resuming) {
+    drop_metrics_after(jsonl_path(), resumed_step);
+    drop_csv_rows_after(csv_path(), resumed_step);
+    if (!c.csv_monitor_dir.empty())
+      CsvMonitor::drop_after(c.csv_monitor_dir, resumed_step * global_batch_rows);
+  }
+  jsonl_.emplace(jsonl_path(), resuming);
+  csv_.emplace(csv_path(), resuming);
+  if (!c.csv_monitor_dir.empty()) monitor_.emplace(c.csv_monitor_dir, resuming);
+}
+
+void RunLog::write(const StepMetrics& m) {
+  if (jsonl_) jsonl_->write(m);
+  if (csv_) csv_->write(m);
+  if (monitor_) monitor_->write(m, m.step * global_batch_rows_);
+}
+
+}  // namespace zt::train

@@ -1,0 +1,36 @@
+// The metrics files of one training run, written by rank 0 at each logged step:
+// <out>/metrics.jsonl, <out>/metrics.csv (same columns) and, with csv_monitor, DeepSpeed's
+// per-metric CSV files (metrics_csv.h). A resumed run first drops what the interrupted run logged
+// after its checkpoint, then appends. Tested by tests/train/test_train_outputs.cpp.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+
+#include "zerotrain/train/metrics.h"
+#include "zerotrain/train/metrics_csv.h"
+#include "zerotrain/train/trainer.h"
+
+namespace zt::train {
+
+class RunLog {
+ public:
+  // active: this rank writes (rank 0); else every call does nothing. resumed_step: the checkpoint's
+  // step on --resume (0: a new run, the files start empty). global_batch_rows: sequences per
+  // optimizer step over all ranks (the csv_monitor's samples).
+  RunLog(const TrainConfig& c, bool active, int64_t resumed_step, int64_t global_batch_rows);
+
+  void write(const StepMetrics& m);
+  std::filesystem::path jsonl_path() const { return c_out_ / "metrics.jsonl"; }
+  std::filesystem::path csv_path() const { return c_out_ / "metrics.csv"; }
+
+ private:
+  std::filesystem::path c_out_;
+  int64_t global_batch_rows_;
+  std::optional<MetricsWriter> jsonl_;
+  std::optional<CsvMetricsWriter> csv_;
+  std::optional<CsvMonitor> monitor_;
+};
+
+}  // namespace zt::train

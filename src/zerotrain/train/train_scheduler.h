@@ -1,0 +1,38 @@
+// The trainer's learning-rate scheduler: a DeepSpeed `scheduler` block (TrainConfig::scheduler,
+// from --deepspeed) or the Hugging Face schedule of --schedule / --warmup / --min-lr-ratio, both
+// behind optim::Scheduler, stepped as DeepSpeed's engine does (see [Note: trainer scheduler]).
+// Tested by tests/train/test_train_scheduler.cpp and tests/train/test_trainer_resume.cpp.
+//
+// [Note: trainer scheduler]
+// Update k (1-based) runs at scheduler.lr() and the scheduler steps once after it, also when a
+// non-finite gradient skipped the update, so that the lr sequence depends on the step number only.
+// With the HF schedules that is exactly the old lr_at(k - 1) (optim's [Note: scheduler
+// iterations]). OneCycle with cycle_momentum sets AdamW's betas before every update, as DeepSpeed
+// does (beta1 = the cycled momentum, beta2 = 0.99). A ds_config without a scheduler section runs
+// the command line's --schedule (default cosine), not DeepSpeed's constant lr: the flags keep
+// meaning what they say whether or not a file is given.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "zerotrain/config/ds_config.h"
+#include "zerotrain/optim/scheduler.h"
+#include "zerotrain/train/trainer.h"
+
+namespace zt::train {
+
+// {"type", "params"} for optim::make_scheduler from a parsed ds_config scheduler; WarmupLR's unset
+// warmup_max_lr takes `optimizer_lr`. Throws ValueError for a last_batch_iteration other than -1.
+nlohmann::json ds_scheduler_json(const config::SchedulerConfig& s, double optimizer_lr);
+
+// The scheduler of `c`: make_scheduler(c.scheduler, c.lr) when set, else the HF schedule.
+std::unique_ptr<optim::Scheduler> make_train_scheduler(const TrainConfig& c);
+
+// On --resume: the saved state (Scheduler::state()) when the checkpoint has one, else the
+// iteration after `step` updates (checkpoints written before schedulers were saved).
+void restore_scheduler(optim::Scheduler& s, const nlohmann::json& saved, int64_t step);
+
+}  // namespace zt::train

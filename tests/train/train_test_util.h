@@ -1,0 +1,60 @@
+// A tiny training setup for the trainer tests: a tiny llama config and a token file of 600
+// pseudo-random tokens, with a 6-step run logging every step. Used by
+// tests/train/test_trainer_resume.cpp and tests/train/test_train_outputs.cpp.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "nn/nn_test_util.h"
+#include "zerotrain/io/hf_config.h"
+#include "zerotrain/io/token_file.h"
+#include "zerotrain/train/trainer.h"
+
+namespace zt::test {
+
+// config.json of a tiny llama and a token file of 600 pseudo-random tokens under `dir`.
+inline train::TrainConfig tiny_train_config(const std::filesystem::path& dir, DType dtype) {
+  const nn::ModelConfig mc = test::tiny_config(nn::Family::llama);
+  io::write_hf_config(mc, dir / "config.json");
+  std::vector<uint32_t> tokens(600);
+  uint64_t x = 88172645463325252ull;
+  for (uint32_t& t : tokens) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    t = static_cast<uint32_t>(x % static_cast<uint64_t>(mc.vocab_size));
+  }
+  io::TokenFileWriter writer(dir / "tokens.bin", static_cast<uint64_t>(mc.vocab_size),
+                             std::nullopt);
+  writer.write_document(tokens);
+  writer.finish();
+
+  train::TrainConfig c;
+  c.model = dir / "config.json";
+  c.data = dir / "tokens.bin";
+  c.steps = 6;
+  c.micro_batch = 2;
+  c.seq_len = 8;
+  c.grad_accum = 2;
+  c.lr = 1e-2;
+  c.warmup_steps = 2;
+  c.schedule = "cosine";
+  c.seed = 7;
+  c.dtype = dtype;
+  c.log_every = 1;
+  return c;
+}
+
+// The lines of a text file.
+inline std::vector<std::string> text_lines(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);)
+    out.push_back(line);
+  return out;
+}
+
+}  // namespace zt::test
