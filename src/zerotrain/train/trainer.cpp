@@ -17,7 +17,7 @@
 #include "zerotrain/train/loss_plot.h"
 #include "zerotrain/train/lr_schedule.h"
 #include "zerotrain/train/optimizer.h"
-#include "zerotrain/zero/data_parallel.h"
+#include "zerotrain/zero/zero_stage.h"
 
 namespace zt::train {
 
@@ -42,6 +42,8 @@ void check_config(const TrainConfig& c) {
   if (!(c.lr >= 0)) throw ValueError("train", str("lr must be >= 0, got ", c.lr));
   if (c.warmup_steps < 0)
     throw ValueError("train", str("warmup_steps must be >= 0, got ", c.warmup_steps));
+  if (c.zero_stage < 0 || c.zero_stage > 3)
+    throw ValueError("train", str("zero_stage must be 0, 1, 2 or 3, got ", c.zero_stage));
   if (c.dtype != DType::f32 && c.dtype != DType::bf16)
     throw ValueError("train", str("dtype must be f32 or bf16, got ", dtype_name(c.dtype)));
 }
@@ -124,14 +126,14 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   const std::vector<nn::Parameter*> params = model.parameters();
   AdamW optimizer(params, ao);
   if (resuming) load_checkpoint_weights(c.resume, model, optimizer, stream);
-  std::unique_ptr<zero::DataParallel> dp;
-  if (c.comm) {
-    zero::DataParallelOptions dpo;
-    dpo.bucket_elements = c.reduce_bucket_elements;
-    dpo.overlap_comm = c.overlap_comm;
-    dp = std::make_unique<zero::DataParallel>(model.blocks(), *c.comm, c.device, stream, dpo);
-    dp->check_parameters_identical();
-  }
+  // The ZeRO stage, chosen once; one process runs it without a communicator.
+  zero::ZeroOptions zo;
+  zo.stage = c.zero_stage;
+  zo.reduce_bucket_elements = c.reduce_bucket_elements;
+  zo.overlap_comm = c.overlap_comm;
+  const std::unique_ptr<zero::ZeroStage> engine =
+      zero::make_zero_stage(zo, model.blocks(), c.comm, c.device, stream, optimizer);
+  if (c.comm) engine->check_parameters_identical();
   LrScheduleConfig sc;
   sc.kind = parse_schedule_kind(c.schedule);
   sc.base_lr = c.lr;
@@ -142,7 +144,7 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   nn::RunnerOptions ro;
   ro.checkpoint_layers = c.activation_checkpointing;
   nn::BlockRunner runner(model.blocks(), ro);
-  if (dp) runner.set_after_block_backward([&dp](size_t block) { dp->after_block_backward(block); });
+  runner.set_hooks(engine->hooks());
 
   const double per_token = flops_per_token(
       {mc.num_non_embedding_params(), mc.num_layers, mc.num_heads, mc.head_dim, c.seq_len});
@@ -171,37 +173,42 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   std::vector<double> interval_losses, interval_norms;
   int64_t interval_tokens = 0;
   bool logged = false;
+  // Collective: every rank takes part in gathering the (sharded) state; rank 0 writes it.
   auto save = [&](int64_t done) {
-    if (!writer_rank) return;
-    TrainState st;
-    st.step = done;
-    st.data = loader.state();
-    st.config = resume_config_json(c);
-    sum.checkpoint_dir = save_checkpoint(c.out, model, c.dtype, optimizer, st, stream);
+    const OptimizerState opt_state = engine->full_optimizer_state();
+    engine->begin_full_parameters();
+    if (writer_rank) {
+      TrainState st;
+      st.step = done;
+      st.data = loader.state();
+      st.config = resume_config_json(c);
+      sum.checkpoint_dir = save_checkpoint(c.out, model, c.dtype, opt_state, st, stream);
+    }
+    engine->end_full_parameters();
   };
   for (int64_t step = resumed.step; step < c.steps; ++step) {
-    optimizer.zero_grad(stream);
+    engine->zero_grad();
     double loss = 0;
     for (int64_t m = 0; m < c.grad_accum; ++m) {
-      if (dp) dp->begin_micro_step(m + 1 == c.grad_accum);
+      engine->begin_micro_step(m + 1 == c.grad_accum);
       const io::Batch batch = loader.next();
       ctx.tokens = batch.inputs.to(c.device, stream);
       ctx.targets = batch.targets.to(c.device, stream);
       loss += runner.forward_backward(ctx).to_floats(stream)[0] / static_cast<double>(c.grad_accum);
       interval_tokens += batch.rows * c.seq_len;
     }
-    if (dp) {
-      dp->finish_gradient_sync();
-      loss = dp->sum_over_ranks(loss) / world;
-    }
-    const ClipResult clip = clip_grad_norm(params, c.clip, 1.0, stream);
+    engine->finish_gradient_sync();
+    if (c.comm) loss = engine->sum_over_ranks(loss) / world;
+    // One norm for every stage ([Note: chunked gradient norm]); a non-finite one skips the step.
+    const double norm = engine->grad_norm();
     const double lr = schedule.lr_at(step);
-    if (clip.finite) optimizer.step(static_cast<float>(lr), clip.grad_scale, stream);
+    if (std::isfinite(norm))
+      engine->step(static_cast<float>(lr), static_cast<float>(clip_coefficient(norm, c.clip)));
     synchronize(stream);
-    if (dp && c.check_params_every > 0 && (step + 1) % c.check_params_every == 0)
-      dp->check_parameters_identical();
+    if (c.comm && c.check_params_every > 0 && (step + 1) % c.check_params_every == 0)
+      engine->check_parameters_identical();
     interval_losses.push_back(loss);
-    interval_norms.push_back(clip.norm);
+    interval_norms.push_back(norm);
     const int64_t step_tokens = c.micro_batch * c.seq_len * c.grad_accum;
     sum.tokens += step_tokens;
     StepMetrics point;
@@ -244,10 +251,12 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   sum.seconds = total_timer.lap();
   sum.tokens_per_s = tokens_per_second(sum.tokens, sum.seconds);
   sum.mfu = mfu(sum.tokens_per_s, per_token, peak);
+  engine->begin_full_parameters();
   if (writer_rank) {
     write_loss_plot(sum.plot_path, plot_points);
     io::save_pretrained(model, sum.model_dir, c.dtype, io::kDefaultMaxShardBytes, stream);
   }
+  engine->end_full_parameters();
   save(c.steps);
   return sum;
 }

@@ -54,6 +54,9 @@ struct TrainConfig {
   int64_t reduce_bucket_elements = 500'000'000;  // zero_optimization.reduce_bucket_size
   bool overlap_comm = true;                      // zero_optimization.overlap_comm
   int64_t check_params_every = 0;  // also compare parameter checksums every N steps (0: at start)
+  // ZeRO stage 0-3 (zero/zero_stage.h): 1 shards the optimizer state, 2 also the gradients, 3 also
+  // the parameters. Every stage gives bitwise the same losses and weights on a given world size.
+  int zero_stage = 0;
 };
 
 // Counts and rates cover the steps this call ran (from the resumed step on); tokens and rates are

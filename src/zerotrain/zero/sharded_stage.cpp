@@ -1,0 +1,162 @@
+// ZeRO stages 1-3; see sharded_stage.h and [Note: ZeRO stages] in zero_stage.h.
+#include "zerotrain/zero/sharded_stage.h"
+
+#include <map>
+
+#include "zerotrain/core/error.h"
+#include "zerotrain/zero/grad_norm.h"
+
+namespace zt::zero {
+
+ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks,
+                           comm::Communicator* comm, Device device, Stream stream,
+                           train::AdamW& optimizer, bool replicated_values)
+    : ZeroStage(comm, device, stream), uses_(blocks.size()), own_group_(blocks.size(), -1) {
+  const int world = comm ? comm->size() : 1;
+  const int rank = comm ? comm->rank() : 0;
+  std::map<const nn::Parameter*, size_t> group_of;
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    std::vector<nn::Parameter*> ps = blocks[b]->parameters();
+    if (ps.empty()) continue;
+    if (ps.front()->grad.defined()) grad_dtype_ = ps.front()->grad.dtype();
+    for (nn::Parameter* p : ps) {
+      if (world > 1)  // every rank starts from rank 0's values
+        comm->broadcast(p->value.data(), static_cast<size_t>(p->value.numel()), p->value.dtype(), 0,
+                        stream);
+      group_of[p] = groups_.size();
+      p->grad = Tensor();  // the group's gradient buffers replace the model's
+    }
+    own_group_[b] = static_cast<int>(groups_.size());
+    uses_[b].push_back(groups_.size());
+    groups_.push_back(std::make_unique<ParamGroup>(b, std::move(ps), world, rank));
+    groups_.back()->materialize(replicated_values, stream);
+  }
+  if (groups_.empty()) throw ValueError("zero", "the model has no parameters");
+  for (size_t b = 0; b < blocks.size(); ++b)
+    for (nn::Parameter* p : blocks[b]->shared_parameters()) {
+      auto it = group_of.find(p);
+      if (it == group_of.end())
+        throw ValueError("zero",
+                         str(blocks[b]->name(), " shares ", p->name, ", which no block owns"));
+      uses_[b].push_back(it->second);
+    }
+  reduced_.assign(groups_.size(), false);
+  std::vector<ParamGroup*> raw;
+  int64_t chunks = 0;
+  for (auto& g : groups_) {
+    raw.push_back(g.get());
+    chunks += g->shard_numel() / kNormChunk;
+  }
+  adam_ = std::make_unique<ShardedAdam>(raw, optimizer.options(), optimizer.state(), stream);
+  optimizer.load_state({}, stream);  // the shards hold the state now; drop the full copy
+  partials_ = Tensor::zeros({chunks}, DType::f32, device, stream);
+  synchronize(stream);
+}
+
+nn::BlockHooks ShardedStage::hooks() {
+  nn::BlockHooks h;
+  h.before_forward = [this](size_t b) { before_use(b); };
+  h.after_forward = [this](size_t b) { after_use(b); };
+  h.before_backward = [this](size_t b) {
+    before_use(b);
+    for (size_t g : uses_[b])
+      groups_[g]->acquire_grad(grad_dtype_, stream_);
+  };
+  h.after_backward = [this](size_t b) { after_backward(b); };
+  return h;
+}
+
+void ShardedStage::begin_micro_step(bool boundary) {
+  for (size_t g = 0; g < reduced_.size(); ++g)
+    if (reduced_[g])
+      throw ValueError("zero", str("group of block ", groups_[g]->block(),
+                                   " is still reduced: finish_gradient_sync() was not called "
+                                   "after the last boundary micro-step"));
+  boundary_ = boundary;
+}
+
+void ShardedStage::after_backward(size_t block) {
+  after_use(block);
+  const int g = own_group_[block];
+  if (!boundary_ || g < 0) return;
+  // The owner runs backward last among the group's users: its gradient is complete.
+  groups_[static_cast<size_t>(g)]->reduce_grad(comm_, keeps_full_grads(), stream_);
+  reduced_[static_cast<size_t>(g)] = true;
+}
+
+void ShardedStage::finish_gradient_sync() {
+  if (!boundary_) throw ValueError("zero", "finish_gradient_sync() outside a boundary micro-step");
+  for (size_t g = 0; g < reduced_.size(); ++g)
+    if (!reduced_[g])
+      throw ValueError("zero", str("group of block ", groups_[g]->block(),
+                                   " was never reduced: the backward hook did not run for it"));
+  reduced_.assign(reduced_.size(), false);
+  boundary_ = false;
+}
+
+double ShardedStage::grad_norm() {
+  std::vector<int64_t> per_shard;
+  int64_t at = 0;
+  for (auto& g : groups_) {
+    const int64_t c = g->shard_numel() / kNormChunk;
+    norm_partials(g->grad_shard(), partials_.slice(0, at, at + c), stream_);
+    per_shard.push_back(c);
+    at += c;
+  }
+  const int world = world_size();
+  if (world == 1) return norm_from_gathered(partials_.to_floats(stream_), per_shard, 1);
+  Tensor all = Tensor::empty({at * world}, DType::f32, device_, stream_);
+  comm_->all_gather(partials_.data(), all.data(), static_cast<size_t>(at), DType::f32, stream_);
+  return norm_from_gathered(all.to_floats(stream_), per_shard, world);
+}
+
+void ShardedStage::step(float lr, float grad_scale) {
+  adam_->step(lr, grad_scale, stream_);
+  after_step();
+}
+
+void ShardedStage::zero_grad() {
+  for (auto& g : groups_)
+    g->zero_full_grad(stream_);
+}
+
+train::OptimizerState ShardedStage::full_optimizer_state() {
+  return adam_->full_state(comm_, stream_);
+}
+
+MemoryBytes ShardedStage::memory() const {
+  MemoryBytes m;
+  for (const auto& g : groups_) {
+    m.params += g->value_bytes();
+    m.grads += g->grad_bytes();
+  }
+  m.optimizer = adam_->bytes();
+  return m;
+}
+
+void Stage1::after_step() {
+  for (auto& g : groups_)
+    g->all_gather_in_place(comm_, stream_);
+}
+
+void Stage3::before_use(size_t block) {
+  for (size_t g : uses_[block])
+    if (groups_[g]->state() != ParamState::gathered) groups_[g]->gather(comm_, stream_);
+}
+
+void Stage3::after_use(size_t block) {
+  for (size_t g : uses_[block])
+    if (groups_[g]->state() == ParamState::gathered) groups_[g]->release();
+}
+
+void Stage3::begin_full_parameters() {
+  for (auto& g : groups_)
+    if (g->state() != ParamState::gathered) g->gather(comm_, stream_);
+}
+
+void Stage3::end_full_parameters() {
+  for (auto& g : groups_)
+    g->release();
+}
+
+}  // namespace zt::zero

@@ -1,0 +1,49 @@
+// The stage factory and what every stage shares; see zero_stage.h.
+#include "zerotrain/zero/zero_stage.h"
+
+#include <cstring>
+
+#include "zerotrain/core/error.h"
+#include "zerotrain/zero/sharded_stage.h"
+#include "zerotrain/zero/stage0.h"
+
+namespace zt::zero {
+
+double ZeroStage::sum_over_ranks(double value) {
+  if (world_size() == 1) return value;
+  const int world = world_size();
+  Tensor mine = Tensor::empty({1}, DType::i64, Device::cpu());
+  std::memcpy(mine.data(), &value, sizeof value);
+  const Tensor send = mine.to(device_, stream_);
+  Tensor all = Tensor::empty({world}, DType::i64, device_, stream_);
+  comm_->all_gather(send.data(), all.data(), 1, DType::i64, stream_);
+  const Tensor host = all.to(Device::cpu(), stream_);
+  synchronize(stream_);
+  double sum = 0;
+  for (int r = 0; r < world; ++r) {
+    double v;
+    std::memcpy(&v, static_cast<const char*>(host.data()) + r * sizeof(double), sizeof v);
+    sum += v;
+  }
+  return sum;
+}
+
+std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
+                                           std::vector<std::unique_ptr<nn::Block>>& blocks,
+                                           comm::Communicator* comm, Device device, Stream stream,
+                                           train::AdamW& optimizer) {
+  switch (options.stage) {
+    case 0:
+      return std::make_unique<Stage0>(blocks, comm, device, stream, options, optimizer);
+    case 1:
+      return std::make_unique<Stage1>(blocks, comm, device, stream, optimizer);
+    case 2:
+      return std::make_unique<Stage2>(blocks, comm, device, stream, optimizer);
+    case 3:
+      return std::make_unique<Stage3>(blocks, comm, device, stream, optimizer);
+    default:
+      throw ValueError("zero", str("zero stage must be 0, 1, 2 or 3, got ", options.stage));
+  }
+}
+
+}  // namespace zt::zero
