@@ -3,11 +3,14 @@
 // checkpoint's optimizer.safetensors are byte-identical, in f32 and bf16, with 1 and 4
 // accumulation steps and clipping on (max norm small enough that every step clips). The tiny
 // gpt2 case has tied embeddings (stage 3 gathers the embedding's group for the head) and runs with
-// activation checkpointing (stage 3 gathers again before the recomputation). See
+// activation checkpointing (stage 3 gathers again before the recomputation). A run of stage 2
+// interrupted after its step-4 checkpoint and resumed from it in stage 3 ends bitwise where an
+// uninterrupted stage 0 run ends (the checkpoint holds the gathered full optimizer state). See
 // [Note: ZeRO stages] in src/zerotrain/zero/zero_stage.h.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -108,6 +111,42 @@ TEST(ZeroParity, LlamaBf16Accumulation4) {
 
 TEST(ZeroParity, Gpt2TiedBf16CheckpointedAccumulation2) {
   run_parity({"gpt2_bf16_a2", test::tiny_gpt2(), DType::bf16, 2, true});
+}
+
+struct Interrupted : std::runtime_error {
+  Interrupted() : std::runtime_error("interrupted") {}
+};
+
+TEST(ZeroParity, ResumesInAnotherStageFromAShardedCheckpoint) {
+  const ParityCase k{"resume_bf16", test::tiny_llama(), DType::bf16, 2};
+  comm::Communicator& comm = test::process_group().host();
+  const fs::path dir = test::shared_temp_dir("zero_resume");
+  test::write_inputs(dir, k.model);
+  train::train(config_for(dir, k, 0));
+  train::TrainConfig first = config_for(dir, k, 2);
+  first.save_every = 4;
+  train::TrainCallbacks stop;
+  stop.on_step = [](int64_t done, int64_t, double) {
+    if (done == 5) throw Interrupted();
+  };
+  EXPECT_THROW(train::train(first, stop), Interrupted);
+  comm.barrier();
+  train::TrainConfig second = config_for(dir, k, 3);
+  second.resume = dir / "stage2" / "checkpoint";
+  second.out = dir / "resumed";
+  EXPECT_EQ(train::train(second).steps, kSteps - 4);
+  comm.barrier();
+  if (comm.rank() == 0) {
+    const std::vector<double> ref = test::metric_of(dir / "stage0" / "metrics.jsonl", "loss");
+    const std::vector<double> resumed = test::metric_of(dir / "resumed" / "metrics.jsonl", "loss");
+    ASSERT_EQ(resumed.size(), static_cast<size_t>(kSteps - 4));
+    for (size_t i = 0; i < resumed.size(); ++i)
+      EXPECT_EQ(resumed[i], ref[i + 4]) << "step " << i + 5;
+    EXPECT_TRUE(test::file_bytes(dir / "resumed" / "model" / "model.safetensors") ==
+                test::file_bytes(dir / "stage0" / "model" / "model.safetensors"));
+    fs::remove_all(dir);
+  }
+  comm.barrier();
 }
 
 }  // namespace

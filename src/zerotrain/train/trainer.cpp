@@ -153,6 +153,7 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   const bool writer_rank = rank == 0;  // the one rank that writes files
   if (writer_rank) fs::create_directories(c.out);
   TrainSummary sum;
+  sum.zero_stage = c.zero_stage;
   sum.metrics_path = c.out / "metrics.jsonl";
   sum.plot_path = c.out / "loss.png";
   sum.model_dir = c.out / "model";
@@ -205,6 +206,12 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
     if (std::isfinite(norm))
       engine->step(static_cast<float>(lr), static_cast<float>(clip_coefficient(norm, c.clip)));
     synchronize(stream);
+    if (step == resumed.step) {
+      const zero::MemoryBytes mem = engine->memory();
+      sum.param_bytes = mem.params;
+      sum.grad_bytes = mem.grads;
+      sum.optimizer_bytes = mem.optimizer;
+    }
     if (c.comm && c.check_params_every > 0 && (step + 1) % c.check_params_every == 0)
       engine->check_parameters_identical();
     interval_losses.push_back(loss);

@@ -69,6 +69,10 @@ struct TrainSummary {
   double tokens_per_s = 0;
   double mfu = 0;  // NaN without a known device peak
   double peak_mem_gib = 0;
+  // ZeRO: the stage and the model-state bytes rank 0 holds after the first optimizer step (values,
+  // gradients, optimizer state incl. f32 masters), as the engine's buffers add up.
+  int zero_stage = 0;
+  int64_t param_bytes = 0, grad_bytes = 0, optimizer_bytes = 0;
   std::filesystem::path model_dir, checkpoint_dir, metrics_path, plot_path;
 };
 

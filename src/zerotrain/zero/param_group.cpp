@@ -94,6 +94,8 @@ void ParamGroup::materialize(bool replicated, Stream stream) {
 }
 
 void ParamGroup::gather(comm::Communicator* comm, Stream stream) {
+  if (!materialized_)
+    throw ValueError(kComponent, str("block ", block_, ": gather before materialize"));
   if (state_ != ParamState::sharded && state_ != ParamState::released)
     throw ValueError(kComponent, str("block ", block_, ": gather from state ",
                                      param_state_name(state_), " (needs Sharded or Released)"));
