@@ -29,6 +29,9 @@ struct ParityCase {
   DType dtype;
   int64_t grad_accum;
   bool activation_checkpointing = false;
+  // Stage 3: 0 gathers and releases every block around every use; 2000 keeps the embedding and
+  // the head (1600-odd elements each) gathered and the layers (9000-odd) sharded.
+  int64_t persistence_threshold = 0;
 };
 
 constexpr int64_t kSteps = 8;
@@ -52,6 +55,7 @@ train::TrainConfig config_for(const fs::path& dir, const ParityCase& k, int stag
   c.comm = &test::process_group().host();
   c.reduce_bucket_elements = 3000;  // stage 0: several buckets
   c.zero_stage = stage;
+  c.persistence_threshold = k.persistence_threshold;
   c.out = dir / ("stage" + std::to_string(stage));
   return c;
 }
@@ -111,6 +115,10 @@ TEST(ZeroParity, LlamaBf16Accumulation4) {
 
 TEST(ZeroParity, Gpt2TiedBf16CheckpointedAccumulation2) {
   run_parity({"gpt2_bf16_a2", test::tiny_gpt2(), DType::bf16, 2, true});
+}
+
+TEST(ZeroParity, LlamaF32PersistentSmallBlocksAccumulation2) {
+  run_parity({"llama_f32_persist", test::tiny_llama(), DType::f32, 2, false, 2000});
 }
 
 struct Interrupted : std::runtime_error {

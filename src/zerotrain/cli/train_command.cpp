@@ -137,6 +137,10 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
                   "gradients, 3 also the parameters (same losses and weights in every stage)")
       ->check(CLI::Range(0, 3))
       ->capture_default_str();
+  cmd->add_option("--stage3-persistence-threshold", c->persistence_threshold,
+                  "ZeRO stage 3: blocks with fewer parameter elements stay gathered between uses")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--check-params-every", c->check_params_every,
                   "data-parallel: compare the ranks' parameter checksums every N steps (0: at "
                   "start only)")

@@ -2,8 +2,9 @@
 // (with optional activation checkpointing) -> global-norm clipping -> AdamW with a warmup + decay
 // schedule; logs loss, grad norm, lr, tokens/s, MFU and memory; writes metrics (JSONL), a
 // loss-curve PNG, the final model in Hugging Face layout, and a checkpoint of the full training
-// state (checkpoint.h) from which a later call continues exactly. Tested by
-// tests/train/test_trainer_resume.cpp.
+// state (checkpoint.h) from which a later call continues exactly. With a communicator it runs data
+// parallel through the ZeRO stage the config names (zero/zero_stage.h). Tested by
+// tests/train/test_trainer_resume.cpp, tests/zero/test_zero_stage.cpp and tests/mpi/.
 #pragma once
 
 #include <cstdint>
@@ -57,6 +58,9 @@ struct TrainConfig {
   // ZeRO stage 0-3 (zero/zero_stage.h): 1 shards the optimizer state, 2 also the gradients, 3 also
   // the parameters. Every stage gives bitwise the same losses and weights on a given world size.
   int zero_stage = 0;
+  // Stage 3: blocks with fewer parameter elements stay gathered between uses
+  // (zero_optimization.stage3_param_persistence_threshold).
+  int64_t persistence_threshold = 100'000;
 };
 
 // Counts and rates cover the steps this call ran (from the resumed step on); tokens and rates are

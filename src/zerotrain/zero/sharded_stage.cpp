@@ -146,7 +146,17 @@ void Stage3::before_use(size_t block) {
 
 void Stage3::after_use(size_t block) {
   for (size_t g : uses_[block])
-    if (groups_[g]->state() == ParamState::gathered) groups_[g]->release();
+    if (groups_[g]->state() == ParamState::gathered && !persistent(*groups_[g]))
+      groups_[g]->release();
+}
+
+void Stage3::after_step() {
+  // A persistent group still holds the values from before the step: gather the updated shards.
+  for (auto& g : groups_)
+    if (g->state() == ParamState::gathered) {
+      g->release();
+      g->gather(comm_, stream_);
+    }
 }
 
 void Stage3::begin_full_parameters() {
@@ -156,7 +166,7 @@ void Stage3::begin_full_parameters() {
 
 void Stage3::end_full_parameters() {
   for (auto& g : groups_)
-    g->release();
+    if (!persistent(*g)) g->release();
 }
 
 }  // namespace zt::zero

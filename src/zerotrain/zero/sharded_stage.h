@@ -81,9 +81,11 @@ class Stage2 final : public Stage1 {
 // Stage 3: optimizer state, gradients and parameters sharded.
 class Stage3 final : public ShardedStage {
  public:
+  // persistence_threshold: groups under this many elements stay gathered between uses.
   Stage3(std::vector<std::unique_ptr<nn::Block>>& blocks, comm::Communicator* comm, Device device,
-         Stream stream, train::AdamW& optimizer)
-      : ShardedStage(blocks, comm, device, stream, optimizer, false) {}
+         Stream stream, train::AdamW& optimizer, int64_t persistence_threshold)
+      : ShardedStage(blocks, comm, device, stream, optimizer, false),
+        persistence_threshold_(persistence_threshold) {}
   int stage() const override { return 3; }
   void begin_full_parameters() override;
   void end_full_parameters() override;
@@ -92,7 +94,11 @@ class Stage3 final : public ShardedStage {
   void before_use(size_t block) override;
   void after_use(size_t block) override;
   bool keeps_full_grads() const override { return false; }
-  void after_step() override {}
+  void after_step() override;
+
+ private:
+  bool persistent(const ParamGroup& g) const { return g.numel() < persistence_threshold_; }
+  int64_t persistence_threshold_;
 };
 
 }  // namespace zt::zero

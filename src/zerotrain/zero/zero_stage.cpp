@@ -32,6 +32,9 @@ std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
                                            std::vector<std::unique_ptr<nn::Block>>& blocks,
                                            comm::Communicator* comm, Device device, Stream stream,
                                            train::AdamW& optimizer) {
+  if (options.persistence_threshold < 0)
+    throw ValueError("zero", str("persistence threshold must be >= 0 elements, got ",
+                                 options.persistence_threshold));
   switch (options.stage) {
     case 0:
       return std::make_unique<Stage0>(blocks, comm, device, stream, options, optimizer);
@@ -40,7 +43,8 @@ std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
     case 2:
       return std::make_unique<Stage2>(blocks, comm, device, stream, optimizer);
     case 3:
-      return std::make_unique<Stage3>(blocks, comm, device, stream, optimizer);
+      return std::make_unique<Stage3>(blocks, comm, device, stream, optimizer,
+                                      options.persistence_threshold);
     default:
       throw ValueError("zero", str("zero stage must be 0, 1, 2 or 3, got ", options.stage));
   }

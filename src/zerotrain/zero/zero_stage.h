@@ -19,7 +19,8 @@
 //   for one backward only).
 // - Stage 3: as 2, and the values too: each rank keeps its value shard only; a block's groups
 //   (its own and those of shared parameters, e.g. the tied embedding the head uses) are gathered
-//   before its forward and again before its backward, and released after each.
+//   before its forward and again before its backward, and released after each, except groups
+//   under the persistence threshold, which stay gathered and are refreshed after each step.
 // Every stage clips with the same chunked norm ([Note: chunked gradient norm]) and reduces
 // gradients with the same rank-ordered sums, so stages 1-3 reproduce stage 0 bitwise.
 #pragma once
@@ -85,6 +86,10 @@ struct ZeroOptions {
   int stage = 0;                                 // 0-3
   int64_t reduce_bucket_elements = 500'000'000;  // stage 0's all-reduce buckets
   bool overlap_comm = true;                      // stage 0 on a GPU
+  // Stage 3: a group with fewer elements stays gathered once gathered (re-gathered after each
+  // step) instead of being released after every use: zero_optimization.
+  // stage3_param_persistence_threshold (DeepSpeed's default 1e5).
+  int64_t persistence_threshold = 100'000;
 };
 
 // Builds the stage. blocks, comm (may be null: one process) and optimizer outlive it. `optimizer`
