@@ -82,6 +82,7 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   mo.param_dtype = c.dtype;
   mo.grad_dtype = DType::f32;
   mo.device = c.device;
+  mo.allocate_grads = false;  // the ZeRO stage's buffers hold the gradients
   nn::Transformer model(mc, mo);
   const Stream stream = c.device.is_cuda() ? Stream::default_for(c.device) : Stream{};
   const bool resuming = !c.resume.empty();
