@@ -141,7 +141,14 @@ void ParamGroup::zero_full_grad(Stream stream) {
   if (grad_full_.defined()) grad_full_.fill(0.0, stream);
 }
 
-void ParamGroup::reduce_grad(comm::Communicator* comm, bool keep_full, Stream stream) {
+void ParamGroup::prepare_grad_shard(Stream stream) {
+  if (!grad_shard_.defined() ||
+      (grad_full_.defined() && grad_shard_.storage() == grad_full_.storage()))
+    grad_shard_ = Tensor::empty({shard_}, grad_full_.defined() ? grad_full_.dtype() : DType::f32,
+                                value_shard_.device(), stream);
+}
+
+Tensor ParamGroup::reduce_grad(comm::Communicator* comm, bool keep_full, Stream stream) {
   if (!grad_full_.defined())
     throw ValueError(kComponent,
                      str("block ", block_, ": reduce_grad without a gradient (no backward ran)"));
@@ -153,7 +160,7 @@ void ParamGroup::reduce_grad(comm::Communicator* comm, bool keep_full, Stream st
       comm->reduce_scatter(grad_full_.data(), own.data(), static_cast<size_t>(shard_), dtype,
                            comm::ReduceOp::sum, stream);
     grad_shard_ = own;
-    return;
+    return {};
   }
   if (!grad_shard_.defined() || grad_shard_.storage() == grad_full_.storage())
     grad_shard_ = Tensor::empty({shard_}, dtype, grad_full_.device(), stream);
@@ -164,7 +171,9 @@ void ParamGroup::reduce_grad(comm::Communicator* comm, bool keep_full, Stream st
                          comm::ReduceOp::sum, stream);
   for (nn::Parameter* p : params_)
     p->grad = Tensor();
+  Tensor dropped = std::move(grad_full_);
   grad_full_ = Tensor();
+  return dropped;
 }
 
 int64_t ParamGroup::value_bytes() const {

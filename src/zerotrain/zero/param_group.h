@@ -76,10 +76,13 @@ class ParamGroup {
   void acquire_grad(DType dtype, Stream stream);
   bool has_full_grad() const { return grad_full_.defined(); }
   void zero_full_grad(Stream stream);
+  // Allocates the gradient shard on `stream` unless it exists (before a reduce on another stream).
+  void prepare_grad_shard(Stream stream);
   // Reduce-scatters the full gradient into this rank's shard (summed in rank order). keep_full:
-  // the shard is a view into the kept full buffer; otherwise the full buffer is dropped and the
-  // parameters' grads become undefined.
-  void reduce_grad(comm::Communicator* comm, bool keep_full, Stream stream);
+  // the shard is a view into the kept full buffer; otherwise the group lets go of the full buffer
+  // and the parameters' grads become undefined, and the buffer is returned: a caller reducing on
+  // another stream keeps it alive until that stream's work is done.
+  Tensor reduce_grad(comm::Communicator* comm, bool keep_full, Stream stream);
   // [shard_numel] f32: this rank's summed gradient after reduce_grad.
   const Tensor& grad_shard() const { return grad_shard_; }
 

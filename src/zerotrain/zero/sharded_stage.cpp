@@ -10,7 +10,8 @@ namespace zt::zero {
 
 ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks,
                            comm::Communicator* comm, Device device, Stream stream,
-                           train::AdamW& optimizer, bool replicated_values)
+                           train::AdamW& optimizer, const ZeroOptions& options,
+                           bool replicated_values)
     : ZeroStage(comm, device, stream), uses_(blocks.size()), own_group_(blocks.size(), -1) {
   const int world = comm ? comm->size() : 1;
   const int rank = comm ? comm->rank() : 0;
@@ -50,6 +51,14 @@ ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks,
   adam_ = std::make_unique<ShardedAdam>(raw, optimizer.options(), optimizer.state(), stream);
   optimizer.load_state({}, stream);  // the shards hold the state now; drop the full copy
   partials_ = Tensor::zeros({chunks}, DType::f32, device, stream);
+  in_flight_.resize(groups_.size());
+  if (device.is_cuda() && options.overlap_comm && world > 1) {
+    comm_stream_.emplace(device, -1);
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      grad_ready_.emplace_back(device);
+      grad_reduced_.emplace_back(device);
+    }
+  }
   synchronize(stream);
 }
 
@@ -58,6 +67,7 @@ nn::BlockHooks ShardedStage::hooks() {
   h.before_forward = [this](size_t b) { before_use(b); };
   h.after_forward = [this](size_t b) { after_use(b); };
   h.before_backward = [this](size_t b) {
+    retire_reductions(true);  // bounds the full gradient buffers in flight to about two
     before_use(b);
     for (size_t g : uses_[b])
       groups_[g]->acquire_grad(grad_dtype_, stream_);
@@ -80,8 +90,39 @@ void ShardedStage::after_backward(size_t block) {
   const int g = own_group_[block];
   if (!boundary_ || g < 0) return;
   // The owner runs backward last among the group's users: its gradient is complete.
-  groups_[static_cast<size_t>(g)]->reduce_grad(comm_, keeps_full_grads(), stream_);
+  reduce_group(static_cast<size_t>(g));
   reduced_[static_cast<size_t>(g)] = true;
+}
+
+// [Note: sharded reduce overlap]
+// On a GPU with overlap_comm, a group's reduce-scatter runs on comm_stream_ after an event from
+// the compute stream, so it overlaps the backward of earlier blocks. The full gradient buffer it
+// reads (stages 2, 3 drop it) stays referenced in in_flight_ until the compute stream has waited
+// for the reduce-scatter's event: only then may the stream-ordered allocator hand the memory to
+// compute work. That wait happens before the next block's backward but one (retire_reductions
+// keeps the latest in flight), and for all groups in finish_gradient_sync. The result is the same
+// reduce-scatter, so the bits do not change; host backends reduce on the compute stream.
+void ShardedStage::reduce_group(size_t g) {
+  ParamGroup& group = *groups_[g];
+  if (!comm_stream_) {
+    group.reduce_grad(comm_, keeps_full_grads(), stream_);
+    return;
+  }
+  if (!keeps_full_grads()) group.prepare_grad_shard(stream_);
+  grad_ready_[g].record(stream_);
+  grad_ready_[g].wait(*comm_stream_);
+  in_flight_[g] = group.reduce_grad(comm_, keeps_full_grads(), *comm_stream_);
+  grad_reduced_[g].record(*comm_stream_);
+  pending_.push_back(g);
+}
+
+void ShardedStage::retire_reductions(bool keep_latest) {
+  const size_t keep = keep_latest && !pending_.empty() ? 1 : 0;
+  for (size_t i = 0; i + keep < pending_.size(); ++i) {
+    grad_reduced_[pending_[i]].wait(stream_);
+    in_flight_[pending_[i]] = Tensor();
+  }
+  pending_.erase(pending_.begin(), pending_.end() - static_cast<std::ptrdiff_t>(keep));
 }
 
 void ShardedStage::finish_gradient_sync() {
@@ -90,6 +131,7 @@ void ShardedStage::finish_gradient_sync() {
     if (!reduced_[g])
       throw ValueError("zero", str("group of block ", groups_[g]->block(),
                                    " was never reduced: the backward hook did not run for it"));
+  retire_reductions(false);
   reduced_.assign(reduced_.size(), false);
   boundary_ = false;
 }

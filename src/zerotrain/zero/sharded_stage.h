@@ -7,7 +7,10 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
+
+#include "zerotrain/core/stream.h"
 
 #include "zerotrain/zero/param_group.h"
 #include "zerotrain/zero/sharded_adam.h"
@@ -31,7 +34,8 @@ class ShardedStage : public ZeroStage {
  protected:
   // replicated_values: every rank keeps the full values (stages 1, 2).
   ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks, comm::Communicator* comm,
-               Device device, Stream stream, train::AdamW& optimizer, bool replicated_values);
+               Device device, Stream stream, train::AdamW& optimizer, const ZeroOptions& options,
+               bool replicated_values);
 
   // Around every forward and backward of `block`: stage 3 gathers and releases its groups.
   virtual void before_use(size_t block) { (void)block; }
@@ -46,6 +50,10 @@ class ShardedStage : public ZeroStage {
 
  private:
   void after_backward(size_t block);
+  void reduce_group(size_t g);
+  // Compute-stream waits for in-flight reduce-scatters (all, or all but the latest) and drops the
+  // full gradient buffers they read.
+  void retire_reductions(bool keep_latest);
 
   std::vector<int> own_group_;  // per block: its group, or -1 without parameters
   std::vector<bool> reduced_;   // per group, on the boundary micro-step
@@ -53,14 +61,21 @@ class ShardedStage : public ZeroStage {
   bool boundary_ = false;
   std::unique_ptr<ShardedAdam> adam_;
   Tensor partials_;  // [sum over groups of shard_numel / kNormChunk] f32
+  // GPU with overlap_comm, see [Note: sharded reduce overlap]: the gradient reduce-scatters run on
+  // this stream, at a higher priority than compute, while earlier blocks' backward goes on.
+  std::optional<CudaStream> comm_stream_;
+  std::vector<CudaEvent> grad_ready_;    // per group: its gradient is complete (compute stream)
+  std::vector<CudaEvent> grad_reduced_;  // per group: its reduce-scatter is done (comm stream)
+  std::vector<Tensor> in_flight_;        // per group: the full gradient its reduce-scatter reads
+  std::vector<size_t> pending_;          // groups with a reduce-scatter not yet waited for
 };
 
 // Stage 1: optimizer state sharded.
 class Stage1 : public ShardedStage {
  public:
   Stage1(std::vector<std::unique_ptr<nn::Block>>& blocks, comm::Communicator* comm, Device device,
-         Stream stream, train::AdamW& optimizer)
-      : ShardedStage(blocks, comm, device, stream, optimizer, true) {}
+         Stream stream, train::AdamW& optimizer, const ZeroOptions& options)
+      : ShardedStage(blocks, comm, device, stream, optimizer, options, true) {}
   int stage() const override { return 1; }
 
  protected:
@@ -81,11 +96,11 @@ class Stage2 final : public Stage1 {
 // Stage 3: optimizer state, gradients and parameters sharded.
 class Stage3 final : public ShardedStage {
  public:
-  // persistence_threshold: groups under this many elements stay gathered between uses.
+  // options.persistence_threshold: groups under this many elements stay gathered between uses.
   Stage3(std::vector<std::unique_ptr<nn::Block>>& blocks, comm::Communicator* comm, Device device,
-         Stream stream, train::AdamW& optimizer, int64_t persistence_threshold)
-      : ShardedStage(blocks, comm, device, stream, optimizer, false),
-        persistence_threshold_(persistence_threshold) {}
+         Stream stream, train::AdamW& optimizer, const ZeroOptions& options)
+      : ShardedStage(blocks, comm, device, stream, optimizer, options, false),
+        persistence_threshold_(options.persistence_threshold) {}
   int stage() const override { return 3; }
   void begin_full_parameters() override;
   void end_full_parameters() override;

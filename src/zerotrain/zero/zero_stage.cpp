@@ -39,12 +39,11 @@ std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
     case 0:
       return std::make_unique<Stage0>(blocks, comm, device, stream, options, optimizer);
     case 1:
-      return std::make_unique<Stage1>(blocks, comm, device, stream, optimizer);
+      return std::make_unique<Stage1>(blocks, comm, device, stream, optimizer, options);
     case 2:
-      return std::make_unique<Stage2>(blocks, comm, device, stream, optimizer);
+      return std::make_unique<Stage2>(blocks, comm, device, stream, optimizer, options);
     case 3:
-      return std::make_unique<Stage3>(blocks, comm, device, stream, optimizer,
-                                      options.persistence_threshold);
+      return std::make_unique<Stage3>(blocks, comm, device, stream, optimizer, options);
     default:
       throw ValueError("zero", str("zero stage must be 0, 1, 2 or 3, got ", options.stage));
   }
