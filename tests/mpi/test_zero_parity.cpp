@@ -55,6 +55,7 @@ train::TrainConfig config_for(const fs::path& dir, const ParityCase& k, int stag
   c.comm = &test::process_group().host();
   c.reduce_bucket_elements = 3000;  // stage 0: several buckets
   c.zero_stage = stage;
+  c.check_params_every = 4;  // the ranks' gathered values agree
   c.persistence_threshold = k.persistence_threshold;
   c.out = dir / ("stage" + std::to_string(stage));
   return c;

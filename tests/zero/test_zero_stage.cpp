@@ -1,6 +1,9 @@
 // The ZeRO stages in one process (no communicator, world 1): stages 1, 2 and 3 train a tiny llama
-// to bitwise stage 0's losses, weights and optimizer state in f32 and bf16 with accumulation, and
-// an unknown stage is refused. Multi-rank parity: tests/mpi/test_zero_parity.cpp.
+// to bitwise stage 0's losses, weights and optimizer state in f32 and bf16 with accumulation; an
+// unknown stage is refused; after a step each stage holds what it should (stage 1 full gradients,
+// stage 2 only gradient shards, stage 3 neither full values nor full gradients), and a stage-3
+// model run without the engine's hooks fails instead of reading released values. Multi-rank
+// parity: tests/mpi/test_zero_parity.cpp.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -13,7 +16,9 @@
 #include "zerotrain/core/error.h"
 #include "zerotrain/io/hf_config.h"
 #include "zerotrain/io/token_file.h"
+#include "zerotrain/nn/block_runner.h"
 #include "zerotrain/train/trainer.h"
+#include "zerotrain/zero/sharded_stage.h"
 #include "zerotrain/zero/zero_stage.h"
 
 namespace zt {
@@ -100,6 +105,62 @@ TEST(ZeroStageOneProcess, UnknownStageIsRefused) {
   EXPECT_THROW(zero::make_zero_stage(o, model.blocks(), nullptr, Device::cpu(), {}, adam),
                ValueError);
   fs::remove_all(dir);
+}
+
+// One optimizer step of `stage` through the engine's hooks; returns the engine.
+std::unique_ptr<zero::ZeroStage> one_step(int stage, nn::Transformer& model, train::AdamW& adam) {
+  zero::ZeroOptions o;
+  o.stage = stage;
+  o.persistence_threshold = 0;
+  auto engine = zero::make_zero_stage(o, model.blocks(), nullptr, Device::cpu(), {}, adam);
+  nn::BlockRunner runner(model.blocks());
+  runner.set_hooks(engine->hooks());
+  const nn::StepContext ctx = test::make_step(model.config(), 2, 8, 5);
+  engine->zero_grad();
+  engine->begin_micro_step(true);
+  runner.forward_backward(ctx);
+  engine->finish_gradient_sync();
+  const double norm = engine->grad_norm();
+  EXPECT_GT(norm, 0.0);
+  engine->step(1e-3f, 1.0f);
+  return engine;
+}
+
+TEST(ZeroStageOneProcess, EachStageHoldsOnlyItsShareAfterAStep) {
+  for (int stage = 1; stage <= 3; ++stage) {
+    nn::Transformer model(test::tiny_config(nn::Family::gpt2), {});
+    model.init_random(2);
+    train::AdamW adam(model.parameters());
+    auto engine = one_step(stage, model, adam);
+    auto* sharded = dynamic_cast<zero::ShardedStage*>(engine.get());
+    ASSERT_NE(sharded, nullptr);
+    int64_t shard_value_bytes = 0;
+    for (const auto& g : sharded->groups()) {
+      EXPECT_EQ(g->has_full_grad(), stage == 1) << "stage " << stage << " block " << g->block();
+      EXPECT_EQ(g->state() == zero::ParamState::gathered, stage < 3)
+          << "stage " << stage << " block " << g->block();
+      for (nn::Parameter* p : g->params()) {
+        EXPECT_EQ(p->value.defined(), stage < 3) << p->name;
+        EXPECT_EQ(p->grad.defined(), stage == 1) << p->name;
+      }
+      shard_value_bytes += static_cast<int64_t>(g->value_shard().nbytes());
+    }
+    const zero::MemoryBytes mem = engine->memory();
+    if (stage == 3) EXPECT_EQ(mem.params, shard_value_bytes);
+    EXPECT_GT(mem.optimizer, 0);
+    EXPECT_TRUE(adam.state().tensors.empty()) << "the full optimizer copy was not dropped";
+    if (stage == 3) {
+      // Without the hooks nothing gathers the values: the run must fail, not read stale memory.
+      nn::BlockRunner bare(model.blocks());
+      EXPECT_THROW(bare.forward(test::make_step(model.config(), 2, 8, 6)), Error);
+      engine->begin_full_parameters();
+      for (nn::Parameter* p : model.parameters())
+        EXPECT_TRUE(p->value.defined()) << p->name;
+      engine->end_full_parameters();
+      for (nn::Parameter* p : model.parameters())
+        EXPECT_FALSE(p->value.defined()) << p->name;
+    }
+  }
 }
 
 }  // namespace

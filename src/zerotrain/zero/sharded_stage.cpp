@@ -176,6 +176,14 @@ MemoryBytes ShardedStage::memory() const {
   return m;
 }
 
+void ShardedStage::check_parameters_identical() {
+  std::vector<nn::Parameter*> params;
+  for (auto& g : groups_)
+    if (g->state() == ParamState::gathered)
+      params.insert(params.end(), g->params().begin(), g->params().end());
+  check_identical(params);
+}
+
 void Stage1::after_step() {
   for (auto& g : groups_)
     g->all_gather_in_place(comm_, stream_);

@@ -28,6 +28,7 @@ class ShardedStage : public ZeroStage {
   void zero_grad() override;
   train::OptimizerState full_optimizer_state() override;
   MemoryBytes memory() const override;
+  void check_parameters_identical() override;
 
   const std::vector<std::unique_ptr<ParamGroup>>& groups() const { return groups_; }
 

@@ -78,7 +78,7 @@ void Stage0::zero_grad() {
 }
 
 void Stage0::check_parameters_identical() {
-  if (dp_) dp_->check_parameters_identical();
+  if (dp_) dp_->check_parameters_identical();  // DataParallel's own checksum, the same check
 }
 
 MemoryBytes Stage0::memory() const {

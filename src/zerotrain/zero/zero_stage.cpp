@@ -28,6 +28,30 @@ double ZeroStage::sum_over_ranks(double value) {
   return sum;
 }
 
+void ZeroStage::check_identical(const std::vector<nn::Parameter*>& params) {
+  if (world_size() == 1) return;
+  uint64_t h = 14695981039346656037ull;  // FNV-1a offset basis
+  for (const nn::Parameter* p : params) {
+    const Tensor host = p->value.to(Device::cpu(), stream_);
+    synchronize(stream_);
+    const auto* bytes = static_cast<const unsigned char*>(host.data());
+    for (size_t i = 0; i < host.nbytes(); ++i)
+      h = (h ^ bytes[i]) * 1099511628211ull;
+  }
+  Tensor mine = Tensor::empty({1}, DType::i64, Device::cpu());
+  std::memcpy(mine.data(), &h, sizeof h);
+  const Tensor send = mine.to(device_, stream_);
+  Tensor all = Tensor::empty({world_size()}, DType::i64, device_, stream_);
+  comm_->all_gather(send.data(), all.data(), 1, DType::i64, stream_);
+  const std::vector<int64_t> sums = all.to_ints(stream_);
+  std::string differ;
+  for (size_t r = 1; r < sums.size(); ++r)
+    if (sums[r] != sums[0]) differ += (differ.empty() ? "" : ", ") + std::to_string(r);
+  if (!differ.empty())
+    throw ValueError("zero", str("stage ", stage(), ": parameters of rank(s) ", differ,
+                                 " differ from rank 0's (checksums)"));
+}
+
 std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
                                            std::vector<std::unique_ptr<nn::Block>>& blocks,
                                            comm::Communicator* comm, Device device, Stream stream,

@@ -63,8 +63,9 @@ class ZeroStage {
 
   // Sum over ranks of one value per rank, added in rank order (the same result on every rank).
   double sum_over_ranks(double value);
-  // Collective: throws ValueError naming ranks whose values differ (stage 0 only checks).
-  virtual void check_parameters_identical() {}
+  // Collective: throws ValueError naming ranks whose full values differ from rank 0's (stage 3
+  // checks only the groups it keeps gathered).
+  virtual void check_parameters_identical() = 0;
 
   // Collective: every parameter's `value` holds its full value (stage 3 gathers) until
   // end_full_parameters().
@@ -80,6 +81,9 @@ class ZeroStage {
   comm::Communicator* comm_;  // null: one process
   Device device_;
   Stream stream_;  // the compute stream; the sharded stages' collectives run on it too
+
+  // Collective: compares an FNV-1a checksum of `params`' values across the ranks.
+  void check_identical(const std::vector<nn::Parameter*>& params);
 };
 
 struct ZeroOptions {
