@@ -32,6 +32,8 @@ struct ParityCase {
   // Stage 3: 0 gathers and releases every block around every use; 2000 keeps the embedding and
   // the head (1600-odd elements each) gathered and the layers (9000-odd) sharded.
   int64_t persistence_threshold = 0;
+  // Stage 3: the default gathers every block ahead (the model is tiny); 0 gathers none ahead.
+  int64_t prefetch_elements = 50'000'000;
 };
 
 constexpr int64_t kSteps = 8;
@@ -57,6 +59,7 @@ train::TrainConfig config_for(const fs::path& dir, const ParityCase& k, int stag
   c.zero_stage = stage;
   c.check_params_every = 4;  // the ranks' gathered values agree
   c.persistence_threshold = k.persistence_threshold;
+  c.prefetch_elements = k.prefetch_elements;
   c.out = dir / ("stage" + std::to_string(stage));
   return c;
 }
@@ -115,11 +118,11 @@ TEST(ZeroParity, LlamaBf16Accumulation4) {
 }
 
 TEST(ZeroParity, Gpt2TiedBf16CheckpointedAccumulation2) {
-  run_parity({"gpt2_bf16_a2", test::tiny_gpt2(), DType::bf16, 2, true});
+  run_parity({"gpt2_bf16_a2", test::tiny_gpt2(), DType::bf16, 2, true, 0, 10000});
 }
 
 TEST(ZeroParity, LlamaF32PersistentSmallBlocksAccumulation2) {
-  run_parity({"llama_f32_persist", test::tiny_llama(), DType::f32, 2, false, 2000});
+  run_parity({"llama_f32_persist", test::tiny_llama(), DType::f32, 2, false, 2000, 0});
 }
 
 struct Interrupted : std::runtime_error {

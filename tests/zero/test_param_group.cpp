@@ -1,5 +1,5 @@
 // ParamGroup: the flat layout (offsets, shard sizes multiple of kNormChunk, pieces of each rank's
-// shard covering every element once), the value states Sharded -> Gathered -> Released with
+// shard covering every element once), the value states Sharded -> (Gathering ->) Gathered -> Released with
 // illegal transitions throwing, and the gradient buffer's acquire / reduce / drop cycle. One rank
 // (no communicator); the collectives with more ranks are covered by tests/mpi/test_zero_parity.cpp.
 #include <gtest/gtest.h>
@@ -73,7 +73,13 @@ TEST(ZeroParamGroup, ValueStatesAndIllegalTransitions) {
   for (nn::Parameter* p : ps)
     EXPECT_FALSE(p->value.defined()) << p->name;
   EXPECT_THROW(g.release(), ValueError);  // Released twice
-  g.gather(nullptr, {});
+  EXPECT_THROW(g.finish_gather(nullptr, {}), ValueError);  // no begin_gather
+  g.begin_gather({});
+  EXPECT_EQ(g.state(), ParamState::gathering);
+  EXPECT_THROW(g.release(), ValueError);  // a buffer still being gathered
+  EXPECT_THROW(g.begin_gather({}), ValueError);
+  g.finish_gather(nullptr, {});
+  EXPECT_EQ(g.state(), ParamState::gathered);
   EXPECT_EQ(test::values_of(ps), before);
 }
 

@@ -19,6 +19,7 @@
 #include "zerotrain/nn/block_runner.h"
 #include "zerotrain/train/trainer.h"
 #include "zerotrain/zero/sharded_stage.h"
+#include "zerotrain/zero/stage3.h"
 #include "zerotrain/zero/zero_stage.h"
 
 namespace zt {
@@ -108,8 +109,8 @@ TEST(ZeroStageOneProcess, UnknownStageIsRefused) {
 }
 
 // One optimizer step of `stage` through the engine's hooks; returns the engine.
-std::unique_ptr<zero::ZeroStage> one_step(int stage, nn::Transformer& model, train::AdamW& adam) {
-  zero::ZeroOptions o;
+std::unique_ptr<zero::ZeroStage> one_step(int stage, nn::Transformer& model, train::AdamW& adam,
+                                          zero::ZeroOptions o = {}) {
   o.stage = stage;
   o.persistence_threshold = 0;
   auto engine = zero::make_zero_stage(o, model.blocks(), nullptr, Device::cpu(), {}, adam);
@@ -160,6 +161,56 @@ TEST(ZeroStageOneProcess, EachStageHoldsOnlyItsShareAfterAStep) {
       for (nn::Parameter* p : model.parameters())
         EXPECT_FALSE(p->value.defined()) << p->name;
     }
+  }
+}
+
+// [Note: stage 3 prefetch]: prefetching everything gathers the whole model at once; no prefetch
+// needs one block's groups at a time (the head's: its own and the tied embedding's); a live bound
+// lets the prefetch go as far as it allows and no further. Every setting ends at the same values.
+TEST(ZeroStageOneProcess, Stage3PrefetchStaysWithinItsBounds) {
+  auto numel_of_block = [](nn::Transformer& m, size_t b) {
+    int64_t n = 0;
+    for (nn::Parameter* p : m.blocks()[b]->parameters())
+      n += numel_of(p->shape);
+    return n;
+  };
+  nn::Transformer shape(test::tiny_config(nn::Family::gpt2), {.allocate = false});
+  const int64_t emb = numel_of_block(shape, 0), layer = numel_of_block(shape, 1);
+  const int64_t head = numel_of_block(shape, 3);
+  ASSERT_EQ(shape.blocks().size(), 4u);
+  int64_t total = emb + head;
+  for (size_t b = 1; b + 1 < shape.blocks().size(); ++b)
+    total += numel_of_block(shape, b);
+  const int64_t one_block = std::max(layer, head + emb);  // the head also reads the tied table
+
+  struct Setting {
+    int64_t prefetch, max_live, expect_peak;
+  };
+  const std::vector<Setting> settings = {
+      {int64_t{1} << 40, int64_t{1} << 40, total},   // everything ahead
+      {0, int64_t{1} << 40, one_block},              // nothing ahead
+      {int64_t{1} << 40, emb + layer, emb + layer},  // the live bound stops it after one layer
+  };
+  std::vector<std::vector<float>> first_values;
+  for (const Setting& st : settings) {
+    nn::Transformer model(test::tiny_config(nn::Family::gpt2), {});
+    model.init_random(2);
+    train::AdamW adam(model.parameters());
+    zero::ZeroOptions o;
+    o.prefetch_elements = st.prefetch;
+    o.max_live_elements = st.max_live;
+    auto engine = one_step(3, model, adam, o);
+    const auto* s3 = dynamic_cast<const zero::Stage3*>(engine.get());
+    ASSERT_NE(s3, nullptr);
+    EXPECT_EQ(s3->peak_live_elements(), st.expect_peak)
+        << "prefetch " << st.prefetch << " max_live " << st.max_live;
+    engine->begin_full_parameters();
+    const std::vector<std::vector<float>> values = test::values_of(model.parameters());
+    engine->end_full_parameters();
+    if (first_values.empty())
+      first_values = values;
+    else
+      EXPECT_EQ(values, first_values);
   }
 }
 

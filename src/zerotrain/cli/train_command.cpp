@@ -141,6 +141,14 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
                   "ZeRO stage 3: blocks with fewer parameter elements stay gathered between uses")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option("--stage3-prefetch-bucket-size", c->prefetch_elements,
+                  "ZeRO stage 3: parameter elements gathered ahead of the running block at most")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--stage3-max-live-parameters", c->max_live_elements,
+                  "ZeRO stage 3: gathered parameter elements at most while prefetching")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--check-params-every", c->check_params_every,
                   "data-parallel: compare the ranks' parameter checksums every N steps (0: at "
                   "start only)")

@@ -133,6 +133,8 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   zo.reduce_bucket_elements = c.reduce_bucket_elements;
   zo.overlap_comm = c.overlap_comm;
   zo.persistence_threshold = c.persistence_threshold;
+  zo.prefetch_elements = c.prefetch_elements;
+  zo.max_live_elements = c.max_live_elements;
   const std::unique_ptr<zero::ZeroStage> engine =
       zero::make_zero_stage(zo, model.blocks(), c.comm, c.device, stream, optimizer);
   if (c.comm) engine->check_parameters_identical();

@@ -61,6 +61,9 @@ struct TrainConfig {
   // Stage 3: blocks with fewer parameter elements stay gathered between uses
   // (zero_optimization.stage3_param_persistence_threshold).
   int64_t persistence_threshold = 100'000;
+  // Stage 3 prefetch bounds in elements (stage3_prefetch_bucket_size, stage3_max_live_parameters).
+  int64_t prefetch_elements = 50'000'000;
+  int64_t max_live_elements = 1'000'000'000;
 };
 
 // Counts and rates cover the steps this call ran (from the resumed step on); tokens and rates are

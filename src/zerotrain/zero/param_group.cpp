@@ -23,6 +23,8 @@ const char* param_state_name(ParamState s) {
   switch (s) {
     case ParamState::sharded:
       return "Sharded";
+    case ParamState::gathering:
+      return "Gathering";
     case ParamState::gathered:
       return "Gathered";
     case ParamState::released:
@@ -94,12 +96,24 @@ void ParamGroup::materialize(bool replicated, Stream stream) {
 }
 
 void ParamGroup::gather(comm::Communicator* comm, Stream stream) {
+  begin_gather(stream);
+  finish_gather(comm, stream);
+}
+
+void ParamGroup::begin_gather(Stream alloc_stream) {
   if (!materialized_)
     throw ValueError(kComponent, str("block ", block_, ": gather before materialize"));
   if (state_ != ParamState::sharded && state_ != ParamState::released)
     throw ValueError(kComponent, str("block ", block_, ": gather from state ",
                                      param_state_name(state_), " (needs Sharded or Released)"));
-  full_ = Tensor::empty({padded_numel()}, value_dtype_, value_shard_.device(), stream);
+  full_ = Tensor::empty({padded_numel()}, value_dtype_, value_shard_.device(), alloc_stream);
+  state_ = ParamState::gathering;
+}
+
+void ParamGroup::finish_gather(comm::Communicator* comm, Stream stream) {
+  if (state_ != ParamState::gathering)
+    throw ValueError(kComponent, str("block ", block_, ": finish_gather from state ",
+                                     param_state_name(state_), " (needs Gathering)"));
   if (single(comm))
     full_.slice(0, 0, shard_).copy_from(value_shard_, stream);
   else

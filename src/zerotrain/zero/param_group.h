@@ -9,11 +9,14 @@
 // rank r owns [r x shard_numel, (r + 1) x shard_numel). Padding stays zero in every buffer.
 //
 // [Note: param group states]
-// The values of a group are in one of three states:
-//   Sharded  -> only this rank's shard exists (stage 3 after construction);
-//   Gathered -> the full flat buffer exists and the parameters' `value` point into it;
-//   Released -> the full buffer was dropped after use; `value` is undefined again.
-// gather(): Sharded|Released -> Gathered; release(): Gathered -> Released. Anything else throws,
+// The values of a group are in one of four states:
+//   Sharded   -> only this rank's shard exists (stage 3 after construction);
+//   Gathering -> the full buffer is allocated, its all-gather not yet issued (begin_gather);
+//   Gathered  -> the all-gather is issued into the full flat buffer and the parameters' `value`
+//                point into it (on a GPU, possibly still running on the stream it was issued on);
+//   Released  -> the full buffer was dropped after use; `value` is undefined again.
+// begin_gather(): Sharded|Released -> Gathering; finish_gather(): Gathering -> Gathered; gather()
+// does both on one stream; release(): Gathered -> Released. Anything else throws,
 // so a block that runs on released parameters fails loudly instead of reading a stale buffer. A
 // replicated group (stages 1 and 2) is Gathered from construction on and never released; its
 // shard is a view into the full buffer.
@@ -31,7 +34,7 @@
 
 namespace zt::zero {
 
-enum class ParamState { sharded, gathered, released };
+enum class ParamState { sharded, gathering, gathered, released };
 const char* param_state_name(ParamState s);
 
 // The part of one parameter inside this rank's shard, in flat coordinates.
@@ -65,6 +68,10 @@ class ParamGroup {
   void materialize(bool replicated, Stream stream);
   // Sharded|Released -> Gathered: all-gathers the shards into a new full buffer.
   void gather(comm::Communicator* comm, Stream stream);
+  // The same in two halves, so that the buffer is allocated on the compute stream and the
+  // all-gather runs on another (the caller orders the two streams with an event in between).
+  void begin_gather(Stream alloc_stream);
+  void finish_gather(comm::Communicator* comm, Stream stream);
   // Gathered -> Released (not for a replicated group).
   void release();
   // Replicated groups after the optimizer step: every rank's updated shard to every rank.

@@ -64,11 +64,11 @@ ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks,
 
 nn::BlockHooks ShardedStage::hooks() {
   nn::BlockHooks h;
-  h.before_forward = [this](size_t b) { before_use(b); };
-  h.after_forward = [this](size_t b) { after_use(b); };
+  h.before_forward = [this](size_t b) { before_use(b, false); };
+  h.after_forward = [this](size_t b) { after_use(b, false); };
   h.before_backward = [this](size_t b) {
     retire_reductions(true);  // bounds the full gradient buffers in flight to about two
-    before_use(b);
+    before_use(b, true);
     for (size_t g : uses_[b])
       groups_[g]->acquire_grad(grad_dtype_, stream_);
   };
@@ -86,7 +86,7 @@ void ShardedStage::begin_micro_step(bool boundary) {
 }
 
 void ShardedStage::after_backward(size_t block) {
-  after_use(block);
+  after_use(block, true);
   const int g = own_group_[block];
   if (!boundary_ || g < 0) return;
   // The owner runs backward last among the group's users: its gradient is complete.
@@ -187,36 +187,6 @@ void ShardedStage::check_parameters_identical() {
 void Stage1::after_step() {
   for (auto& g : groups_)
     g->all_gather_in_place(comm_, stream_);
-}
-
-void Stage3::before_use(size_t block) {
-  for (size_t g : uses_[block])
-    if (groups_[g]->state() != ParamState::gathered) groups_[g]->gather(comm_, stream_);
-}
-
-void Stage3::after_use(size_t block) {
-  for (size_t g : uses_[block])
-    if (groups_[g]->state() == ParamState::gathered && !persistent(*groups_[g]))
-      groups_[g]->release();
-}
-
-void Stage3::after_step() {
-  // A persistent group still holds the values from before the step: gather the updated shards.
-  for (auto& g : groups_)
-    if (g->state() == ParamState::gathered) {
-      g->release();
-      g->gather(comm_, stream_);
-    }
-}
-
-void Stage3::begin_full_parameters() {
-  for (auto& g : groups_)
-    if (g->state() != ParamState::gathered) g->gather(comm_, stream_);
-}
-
-void Stage3::end_full_parameters() {
-  for (auto& g : groups_)
-    if (!persistent(*g)) g->release();
 }
 
 }  // namespace zt::zero

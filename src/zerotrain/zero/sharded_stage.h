@@ -38,9 +38,9 @@ class ShardedStage : public ZeroStage {
                Device device, Stream stream, train::AdamW& optimizer, const ZeroOptions& options,
                bool replicated_values);
 
-  // Around every forward and backward of `block`: stage 3 gathers and releases its groups.
-  virtual void before_use(size_t block) { (void)block; }
-  virtual void after_use(size_t block) { (void)block; }
+  // Around every forward (backward false) and backward of `block`: stage 3 gathers and releases.
+  virtual void before_use(size_t block, bool backward) { (void)block, (void)backward; }
+  virtual void after_use(size_t block, bool backward) { (void)block, (void)backward; }
   // Whether a group's full gradient stays after its reduce-scatter (stage 1).
   virtual bool keeps_full_grads() const = 0;
   // After the optimizer step: stages 1 and 2 all-gather the updated shards.
@@ -92,29 +92,6 @@ class Stage2 final : public Stage1 {
 
  protected:
   bool keeps_full_grads() const override { return false; }
-};
-
-// Stage 3: optimizer state, gradients and parameters sharded.
-class Stage3 final : public ShardedStage {
- public:
-  // options.persistence_threshold: groups under this many elements stay gathered between uses.
-  Stage3(std::vector<std::unique_ptr<nn::Block>>& blocks, comm::Communicator* comm, Device device,
-         Stream stream, train::AdamW& optimizer, const ZeroOptions& options)
-      : ShardedStage(blocks, comm, device, stream, optimizer, options, false),
-        persistence_threshold_(options.persistence_threshold) {}
-  int stage() const override { return 3; }
-  void begin_full_parameters() override;
-  void end_full_parameters() override;
-
- protected:
-  void before_use(size_t block) override;
-  void after_use(size_t block) override;
-  bool keeps_full_grads() const override { return false; }
-  void after_step() override;
-
- private:
-  bool persistent(const ParamGroup& g) const { return g.numel() < persistence_threshold_; }
-  int64_t persistence_threshold_;
 };
 
 }  // namespace zt::zero

@@ -6,6 +6,7 @@
 #include "zerotrain/core/error.h"
 #include "zerotrain/zero/sharded_stage.h"
 #include "zerotrain/zero/stage0.h"
+#include "zerotrain/zero/stage3.h"
 
 namespace zt::zero {
 

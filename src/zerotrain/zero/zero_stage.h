@@ -94,6 +94,12 @@ struct ZeroOptions {
   // step) instead of being released after every use: zero_optimization.
   // stage3_param_persistence_threshold (DeepSpeed's default 1e5).
   int64_t persistence_threshold = 100'000;
+  // Stage 3 prefetch ([Note: stage 3 prefetch]): groups of upcoming blocks are gathered ahead
+  // while the gathered-ahead elements stay within prefetch_elements (stage3_prefetch_bucket_size,
+  // default 5e7) and all gathered elements within max_live_elements (stage3_max_live_parameters,
+  // default 1e9; the groups the running block needs are gathered regardless).
+  int64_t prefetch_elements = 50'000'000;
+  int64_t max_live_elements = 1'000'000'000;
 };
 
 // Builds the stage. blocks, comm (may be null: one process) and optimizer outlive it. `optimizer`
