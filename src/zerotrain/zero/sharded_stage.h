@@ -2,8 +2,9 @@
 // after the block's backward on the boundary micro-step, ShardedAdam on this rank's shards. What
 // differs between the stages is two decisions, each made by the subclass's type: whether the full
 // values stay (1, 2) or are gathered around each use (3), and whether the full gradient stays
-// (1) or is dropped after its reduce-scatter (2, 3). See [Note: ZeRO stages] in zero_stage.h.
-// Tested by tests/mpi/test_zero_parity.cpp and tests/zero/test_zero_stage.cpp.
+// (1) or is dropped after its reduce-scatter (2, 3). Stage 3 lives in stage3.h. See
+// [Note: ZeRO stages] in zero_stage.h. Tested by tests/mpi/test_zero_parity.cpp and
+// tests/zero/test_zero_stage.cpp.
 #pragma once
 
 #include <memory>

@@ -17,10 +17,13 @@
 //   every micro-step would add the ranks' contributions in another order than stage 0 and lose
 //   bitwise parity, so the full buffer lives across the accumulation (with grad_accum 1 it lives
 //   for one backward only).
-// - Stage 3: as 2, and the values too: each rank keeps its value shard only; a block's groups
-//   (its own and those of shared parameters, e.g. the tied embedding the head uses) are gathered
-//   before its forward and again before its backward, and released after each, except groups
-//   under the persistence threshold, which stay gathered and are refreshed after each step.
+// - Stage 3 (stage3.h): as 2, and the values too: each rank keeps its value shard only; a
+//   block's groups (its own and those of shared parameters, e.g. the tied embedding the head
+//   uses) are gathered before its forward and again before its backward (with a bounded
+//   prefetch) and released after each, except groups under the persistence threshold, which stay
+//   gathered and are refreshed after each step.
+// - The sharded stages reduce one block's group per collective: reduce_bucket_elements and
+//   DeepSpeed's allgather_bucket_size do not apply to them.
 // Every stage clips with the same chunked norm ([Note: chunked gradient norm]) and reduces
 // gradients with the same rank-ordered sums, so stages 1-3 reproduce stage 0 bitwise.
 #pragma once
