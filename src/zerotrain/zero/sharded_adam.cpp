@@ -101,33 +101,35 @@ void ShardedAdam::step(float lr, float grad_scale, Stream stream) {
   if (!runs.empty()) optim::adam_step(runs, hp, args, device, stream);
 }
 
-train::OptimizerState ShardedAdam::full_state(comm::Communicator* comm, Stream stream) const {
+train::OptimizerState ShardedAdam::full_state(comm::Communicator* comm, bool keep,
+                                              Stream stream) const {
   train::OptimizerState st;
   st.step = step_;
   if (step_ == 0) return st;
   for (const Slot& s : slots_) {
     const ParamGroup& g = *s.group;
-    auto gather = [&](const Tensor& shard) {
+    // Gathers one state tensor of the group and, when kept, copies each parameter's part out.
+    auto gather = [&](const Tensor& shard, const char* suffix) {
       Tensor full = Tensor::empty({g.padded_numel()}, DType::f32, shard.device(), stream);
       if (comm == nullptr || comm->size() == 1)
         full.copy_from(shard, stream);
       else
         comm->all_gather(shard.data(), full.data(), static_cast<size_t>(g.shard_numel()),
                          DType::f32, stream);
-      return full;
+      if (!keep) return;
+      const Tensor host = full.to(Device::cpu(), stream);
+      synchronize(stream);
+      for (size_t i = 0; i < g.params().size(); ++i) {
+        const nn::Parameter& p = *g.params()[i];
+        const int64_t o = g.offsets()[i], n = numel_of(p.shape);
+        st.tensors.emplace(p.name + suffix, host.slice(0, o, o + n).clone().view(p.shape));
+      }
     };
-    const Tensor m = gather(s.exp_avg), v = gather(s.exp_avg_sq);
-    const Tensor master = s.master.defined() ? gather(s.master) : Tensor();
-    for (size_t i = 0; i < g.params().size(); ++i) {
-      const nn::Parameter& p = *g.params()[i];
-      const int64_t o = g.offsets()[i], n = numel_of(p.shape);
-      st.tensors.emplace(p.name + ".exp_avg", m.slice(0, o, o + n).clone(stream).view(p.shape));
-      st.tensors.emplace(p.name + ".exp_avg_sq", v.slice(0, o, o + n).clone(stream).view(p.shape));
-      if (master.defined())
-        st.tensors.emplace(p.name + ".master",
-                           master.slice(0, o, o + n).clone(stream).view(p.shape));
-    }
+    gather(s.exp_avg, ".exp_avg");
+    gather(s.exp_avg_sq, ".exp_avg_sq");
+    if (s.master.defined()) gather(s.master, ".master");
   }
+  synchronize(stream);
   return st;
 }
 

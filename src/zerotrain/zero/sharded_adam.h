@@ -31,8 +31,10 @@ class ShardedAdam {
   void step(float lr, float grad_scale, Stream stream);
   int64_t step_count() const { return step_; }
 
-  // Collective: the full state in train::AdamW's naming (checkpoints), on every rank.
-  train::OptimizerState full_state(comm::Communicator* comm, Stream stream) const;
+  // Collective: the full state in train::AdamW's naming (checkpoints), in host memory, on the
+  // ranks that pass `keep` (the others get only the step). One group's padded state tensor is
+  // gathered on the device at a time, so the device never holds the whole state.
+  train::OptimizerState full_state(comm::Communicator* comm, bool keep, Stream stream) const;
   // Bytes of optimizer state this rank holds.
   int64_t bytes() const;
 

@@ -163,7 +163,7 @@ void ShardedStage::zero_grad() {
 }
 
 train::OptimizerState ShardedStage::full_optimizer_state() {
-  return adam_->full_state(comm_, stream_);
+  return adam_->full_state(comm_, comm_ == nullptr || comm_->rank() == 0, stream_);
 }
 
 MemoryBytes ShardedStage::memory() const {

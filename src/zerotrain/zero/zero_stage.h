@@ -74,7 +74,9 @@ class ZeroStage {
   // end_full_parameters().
   virtual void begin_full_parameters() {}
   virtual void end_full_parameters() {}
-  // Collective: the full optimizer state as train::AdamW names it (for checkpoints).
+  // Collective: the full optimizer state as train::AdamW names it (for checkpoints), complete on
+  // rank 0 (the sharded stages gather it into host memory there, group by group); other ranks
+  // may get only the step.
   virtual train::OptimizerState full_optimizer_state() = 0;
   virtual MemoryBytes memory() const = 0;
 
