@@ -1,7 +1,8 @@
 // ParamGroup: the flat layout (offsets, shard sizes multiple of kNormChunk, pieces of each rank's
-// shard covering every element once), the value states Sharded -> (Gathering ->) Gathered -> Released with
-// illegal transitions throwing, and the gradient buffer's acquire / reduce / drop cycle. One rank
-// (no communicator); the collectives with more ranks are covered by tests/mpi/test_zero_parity.cpp.
+// shard covering every element once), the value states Sharded -> (Gathering ->) Gathered ->
+// Released with illegal transitions throwing, and the gradient buffer's acquire / reduce / drop
+// cycle. One rank (no communicator); the collectives with more ranks are covered by
+// tests/mpi/test_zero_parity.cpp.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -72,7 +73,7 @@ TEST(ZeroParamGroup, ValueStatesAndIllegalTransitions) {
   EXPECT_EQ(g.state(), ParamState::released);
   for (nn::Parameter* p : ps)
     EXPECT_FALSE(p->value.defined()) << p->name;
-  EXPECT_THROW(g.release(), ValueError);  // Released twice
+  EXPECT_THROW(g.release(), ValueError);                   // Released twice
   EXPECT_THROW(g.finish_gather(nullptr, {}), ValueError);  // no begin_gather
   g.begin_gather({});
   EXPECT_EQ(g.state(), ParamState::gathering);
