@@ -10,7 +10,6 @@
 //    grouped differently; losses agree to 1e-5 relative in f32 and 5e-3 in bf16.
 // Every rank's parameters are compared by checksum every 5 steps (check_params_every).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -20,6 +19,7 @@
 #include <vector>
 
 #include "mpi/mpi_test_env.h"
+#include "mpi/training_inputs.h"
 #include "zerotrain/io/hf_config.h"
 #include "zerotrain/io/token_file.h"
 #include "zerotrain/train/trainer.h"
@@ -29,50 +29,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A directory every rank sees: rank 0 creates it and broadcasts the path.
-fs::path shared_temp_dir(const std::string& name) {
-  comm::ProcessGroup& pg = test::process_group();
-  std::vector<uint8_t> bytes;
-  if (pg.rank() == 0) {
-    const fs::path dir =
-        fs::temp_directory_path() / ("zt_ddp_" + name + "_" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    const std::string s = dir.string();
-    bytes.assign(s.begin(), s.end());
-  }
-  bytes = pg.broadcast_bytes(bytes);
-  return fs::path(std::string(bytes.begin(), bytes.end()));
-}
+using test::file_bytes;
+using test::shared_temp_dir;
 
-// Collective: rank 0 writes config.json of a tiny llama and 2000 pseudo-random tokens to `dir`.
 void write_inputs(const fs::path& dir) {
-  nn::ModelConfig mc;  // a tiny llama: 2 layers, GQA 4/2 heads of 8
-  mc.family = nn::Family::llama;
-  mc.hidden_size = 32;
-  mc.num_layers = 2;
-  mc.num_heads = 4;
-  mc.num_kv_heads = 2;
-  mc.head_dim = 8;
-  mc.intermediate_size = 64;
-  mc.vocab_size = 50;
-  mc.max_position_embeddings = 16;
-  if (test::process_group().rank() == 0) {
-    io::write_hf_config(mc, dir / "config.json");
-    std::vector<uint32_t> tokens(2000);
-    uint64_t x = 0x9E3779B97F4A7C15ull;
-    for (uint32_t& t : tokens) {
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
-      t = static_cast<uint32_t>(x % static_cast<uint64_t>(mc.vocab_size));
-    }
-    io::TokenFileWriter writer(dir / "tokens.bin", static_cast<uint64_t>(mc.vocab_size),
-                               std::nullopt);
-    writer.write_document(tokens);
-    writer.finish();
-  }
-  test::process_group().host().barrier();
+  test::write_inputs(dir, test::tiny_llama());
 }
 
 train::TrainConfig base_config(const fs::path& dir) {
@@ -92,16 +53,7 @@ train::TrainConfig base_config(const fs::path& dir) {
 }
 
 std::vector<double> losses_of(const fs::path& metrics) {
-  std::vector<double> out;
-  std::ifstream in(metrics);
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) out.push_back(nlohmann::json::parse(line).at("loss").get<double>());
-  return out;
-}
-
-std::string file_bytes(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return test::metric_of(metrics, "loss");
 }
 
 struct Case {

@@ -43,6 +43,11 @@ void print_summary(const train::TrainSummary& s, int world) {
   std::printf("%-22s %s\n", "tokens/s per GPU", fmt("%.0f", s.tokens_per_s).c_str());
   std::printf("%-22s %s\n", "MFU", train::format_mfu(s.mfu).c_str());
   std::printf("%-22s %s GiB\n", "peak memory", fmt("%.3f", s.peak_mem_gib).c_str());
+  std::printf("%-22s stage %d: params %s, grads %s, optimizer %s MiB per rank\n",
+              "ZeRO model state", s.zero_stage,
+              fmt("%.2f", static_cast<double>(s.param_bytes) / (1 << 20)).c_str(),
+              fmt("%.2f", static_cast<double>(s.grad_bytes) / (1 << 20)).c_str(),
+              fmt("%.2f", static_cast<double>(s.optimizer_bytes) / (1 << 20)).c_str());
   std::printf("%-22s %s\n", "model", s.model_dir.string().c_str());
   std::printf("%-22s %s\n", "checkpoint", s.checkpoint_dir.string().c_str());
   std::printf("%-22s %s\n", "metrics", s.metrics_path.string().c_str());
@@ -179,6 +184,23 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       ->capture_default_str();
   cmd->add_option("--reduce-bucket-size", c->reduce_bucket_elements,
                   "gradient elements per data-parallel all-reduce bucket")
+      ->capture_default_str();
+  cmd->add_option("--zero-stage", c->zero_stage,
+                  "ZeRO stage: 0 replicates everything, 1 shards the optimizer state, 2 also the "
+                  "gradients, 3 also the parameters (same losses and weights in every stage)")
+      ->check(CLI::Range(0, 3))
+      ->capture_default_str();
+  cmd->add_option("--stage3-persistence-threshold", c->persistence_threshold,
+                  "ZeRO stage 3: blocks with fewer parameter elements stay gathered between uses")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--stage3-prefetch-bucket-size", c->prefetch_elements,
+                  "ZeRO stage 3: parameter elements gathered ahead of the running block at most")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--stage3-max-live-parameters", c->max_live_elements,
+                  "ZeRO stage 3: gathered parameter elements at most while prefetching")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--check-params-every", c->check_params_every,
                   "data-parallel: compare the ranks' parameter checksums every N steps (0: at "

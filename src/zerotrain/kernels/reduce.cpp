@@ -82,4 +82,17 @@ void global_l2_norm(const std::vector<Tensor>& xs, Tensor& out, Stream stream) {
     cpu::global_l2_norm(xs, out);
 }
 
+void chunk_sum_squares(const Tensor& x, int64_t chunk, Tensor& out, Stream stream) {
+  check_input("chunk_sum_squares", "x", x);
+  if (chunk < 1) throw ValueError("chunk_sum_squares", str("chunk = ", chunk, ": must be >= 1"));
+  check_arg("chunk_sum_squares", "out", out, x, "x");
+  check_shape("chunk_sum_squares", "out", out, {(x.numel() + chunk - 1) / chunk});
+  check_dtype("chunk_sum_squares", "out", out, {DType::f32});
+  if (x.numel() == 0) return;
+  if (x.device().is_cuda())
+    ZT_ON_CUDA("chunk_sum_squares", cuda::chunk_sum_squares(x, chunk, out, stream));
+  else
+    cpu::chunk_sum_squares(x, chunk, out);
+}
+
 }  // namespace zt::kernels

@@ -21,4 +21,10 @@ void sum_rows(const Tensor& x, Tensor& out, bool accumulate = false, Stream stre
 // xs: any floating dtypes, any sizes, all on one device; out: f32 [1] on that device.
 void global_l2_norm(const std::vector<Tensor>& xs, Tensor& out, Stream stream = {});
 
+// Per-chunk sums of squares: out[k] = sum of x[i]^2 for i in [k * chunk, (k + 1) * chunk) (clipped
+// to x), rounded to f32. x: contiguous, floating; out: f32 [ceil(numel / chunk)] on x's device.
+// Appending zeros to x leaves every partial bitwise unchanged (the ZeRO norm relies on it, see
+// [Note: chunked gradient norm] in zero/grad_norm.h).
+void chunk_sum_squares(const Tensor& x, int64_t chunk, Tensor& out, Stream stream = {});
+
 }  // namespace zt::kernels

@@ -18,7 +18,9 @@ Tensor BlockRunner::forward(const StepContext& ctx) {
   inputs_.assign(blocks_.size(), Tensor{});
   Tensor x;
   for (size_t i = 0; i < blocks_.size(); ++i) {
+    if (hooks_.before_forward) hooks_.before_forward(i);
     Tensor y = blocks_[i]->forward(x, ctx);
+    if (hooks_.after_forward) hooks_.after_forward(i);
     if (checkpointed(i)) {
       blocks_[i]->release_saved();
       inputs_[i] = x;
@@ -34,12 +36,13 @@ void BlockRunner::backward(const StepContext& ctx) {
   forward_done_ = false;
   Tensor dy;
   for (size_t i = blocks_.size(); i-- > 0;) {
+    if (hooks_.before_backward) hooks_.before_backward(i);
     if (checkpointed(i)) {
       blocks_[i]->forward(inputs_[i], ctx);  // rebuild the saved activations
       inputs_[i] = {};
     }
     dy = blocks_[i]->backward(dy, ctx);
-    if (after_block_backward_) after_block_backward_(i);
+    if (hooks_.after_backward) hooks_.after_backward(i);
   }
 }
 

@@ -26,6 +26,12 @@ struct RunnerOptions {
 // engine starts reducing them while earlier blocks still compute).
 using BlockHook = std::function<void(size_t block)>;
 
+// What the ZeRO engine does around each block (stage 3 gathers a block's parameters before it
+// runs and releases them after). before_backward runs before a checkpointed block's recomputation.
+struct BlockHooks {
+  BlockHook before_forward, after_forward, before_backward, after_backward;
+};
+
 class BlockRunner {
  public:
   explicit BlockRunner(std::vector<std::unique_ptr<Block>>& blocks, RunnerOptions options = {});
@@ -36,7 +42,8 @@ class BlockRunner {
   void backward(const StepContext& ctx);
   // Both; returns the loss.
   Tensor forward_backward(const StepContext& ctx);
-  void set_after_block_backward(BlockHook hook) { after_block_backward_ = std::move(hook); }
+  void set_after_block_backward(BlockHook hook) { hooks_.after_backward = std::move(hook); }
+  void set_hooks(BlockHooks hooks) { hooks_ = std::move(hooks); }
 
  private:
   bool checkpointed(size_t i) const;
@@ -45,7 +52,7 @@ class BlockRunner {
   RunnerOptions options_;
   std::vector<Tensor> inputs_;  // per block: its input, kept while the block is checkpointed
   bool forward_done_ = false;
-  BlockHook after_block_backward_;
+  BlockHooks hooks_;
 };
 
 }  // namespace zt::nn

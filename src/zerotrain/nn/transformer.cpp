@@ -40,7 +40,8 @@ Transformer::Transformer(const ModelConfig& config, const TransformerOptions& op
   if (options_.allocate) {
     for (Parameter* p : parameters()) {
       p->value = Tensor::zeros(p->shape, options_.param_dtype, options_.device);
-      p->grad = Tensor::zeros(p->shape, options_.grad_dtype, options_.device);
+      if (options_.allocate_grads)
+        p->grad = Tensor::zeros(p->shape, options_.grad_dtype, options_.device);
     }
     // The zero fills ran on the device's default stream; steps run on streams of their own.
     if (options_.device.is_cuda()) synchronize_device(options_.device);

@@ -17,6 +17,8 @@ struct TransformerOptions {
   DType grad_dtype = DType::f32;   // gradient buffers
   Device device = Device::cpu();
   bool allocate = true;  // allocate value/grad storage for every parameter
+  // With allocate: also the gradients (off when a ZeRO engine points them at its own buffers).
+  bool allocate_grads = true;
 };
 
 class Transformer {

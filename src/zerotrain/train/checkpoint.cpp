@@ -26,8 +26,7 @@ fs::path model_config_path(const fs::path& model) {
   return fs::is_directory(model) ? model / "config.json" : model;
 }
 
-void write_optimizer_state(const fs::path& path, const AdamW& optimizer, Stream stream) {
-  const OptimizerState state = optimizer.state();
+void write_optimizer_state(const fs::path& path, const OptimizerState& state, Stream stream) {
   std::vector<io::NamedTensor> tensors;
   tensors.reserve(state.tensors.size());
   for (const auto& [name, t] : state.tensors)
@@ -92,6 +91,11 @@ void check_resume_config(const nlohmann::json& saved, const TrainConfig& config,
 
 fs::path save_checkpoint(const fs::path& out, nn::Transformer& model, DType dtype,
                          const AdamW& optimizer, const TrainState& state, Stream stream) {
+  return save_checkpoint(out, model, dtype, optimizer.state(), state, stream);
+}
+
+fs::path save_checkpoint(const fs::path& out, nn::Transformer& model, DType dtype,
+                         const OptimizerState& optimizer, const TrainState& state, Stream stream) {
   const fs::path final_dir = out / kCheckpointDirName;
   const fs::path tmp = out / (std::string(kCheckpointDirName) + ".tmp");
   fs::remove_all(tmp);

@@ -46,6 +46,11 @@ void check_resume_config(const nlohmann::json& saved, const TrainConfig& config,
 std::filesystem::path save_checkpoint(const std::filesystem::path& out, nn::Transformer& model,
                                       DType dtype, const AdamW& optimizer, const TrainState& state,
                                       Stream stream = {});
+// The same from an optimizer state gathered elsewhere (the sharded ZeRO stages gather theirs, see
+// zero/zero_stage.h).
+std::filesystem::path save_checkpoint(const std::filesystem::path& out, nn::Transformer& model,
+                                      DType dtype, const OptimizerState& optimizer,
+                                      const TrainState& state, Stream stream = {});
 
 // Reads train_state.json of the checkpoint `dir`. Throws ValueError when `dir` has no COMPLETE
 // marker, FormatError naming the file or key when train_state.json is missing or malformed.

@@ -35,8 +35,6 @@ bool adam_unsupported(const DsConfig& d) {
 
 const std::vector<NotYet>& not_yet() {
   static const std::vector<NotYet> list = {
-      {"zero_optimization.stage", [](const DsConfig& d) { return d.zero_optimization.stage > 0; },
-       "ZeRO stages 1-3 (train runs stage 0: data parallel)"},
       {"zero_optimization.offload_optimizer",
        [](const DsConfig& d) {
          const auto& o = d.zero_optimization.offload_optimizer;
@@ -167,9 +165,14 @@ void apply_ds_config(const DsConfig& ds, const GivenFlags& g, TrainConfig& c) {
   c.wall_clock_breakdown = c.wall_clock_breakdown || ds.wall_clock_breakdown;
   if (ds.csv_monitor.enabled)
     c.csv_monitor_dir = std::filesystem::path(ds.csv_monitor.output_path) / ds.csv_monitor.job_name;
-  // Data-parallel gradient reduction (zero/data_parallel.h).
+  // Gradient reduction of every stage (zero/data_parallel.h, zero/sharded_stage.h).
   c.reduce_bucket_elements = ds.zero_optimization.reduce_bucket_size;
   c.overlap_comm = ds.zero_optimization.overlap_comm;
+  // The ZeRO stage and stage 3's gather bounds (zero/zero_stage.h).
+  c.zero_stage = ds.zero_optimization.stage;
+  c.persistence_threshold = ds.zero_optimization.param_persistence_threshold;
+  c.prefetch_elements = ds.zero_optimization.prefetch_bucket_size;
+  c.max_live_elements = ds.zero_optimization.max_live_parameters;
 }
 
 }  // namespace zt::train

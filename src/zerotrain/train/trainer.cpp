@@ -19,7 +19,7 @@
 #include "zerotrain/train/run_log.h"
 #include "zerotrain/train/train_scheduler.h"
 #include "zerotrain/train/wall_clock.h"
-#include "zerotrain/zero/data_parallel.h"
+#include "zerotrain/zero/zero_stage.h"
 
 namespace zt::train {
 
@@ -44,6 +44,8 @@ void check_config(const TrainConfig& c) {
   if (!(c.lr >= 0)) throw ValueError("train", str("lr must be >= 0, got ", c.lr));
   if (c.warmup_steps < 0)
     throw ValueError("train", str("warmup_steps must be >= 0, got ", c.warmup_steps));
+  if (c.zero_stage < 0 || c.zero_stage > 3)
+    throw ValueError("train", str("zero_stage must be 0, 1, 2 or 3, got ", c.zero_stage));
   if (c.dtype != DType::f32 && c.dtype != DType::bf16)
     throw ValueError("train", str("dtype must be f32 or bf16, got ", dtype_name(c.dtype)));
 }
@@ -82,6 +84,7 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   mo.param_dtype = c.dtype;
   mo.grad_dtype = DType::f32;
   mo.device = c.device;
+  mo.allocate_grads = false;  // the ZeRO stage's buffers hold the gradients
   nn::Transformer model(mc, mo);
   const Stream stream = c.device.is_cuda() ? Stream::default_for(c.device) : Stream{};
   const bool resuming = !c.resume.empty();
@@ -126,21 +129,29 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   const std::vector<nn::Parameter*> params = model.parameters();
   AdamW optimizer(params, ao);
   if (resuming) load_checkpoint_weights(c.resume, model, optimizer, stream);
-  std::unique_ptr<zero::DataParallel> dp;
-  if (c.comm) {
-    zero::DataParallelOptions dpo;
-    dpo.bucket_elements = c.reduce_bucket_elements;
-    dpo.overlap_comm = c.overlap_comm;
-    dp = std::make_unique<zero::DataParallel>(model.blocks(), *c.comm, c.device, stream, dpo);
-    dp->check_parameters_identical();
-  }
+  // The ZeRO stage, chosen once; one process runs it without a communicator.
+  zero::ZeroOptions zo;
+  zo.stage = c.zero_stage;
+  zo.reduce_bucket_elements = c.reduce_bucket_elements;
+  zo.overlap_comm = c.overlap_comm;
+  zo.persistence_threshold = c.persistence_threshold;
+  zo.prefetch_elements = c.prefetch_elements;
+  zo.max_live_elements = c.max_live_elements;
+  const std::unique_ptr<zero::ZeroStage> engine =
+      zero::make_zero_stage(zo, model.blocks(), c.comm, c.device, stream, optimizer);
+  if (c.comm) engine->check_parameters_identical();
   // See [Note: trainer scheduler].
   const std::unique_ptr<optim::Scheduler> scheduler = make_train_scheduler(c);
   if (resuming) restore_scheduler(*scheduler, resumed.scheduler, resumed.step);
+  // Momentum cycling (OneCycle) sets the betas of train::AdamW, which only stage 0 steps with.
+  if (scheduler->betas() && c.zero_stage > 0)
+    throw ValueError("train",
+                     str("scheduler ", scheduler->type(), " cycles momentum, which ZeRO stage ",
+                         c.zero_stage, " does not support yet (use stage 0)"));
   nn::RunnerOptions ro;
   ro.checkpoint_layers = c.activation_checkpointing;
   nn::BlockRunner runner(model.blocks(), ro);
-  if (dp) runner.set_after_block_backward([&dp](size_t block) { dp->after_block_backward(block); });
+  runner.set_hooks(engine->hooks());
 
   const double per_token = flops_per_token(
       {mc.num_non_embedding_params(), mc.num_layers, mc.num_heads, mc.head_dim, c.seq_len});
@@ -154,6 +165,7 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   sum.csv_path = log.csv_path();
   sum.csv_monitor_dir = c.csv_monitor_dir;
   sum.world_size = world;
+  sum.zero_stage = c.zero_stage;
   sum.plot_path = c.out / "loss.png";
   sum.model_dir = c.out / "model";
   WallClockBreakdown wall(c.wall_clock_breakdown, stream);  // [Note: wall-clock breakdown]
@@ -171,21 +183,26 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   std::vector<double> interval_losses, interval_norms;
   int64_t interval_tokens = 0;
   bool logged = false;
+  // Collective: every rank takes part in gathering the (sharded) state; rank 0 writes it.
   auto save = [&](int64_t done) {
-    if (!writer_rank) return;
-    TrainState st;
-    st.step = done;
-    st.data = loader.state();
-    st.config = resume_config_json(c);
-    st.scheduler = scheduler->state();
-    write_loss_plot(sum.plot_path, plot_points);
-    sum.checkpoint_dir = save_checkpoint(c.out, model, c.dtype, optimizer, st, stream);
+    const OptimizerState opt_state = engine->full_optimizer_state();
+    engine->begin_full_parameters();
+    if (writer_rank) {
+      TrainState st;
+      st.step = done;
+      st.data = loader.state();
+      st.config = resume_config_json(c);
+      st.scheduler = scheduler->state();
+      write_loss_plot(sum.plot_path, plot_points);
+      sum.checkpoint_dir = save_checkpoint(c.out, model, c.dtype, opt_state, st, stream);
+    }
+    engine->end_full_parameters();
   };
   for (int64_t step = resumed.step; step < c.steps; ++step) {
-    optimizer.zero_grad(stream);
+    engine->zero_grad();
     double loss = 0;
     for (int64_t m = 0; m < c.grad_accum; ++m) {
-      if (dp) dp->begin_micro_step(m + 1 == c.grad_accum);
+      engine->begin_micro_step(m + 1 == c.grad_accum);
       const io::Batch batch = loader.next();
       ctx.tokens = batch.inputs.to(c.device, stream);
       ctx.targets = batch.targets.to(c.device, stream);
@@ -197,23 +214,29 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
       loss += micro_loss.to_floats(stream)[0] / static_cast<double>(c.grad_accum);
       interval_tokens += batch.rows * c.seq_len;
     }
-    if (dp) {
-      dp->finish_gradient_sync();
-      loss = dp->sum_over_ranks(loss) / world;
-    }
+    engine->finish_gradient_sync();
+    if (c.comm) loss = engine->sum_over_ranks(loss) / world;
     wall.lap(Phase::comm);
-    const ClipResult clip = clip_grad_norm(params, c.clip, 1.0, stream);
+    // One norm for every stage ([Note: chunked gradient norm]); a non-finite one skips the step.
+    const double norm = engine->grad_norm();
     const double lr = scheduler->lr();
     if (const auto betas = scheduler->betas())
       optimizer.set_betas(static_cast<float>(betas->beta1), static_cast<float>(betas->beta2));
-    if (clip.finite) optimizer.step(static_cast<float>(lr), clip.grad_scale, stream);
+    if (std::isfinite(norm))
+      engine->step(static_cast<float>(lr), static_cast<float>(clip_coefficient(norm, c.clip)));
     scheduler->step();
     synchronize(stream);
     wall.lap(Phase::step);
-    if (dp && c.check_params_every > 0 && (step + 1) % c.check_params_every == 0)
-      dp->check_parameters_identical();
+    if (step == resumed.step) {
+      const zero::MemoryBytes mem = engine->memory();
+      sum.param_bytes = mem.params;
+      sum.grad_bytes = mem.grads;
+      sum.optimizer_bytes = mem.optimizer;
+    }
+    if (c.comm && c.check_params_every > 0 && (step + 1) % c.check_params_every == 0)
+      engine->check_parameters_identical();
     interval_losses.push_back(loss);
-    interval_norms.push_back(clip.norm);
+    interval_norms.push_back(norm);
     const int64_t step_tokens = c.micro_batch * c.seq_len * c.grad_accum;
     sum.tokens += step_tokens;
     StepMetrics point;
@@ -260,10 +283,12 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   sum.seconds = total_timer.lap();
   sum.tokens_per_s = tokens_per_second(sum.tokens, sum.seconds);
   sum.mfu = mfu(sum.tokens_per_s, per_token, peak);
+  engine->begin_full_parameters();
   if (writer_rank) {
     write_loss_plot(sum.plot_path, plot_points);
     io::save_pretrained(model, sum.model_dir, c.dtype, io::kDefaultMaxShardBytes, stream);
   }
+  engine->end_full_parameters();
   save(c.steps);
   return sum;
 }

@@ -2,8 +2,9 @@
 // (with optional activation checkpointing) -> global-norm clipping -> AdamW with a warmup + decay
 // schedule; logs loss, grad norm, lr, tokens/s, MFU and memory; writes metrics (JSONL), a
 // loss-curve PNG, the final model in Hugging Face layout, and a checkpoint of the full training
-// state (checkpoint.h) from which a later call continues exactly. Tested by
-// tests/train/test_trainer_resume.cpp.
+// state (checkpoint.h) from which a later call continues exactly. With a communicator it runs data
+// parallel through the ZeRO stage the config names (zero/zero_stage.h). Tested by
+// tests/train/test_trainer_resume.cpp, tests/zero/test_zero_stage.cpp and tests/mpi/.
 #pragma once
 
 #include <cstdint>
@@ -64,6 +65,15 @@ struct TrainConfig {
   int64_t reduce_bucket_elements = 500'000'000;  // zero_optimization.reduce_bucket_size
   bool overlap_comm = true;                      // zero_optimization.overlap_comm
   int64_t check_params_every = 0;  // also compare parameter checksums every N steps (0: at start)
+  // ZeRO stage 0-3 (zero/zero_stage.h): 1 shards the optimizer state, 2 also the gradients, 3 also
+  // the parameters. Every stage gives bitwise the same losses and weights on a given world size.
+  int zero_stage = 0;
+  // Stage 3: blocks with fewer parameter elements stay gathered between uses
+  // (zero_optimization.stage3_param_persistence_threshold).
+  int64_t persistence_threshold = 100'000;
+  // Stage 3 prefetch bounds in elements (stage3_prefetch_bucket_size, stage3_max_live_parameters).
+  int64_t prefetch_elements = 50'000'000;
+  int64_t max_live_elements = 1'000'000'000;
 };
 
 // Counts and rates cover the steps this call ran (from the resumed step on); tokens and rates are
@@ -77,6 +87,10 @@ struct TrainSummary {
   double mfu = 0;  // NaN without a known device peak
   double peak_mem_gib = 0;
   int world_size = 1;
+  // ZeRO: the stage and the model-state bytes rank 0 holds after the first optimizer step (values,
+  // gradients, optimizer state incl. f32 masters), as the engine's buffers add up.
+  int zero_stage = 0;
+  int64_t param_bytes = 0, grad_bytes = 0, optimizer_bytes = 0;
   std::filesystem::path model_dir, checkpoint_dir, metrics_path, csv_path, plot_path;
   std::filesystem::path csv_monitor_dir;  // empty without csv_monitor
 };

@@ -174,4 +174,21 @@ void global_l2_norm(const std::vector<Tensor>& xs, Tensor& out) {
   static_cast<float*>(out.data())[0] = static_cast<float>(std::sqrt(ordered_sum(partial)));
 }
 
+// Each chunk is one chunk_sum: element i always lands in lane i % kLanes, so trailing zeros add
+// exact zeros and leave the partial unchanged.
+void chunk_sum_squares(const Tensor& x, int64_t chunk, Tensor& out) {
+  const int64_t n = x.numel();
+  const int64_t chunks = (n + chunk - 1) / chunk;
+  float* o = static_cast<float*>(out.data());
+  visit_float(x.dtype(), "reduce", [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = static_cast<const T*>(x.data());
+#pragma omp parallel for schedule(static) if (chunks > 1)
+    for (int64_t k = 0; k < chunks; ++k) {
+      const int64_t b = k * chunk;
+      o[k] = static_cast<float>(chunk_sum(p + b, std::min(n, b + chunk) - b, square));
+    }
+  });
+}
+
 }  // namespace zt::kernels::cpu

@@ -9,9 +9,10 @@
 
 namespace zt::kernels::cpu {
 
-void sum(const Tensor& x, Tensor& out);                           // out: f32 [1]
-void max(const Tensor& x, Tensor& out);                           // out: f32 [1]; x non-empty
-void sum_rows(const Tensor& x, Tensor& out, bool accumulate);     // x [M, N] -> out [N]
-void global_l2_norm(const std::vector<Tensor>& xs, Tensor& out);  // out: f32 [1]
+void sum(const Tensor& x, Tensor& out);                               // out: f32 [1]
+void max(const Tensor& x, Tensor& out);                               // out: f32 [1]; x non-empty
+void sum_rows(const Tensor& x, Tensor& out, bool accumulate);         // x [M, N] -> out [N]
+void global_l2_norm(const std::vector<Tensor>& xs, Tensor& out);      // out: f32 [1]
+void chunk_sum_squares(const Tensor& x, int64_t chunk, Tensor& out);  // out: f32 [chunks]
 
 }  // namespace zt::kernels::cpu

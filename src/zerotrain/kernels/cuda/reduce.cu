@@ -366,4 +366,41 @@ void global_l2_norm(const std::vector<Tensor>& xs, Tensor& out, Stream stream) {
   ZT_CUDA_CHECK_LAUNCH();
 }
 
+namespace {
+
+// chunk_sum_squares: one block per chunk; thread t adds elements t, t + kThreads, ... of its chunk
+// in f64, then a fixed tree combines the threads. An element past n contributes nothing, exactly
+// as a stored zero would (x + 0.0 == x), so padding never changes a partial.
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    chunk_squares_kernel(const T* x, long long n, long long chunk, float* out) {
+  __shared__ double partial[kThreads];
+  const long long begin = static_cast<long long>(blockIdx.x) * chunk;
+  const long long end = min(n, begin + chunk);
+  double acc = 0.0;
+  for (long long i = begin + threadIdx.x; i < end; i += kThreads) {
+    const double v = static_cast<double>(dev::to_f(x[i]));
+    acc += v * v;
+  }
+  partial[threadIdx.x] = acc;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[blockIdx.x] = static_cast<float>(partial[0]);
+}
+
+}  // namespace
+
+void chunk_sum_squares(const Tensor& x, int64_t chunk, Tensor& out, Stream stream) {
+  const long long chunks = (x.numel() + chunk - 1) / chunk;
+  ZT_ASSERT(chunks <= INT_MAX, "chunk_sum_squares", "too many chunks: ", chunks);
+  ZT_DISPATCH_FLOAT(x.dtype(), "chunk_sum_squares", scalar_t, {
+    chunk_squares_kernel<scalar_t><<<static_cast<unsigned>(chunks), kThreads, 0, to_cuda(stream)>>>(
+        static_cast<const scalar_t*>(x.data()), x.numel(), chunk, static_cast<float*>(out.data()));
+  });
+  ZT_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace zt::kernels::cuda

@@ -14,5 +14,6 @@ void sum(const Tensor& x, Tensor& out, Stream stream);
 void max(const Tensor& x, Tensor& out, Stream stream);
 void sum_rows(const Tensor& x, Tensor& out, bool accumulate, Stream stream);
 void global_l2_norm(const std::vector<Tensor>& xs, Tensor& out, Stream stream);
+void chunk_sum_squares(const Tensor& x, int64_t chunk, Tensor& out, Stream stream);
 
 }  // namespace zt::kernels::cuda

@@ -1,0 +1,207 @@
+// Flat layout, states and collectives of one ParamGroup; see [Note: param group layout] and
+// [Note: param group states] in param_group.h.
+#include "zerotrain/zero/param_group.h"
+
+#include <algorithm>
+
+#include "zerotrain/core/error.h"
+#include "zerotrain/zero/grad_norm.h"
+
+namespace zt::zero {
+
+namespace {
+
+constexpr std::string_view kComponent = "zero";
+
+bool single(const comm::Communicator* comm) {
+  return comm == nullptr || comm->size() == 1;
+}
+
+}  // namespace
+
+const char* param_state_name(ParamState s) {
+  switch (s) {
+    case ParamState::sharded:
+      return "Sharded";
+    case ParamState::gathering:
+      return "Gathering";
+    case ParamState::gathered:
+      return "Gathered";
+    case ParamState::released:
+      return "Released";
+  }
+  return "?";
+}
+
+ParamGroup::ParamGroup(size_t block, std::vector<nn::Parameter*> params, int world, int rank)
+    : block_(block), params_(std::move(params)), world_(world), rank_(rank) {
+  if (params_.empty()) throw ValueError(kComponent, str("block ", block, " has no parameters"));
+  if (world < 1 || rank < 0 || rank >= world)
+    throw ValueError(kComponent, str("rank ", rank, " of world ", world, " is out of range"));
+  value_dtype_ = params_.front()->value.defined() ? params_.front()->value.dtype() : DType::f32;
+  for (nn::Parameter* p : params_) {
+    if (p->value.defined() && p->value.dtype() != value_dtype_)
+      throw DTypeError(kComponent,
+                       str(p->name, " is ", dtype_name(p->value.dtype()), ", the rest of block ",
+                           block, " is ", dtype_name(value_dtype_)));
+    offsets_.push_back(numel_);
+    numel_ += numel_of(p->shape);
+  }
+  const int64_t per_rank = (numel_ + world - 1) / world;
+  shard_ = norm_chunks(per_rank) * kNormChunk;
+}
+
+std::vector<ShardPiece> ParamGroup::shard_pieces() const {
+  std::vector<ShardPiece> out;
+  const int64_t lo = shard_offset(), hi = lo + shard_;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const int64_t b = std::max(lo, offsets_[i]);
+    const int64_t e = std::min(hi, offsets_[i] + numel_of(params_[i]->shape));
+    if (b < e) out.push_back({params_[i], offsets_[i], b, e});
+  }
+  return out;
+}
+
+void ParamGroup::point_values() {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    nn::Parameter& p = *params_[i];
+    p.value = full_.slice(0, offsets_[i], offsets_[i] + numel_of(p.shape)).view(p.shape);
+  }
+}
+
+void ParamGroup::materialize(bool replicated, Stream stream) {
+  ZT_ASSERT(!materialized_, kComponent, "group of block ", block_, " materialized twice");
+  const Device device = params_.front()->value.device();
+  full_ = Tensor::zeros({padded_numel()}, value_dtype_, device, stream);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    nn::Parameter& p = *params_[i];
+    if (!p.value.defined() || !p.value.is_contiguous())
+      throw ValueError(kComponent, str(p.name, ": value must be defined and contiguous"));
+    full_.slice(0, offsets_[i], offsets_[i] + numel_of(p.shape))
+        .copy_from(p.value.flatten(), stream);
+  }
+  materialized_ = true;
+  replicated_ = replicated;
+  if (replicated) {
+    value_shard_ = full_.slice(0, shard_offset(), shard_offset() + shard_);
+    point_values();
+    state_ = ParamState::gathered;
+    return;
+  }
+  value_shard_ = full_.slice(0, shard_offset(), shard_offset() + shard_).clone(stream);
+  full_ = Tensor();
+  for (nn::Parameter* p : params_)
+    p->value = Tensor();
+  state_ = ParamState::sharded;
+}
+
+void ParamGroup::gather(comm::Communicator* comm, Stream stream) {
+  begin_gather(stream);
+  finish_gather(comm, stream);
+}
+
+void ParamGroup::begin_gather(Stream alloc_stream) {
+  if (!materialized_)
+    throw ValueError(kComponent, str("block ", block_, ": gather before materialize"));
+  if (state_ != ParamState::sharded && state_ != ParamState::released)
+    throw ValueError(kComponent, str("block ", block_, ": gather from state ",
+                                     param_state_name(state_), " (needs Sharded or Released)"));
+  full_ = Tensor::empty({padded_numel()}, value_dtype_, value_shard_.device(), alloc_stream);
+  state_ = ParamState::gathering;
+}
+
+void ParamGroup::finish_gather(comm::Communicator* comm, Stream stream) {
+  if (state_ != ParamState::gathering)
+    throw ValueError(kComponent, str("block ", block_, ": finish_gather from state ",
+                                     param_state_name(state_), " (needs Gathering)"));
+  if (single(comm))
+    full_.slice(0, 0, shard_).copy_from(value_shard_, stream);
+  else
+    comm->all_gather(value_shard_.data(), full_.data(), static_cast<size_t>(shard_), value_dtype_,
+                     stream);
+  point_values();
+  state_ = ParamState::gathered;
+}
+
+void ParamGroup::release() {
+  if (state_ != ParamState::gathered || replicated_)
+    throw ValueError(kComponent,
+                     str("block ", block_, ": release from state ", param_state_name(state_),
+                         replicated_ ? " of a replicated group" : " (needs Gathered)"));
+  for (nn::Parameter* p : params_)
+    p->value = Tensor();
+  full_ = Tensor();
+  state_ = ParamState::released;
+}
+
+void ParamGroup::all_gather_in_place(comm::Communicator* comm, Stream stream) {
+  ZT_ASSERT(replicated_ && state_ == ParamState::gathered, kComponent,
+            "in-place all-gather needs a replicated group");
+  if (single(comm)) return;
+  comm->all_gather(value_shard_.data(), full_.data(), static_cast<size_t>(shard_), value_dtype_,
+                   stream);
+}
+
+void ParamGroup::acquire_grad(DType dtype, Stream stream) {
+  if (grad_full_.defined()) return;
+  grad_full_ = Tensor::zeros({padded_numel()}, dtype, value_shard_.device(), stream);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    nn::Parameter& p = *params_[i];
+    p.grad = grad_full_.slice(0, offsets_[i], offsets_[i] + numel_of(p.shape)).view(p.shape);
+  }
+}
+
+void ParamGroup::zero_full_grad(Stream stream) {
+  if (grad_full_.defined()) grad_full_.fill(0.0, stream);
+}
+
+void ParamGroup::prepare_grad_shard(Stream stream) {
+  if (!grad_shard_.defined() ||
+      (grad_full_.defined() && grad_shard_.storage() == grad_full_.storage()))
+    grad_shard_ = Tensor::empty({shard_}, grad_full_.defined() ? grad_full_.dtype() : DType::f32,
+                                value_shard_.device(), stream);
+}
+
+Tensor ParamGroup::reduce_grad(comm::Communicator* comm, bool keep_full, Stream stream) {
+  if (!grad_full_.defined())
+    throw ValueError(kComponent,
+                     str("block ", block_, ": reduce_grad without a gradient (no backward ran)"));
+  const DType dtype = grad_full_.dtype();
+  Tensor own = grad_full_.slice(0, shard_offset(), shard_offset() + shard_);
+  if (keep_full) {
+    // In place: this rank's chunk of the send buffer receives its reduction.
+    if (!single(comm))
+      comm->reduce_scatter(grad_full_.data(), own.data(), static_cast<size_t>(shard_), dtype,
+                           comm::ReduceOp::sum, stream);
+    grad_shard_ = own;
+    return {};
+  }
+  if (!grad_shard_.defined() || grad_shard_.storage() == grad_full_.storage())
+    grad_shard_ = Tensor::empty({shard_}, dtype, grad_full_.device(), stream);
+  if (single(comm))
+    grad_shard_.copy_from(own, stream);
+  else
+    comm->reduce_scatter(grad_full_.data(), grad_shard_.data(), static_cast<size_t>(shard_), dtype,
+                         comm::ReduceOp::sum, stream);
+  for (nn::Parameter* p : params_)
+    p->grad = Tensor();
+  Tensor dropped = std::move(grad_full_);
+  grad_full_ = Tensor();
+  return dropped;
+}
+
+int64_t ParamGroup::value_bytes() const {
+  int64_t b = full_.defined() ? static_cast<int64_t>(full_.nbytes()) : 0;
+  if (!replicated_ && value_shard_.defined()) b += static_cast<int64_t>(value_shard_.nbytes());
+  return b;
+}
+
+int64_t ParamGroup::grad_bytes() const {
+  int64_t b = grad_full_.defined() ? static_cast<int64_t>(grad_full_.nbytes()) : 0;
+  if (grad_shard_.defined() &&
+      !(grad_full_.defined() && grad_shard_.storage() == grad_full_.storage()))
+    b += static_cast<int64_t>(grad_shard_.nbytes());
+  return b;
+}
+
+}  // namespace zt::zero

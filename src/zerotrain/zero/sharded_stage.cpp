@@ -1,0 +1,192 @@
+// ZeRO stages 1-3; see sharded_stage.h and [Note: ZeRO stages] in zero_stage.h.
+#include "zerotrain/zero/sharded_stage.h"
+
+#include <map>
+
+#include "zerotrain/core/error.h"
+#include "zerotrain/zero/grad_norm.h"
+
+namespace zt::zero {
+
+ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks,
+                           comm::Communicator* comm, Device device, Stream stream,
+                           train::AdamW& optimizer, const ZeroOptions& options,
+                           bool replicated_values)
+    : ZeroStage(comm, device, stream), uses_(blocks.size()), own_group_(blocks.size(), -1) {
+  const int world = comm ? comm->size() : 1;
+  const int rank = comm ? comm->rank() : 0;
+  std::map<const nn::Parameter*, size_t> group_of;
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    std::vector<nn::Parameter*> ps = blocks[b]->parameters();
+    if (ps.empty()) continue;
+    if (ps.front()->grad.defined()) grad_dtype_ = ps.front()->grad.dtype();
+    for (nn::Parameter* p : ps) {
+      if (world > 1)  // every rank starts from rank 0's values
+        comm->broadcast(p->value.data(), static_cast<size_t>(p->value.numel()), p->value.dtype(), 0,
+                        stream);
+      group_of[p] = groups_.size();
+      p->grad = Tensor();  // the group's gradient buffers replace the model's
+    }
+    own_group_[b] = static_cast<int>(groups_.size());
+    uses_[b].push_back(groups_.size());
+    groups_.push_back(std::make_unique<ParamGroup>(b, std::move(ps), world, rank));
+    groups_.back()->materialize(replicated_values, stream);
+  }
+  if (groups_.empty()) throw ValueError("zero", "the model has no parameters");
+  for (size_t b = 0; b < blocks.size(); ++b)
+    for (nn::Parameter* p : blocks[b]->shared_parameters()) {
+      auto it = group_of.find(p);
+      if (it == group_of.end())
+        throw ValueError("zero",
+                         str(blocks[b]->name(), " shares ", p->name, ", which no block owns"));
+      uses_[b].push_back(it->second);
+    }
+  reduced_.assign(groups_.size(), false);
+  std::vector<ParamGroup*> raw;
+  int64_t chunks = 0;
+  for (auto& g : groups_) {
+    raw.push_back(g.get());
+    chunks += g->shard_numel() / kNormChunk;
+  }
+  adam_ = std::make_unique<ShardedAdam>(raw, optimizer.options(), optimizer.state(), stream);
+  optimizer.load_state({}, stream);  // the shards hold the state now; drop the full copy
+  partials_ = Tensor::zeros({chunks}, DType::f32, device, stream);
+  in_flight_.resize(groups_.size());
+  if (device.is_cuda() && options.overlap_comm && world > 1) {
+    comm_stream_.emplace(device, -1);
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      grad_ready_.emplace_back(device);
+      grad_reduced_.emplace_back(device);
+    }
+  }
+  synchronize(stream);
+}
+
+nn::BlockHooks ShardedStage::hooks() {
+  nn::BlockHooks h;
+  h.before_forward = [this](size_t b) { before_use(b, false); };
+  h.after_forward = [this](size_t b) { after_use(b, false); };
+  h.before_backward = [this](size_t b) {
+    retire_reductions(true);  // bounds the full gradient buffers in flight to about two
+    before_use(b, true);
+    for (size_t g : uses_[b])
+      groups_[g]->acquire_grad(grad_dtype_, stream_);
+  };
+  h.after_backward = [this](size_t b) { after_backward(b); };
+  return h;
+}
+
+void ShardedStage::begin_micro_step(bool boundary) {
+  for (size_t g = 0; g < reduced_.size(); ++g)
+    if (reduced_[g])
+      throw ValueError("zero", str("group of block ", groups_[g]->block(),
+                                   " is still reduced: finish_gradient_sync() was not called "
+                                   "after the last boundary micro-step"));
+  boundary_ = boundary;
+}
+
+void ShardedStage::after_backward(size_t block) {
+  after_use(block, true);
+  const int g = own_group_[block];
+  if (!boundary_ || g < 0) return;
+  // The owner runs backward last among the group's users: its gradient is complete.
+  reduce_group(static_cast<size_t>(g));
+  reduced_[static_cast<size_t>(g)] = true;
+}
+
+// [Note: sharded reduce overlap]
+// On a GPU with overlap_comm, a group's reduce-scatter runs on comm_stream_ after an event from
+// the compute stream, so it overlaps the backward of earlier blocks. The full gradient buffer it
+// reads (stages 2, 3 drop it) stays referenced in in_flight_ until the compute stream has waited
+// for the reduce-scatter's event: only then may the stream-ordered allocator hand the memory to
+// compute work. That wait happens before the next block's backward but one (retire_reductions
+// keeps the latest in flight), and for all groups in finish_gradient_sync. The result is the same
+// reduce-scatter, so the bits do not change; host backends reduce on the compute stream.
+void ShardedStage::reduce_group(size_t g) {
+  ParamGroup& group = *groups_[g];
+  if (!comm_stream_) {
+    group.reduce_grad(comm_, keeps_full_grads(), stream_);
+    return;
+  }
+  if (!keeps_full_grads()) group.prepare_grad_shard(stream_);
+  grad_ready_[g].record(stream_);
+  grad_ready_[g].wait(*comm_stream_);
+  in_flight_[g] = group.reduce_grad(comm_, keeps_full_grads(), *comm_stream_);
+  grad_reduced_[g].record(*comm_stream_);
+  pending_.push_back(g);
+}
+
+void ShardedStage::retire_reductions(bool keep_latest) {
+  const size_t keep = keep_latest && !pending_.empty() ? 1 : 0;
+  for (size_t i = 0; i + keep < pending_.size(); ++i) {
+    grad_reduced_[pending_[i]].wait(stream_);
+    in_flight_[pending_[i]] = Tensor();
+  }
+  pending_.erase(pending_.begin(), pending_.end() - static_cast<std::ptrdiff_t>(keep));
+}
+
+void ShardedStage::finish_gradient_sync() {
+  if (!boundary_) throw ValueError("zero", "finish_gradient_sync() outside a boundary micro-step");
+  for (size_t g = 0; g < reduced_.size(); ++g)
+    if (!reduced_[g])
+      throw ValueError("zero", str("group of block ", groups_[g]->block(),
+                                   " was never reduced: the backward hook did not run for it"));
+  retire_reductions(false);
+  reduced_.assign(reduced_.size(), false);
+  boundary_ = false;
+}
+
+double ShardedStage::grad_norm() {
+  std::vector<int64_t> per_shard;
+  int64_t at = 0;
+  for (auto& g : groups_) {
+    const int64_t c = g->shard_numel() / kNormChunk;
+    norm_partials(g->grad_shard(), partials_.slice(0, at, at + c), stream_);
+    per_shard.push_back(c);
+    at += c;
+  }
+  const int world = world_size();
+  if (world == 1) return norm_from_gathered(partials_.to_floats(stream_), per_shard, 1);
+  Tensor all = Tensor::empty({at * world}, DType::f32, device_, stream_);
+  comm_->all_gather(partials_.data(), all.data(), static_cast<size_t>(at), DType::f32, stream_);
+  return norm_from_gathered(all.to_floats(stream_), per_shard, world);
+}
+
+void ShardedStage::step(float lr, float grad_scale) {
+  adam_->step(lr, grad_scale, stream_);
+  after_step();
+}
+
+void ShardedStage::zero_grad() {
+  for (auto& g : groups_)
+    g->zero_full_grad(stream_);
+}
+
+train::OptimizerState ShardedStage::full_optimizer_state() {
+  return adam_->full_state(comm_, comm_ == nullptr || comm_->rank() == 0, stream_);
+}
+
+MemoryBytes ShardedStage::memory() const {
+  MemoryBytes m;
+  for (const auto& g : groups_) {
+    m.params += g->value_bytes();
+    m.grads += g->grad_bytes();
+  }
+  m.optimizer = adam_->bytes();
+  return m;
+}
+
+void ShardedStage::check_parameters_identical() {
+  std::vector<nn::Parameter*> params;
+  for (auto& g : groups_)
+    if (g->state() == ParamState::gathered)
+      params.insert(params.end(), g->params().begin(), g->params().end());
+  check_identical(params);
+}
+
+void Stage1::after_step() {
+  for (auto& g : groups_)
+    g->all_gather_in_place(comm_, stream_);
+}
+
+}  // namespace zt::zero

@@ -1,0 +1,96 @@
+// ZeRO stage 0 as a ZeroStage; see stage0.h.
+#include "zerotrain/zero/stage0.h"
+
+#include "zerotrain/core/error.h"
+#include "zerotrain/zero/grad_norm.h"
+
+namespace zt::zero {
+
+Stage0::Stage0(std::vector<std::unique_ptr<nn::Block>>& blocks, comm::Communicator* comm,
+               Device device, Stream stream, const ZeroOptions& options, train::AdamW& optimizer)
+    : ZeroStage(comm, device, stream), optimizer_(optimizer) {
+  if (comm) {
+    DataParallelOptions dpo;
+    dpo.bucket_elements = options.reduce_bucket_elements;
+    dpo.overlap_comm = options.overlap_comm;
+    dp_ = std::make_unique<DataParallel>(blocks, *comm, device, stream, dpo);
+  } else {
+    local_ = std::make_unique<GradBuckets>(blocks, options.reduce_bucket_elements, device);
+  }
+  // Each block's gradients are consecutive in one bucket ([Note: bucket order]): its flat group.
+  int64_t total_chunks = 0;
+  for (auto& block : blocks) {
+    const std::vector<nn::Parameter*> ps = block->parameters();
+    if (ps.empty()) continue;
+    for (const GradBucket& b : buckets().buckets()) {
+      int64_t offset = 0;
+      size_t i = 0;
+      while (i < b.params.size() && b.params[i] != ps.front())
+        offset += numel_of(b.params[i++]->shape);
+      if (i == b.params.size()) continue;
+      int64_t n = 0;
+      for (size_t k = 0; k < ps.size(); ++k) {
+        ZT_ASSERT(i + k < b.params.size() && b.params[i + k] == ps[k], "zero", "block ",
+                  block->name(), " is not contiguous in its gradient bucket");
+        n += numel_of(ps[k]->shape);
+      }
+      group_grads_.push_back(b.flat.slice(0, offset, offset + n));
+      total_chunks += norm_chunks(n);
+      break;
+    }
+  }
+  partials_ = Tensor::zeros({total_chunks}, DType::f32, device, stream);
+}
+
+nn::BlockHooks Stage0::hooks() {
+  nn::BlockHooks h;
+  if (dp_) h.after_backward = [this](size_t block) { dp_->after_block_backward(block); };
+  return h;
+}
+
+void Stage0::begin_micro_step(bool boundary) {
+  if (dp_) dp_->begin_micro_step(boundary);
+}
+
+void Stage0::finish_gradient_sync() {
+  if (dp_) dp_->finish_gradient_sync();
+}
+
+double Stage0::grad_norm() {
+  int64_t at = 0;
+  for (const Tensor& g : group_grads_) {
+    const int64_t c = norm_chunks(g.numel());
+    norm_partials(g, partials_.slice(0, at, at + c), stream_);
+    at += c;
+  }
+  return norm_from_partials(partials_.to_floats(stream_));
+}
+
+void Stage0::step(float lr, float grad_scale) {
+  optimizer_.step(lr, grad_scale, stream_);
+}
+
+void Stage0::zero_grad() {
+  if (dp_)
+    dp_->zero_grad();
+  else
+    local_->zero(stream_);
+}
+
+void Stage0::check_parameters_identical() {
+  if (dp_) dp_->check_parameters_identical();  // DataParallel's own checksum, the same check
+}
+
+MemoryBytes Stage0::memory() const {
+  MemoryBytes m;
+  for (const GradBucket& b : buckets().buckets()) {
+    m.grads += static_cast<int64_t>(b.flat.nbytes());
+    for (const nn::Parameter* p : b.params)
+      m.params += static_cast<int64_t>(p->value.nbytes());
+  }
+  for (const auto& [name, t] : optimizer_.state().tensors)
+    m.optimizer += static_cast<int64_t>(t.nbytes());
+  return m;
+}
+
+}  // namespace zt::zero

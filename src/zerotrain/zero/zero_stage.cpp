@@ -1,0 +1,77 @@
+// The stage factory and what every stage shares; see zero_stage.h.
+#include "zerotrain/zero/zero_stage.h"
+
+#include <cstring>
+
+#include "zerotrain/core/error.h"
+#include "zerotrain/zero/sharded_stage.h"
+#include "zerotrain/zero/stage0.h"
+#include "zerotrain/zero/stage3.h"
+
+namespace zt::zero {
+
+double ZeroStage::sum_over_ranks(double value) {
+  if (world_size() == 1) return value;
+  const int world = world_size();
+  Tensor mine = Tensor::empty({1}, DType::i64, Device::cpu());
+  std::memcpy(mine.data(), &value, sizeof value);
+  const Tensor send = mine.to(device_, stream_);
+  Tensor all = Tensor::empty({world}, DType::i64, device_, stream_);
+  comm_->all_gather(send.data(), all.data(), 1, DType::i64, stream_);
+  const Tensor host = all.to(Device::cpu(), stream_);
+  synchronize(stream_);
+  double sum = 0;
+  for (int r = 0; r < world; ++r) {
+    double v;
+    std::memcpy(&v, static_cast<const char*>(host.data()) + r * sizeof(double), sizeof v);
+    sum += v;
+  }
+  return sum;
+}
+
+void ZeroStage::check_identical(const std::vector<nn::Parameter*>& params) {
+  if (world_size() == 1) return;
+  uint64_t h = 14695981039346656037ull;  // FNV-1a offset basis
+  for (const nn::Parameter* p : params) {
+    const Tensor host = p->value.to(Device::cpu(), stream_);
+    synchronize(stream_);
+    const auto* bytes = static_cast<const unsigned char*>(host.data());
+    for (size_t i = 0; i < host.nbytes(); ++i)
+      h = (h ^ bytes[i]) * 1099511628211ull;
+  }
+  Tensor mine = Tensor::empty({1}, DType::i64, Device::cpu());
+  std::memcpy(mine.data(), &h, sizeof h);
+  const Tensor send = mine.to(device_, stream_);
+  Tensor all = Tensor::empty({world_size()}, DType::i64, device_, stream_);
+  comm_->all_gather(send.data(), all.data(), 1, DType::i64, stream_);
+  const std::vector<int64_t> sums = all.to_ints(stream_);
+  std::string differ;
+  for (size_t r = 1; r < sums.size(); ++r)
+    if (sums[r] != sums[0]) differ += (differ.empty() ? "" : ", ") + std::to_string(r);
+  if (!differ.empty())
+    throw ValueError("zero", str("stage ", stage(), ": parameters of rank(s) ", differ,
+                                 " differ from rank 0's (checksums)"));
+}
+
+std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
+                                           std::vector<std::unique_ptr<nn::Block>>& blocks,
+                                           comm::Communicator* comm, Device device, Stream stream,
+                                           train::AdamW& optimizer) {
+  if (options.persistence_threshold < 0)
+    throw ValueError("zero", str("persistence threshold must be >= 0 elements, got ",
+                                 options.persistence_threshold));
+  switch (options.stage) {
+    case 0:
+      return std::make_unique<Stage0>(blocks, comm, device, stream, options, optimizer);
+    case 1:
+      return std::make_unique<Stage1>(blocks, comm, device, stream, optimizer, options);
+    case 2:
+      return std::make_unique<Stage2>(blocks, comm, device, stream, optimizer, options);
+    case 3:
+      return std::make_unique<Stage3>(blocks, comm, device, stream, optimizer, options);
+    default:
+      throw ValueError("zero", str("zero stage must be 0, 1, 2 or 3, got ", options.stage));
+  }
+}
+
+}  // namespace zt::zero

@@ -1,0 +1,119 @@
+// The ZeRO stage as a strategy, chosen once from the config by make_zero_stage(): what runs around
+// each block's forward and backward, how gradients are reduced, the global gradient norm and the
+// optimizer step. The trainer only talks to this interface. Tested by
+// tests/mpi/test_zero_parity.cpp (every stage against stage 0 under mpirun) and
+// tests/zero/test_zero_stage.cpp (one process).
+//
+// [Note: ZeRO stages]
+// - Stage 0 (stage0.h): full parameters, gradients and optimizer on every rank; bucketed
+//   all-reduce (zero/data_parallel.h); train::AdamW over whole parameters.
+// - Stage 1 (sharded_stage.h): one ParamGroup per block (param_group.h); full values and full
+//   gradients stay; on the boundary micro-step each group's gradient is reduce-scattered in place
+//   right after its block's backward; ShardedAdam steps this rank's shard; the updated shards
+//   are all-gathered into every rank's full values.
+// - Stage 2: as 1, but a group's full gradient buffer exists only from the first backward that
+//   touches it in an optimizer step until its reduce-scatter on the boundary micro-step; then only
+//   the shard stays. On non-boundary micro-steps the full buffer accumulates locally: reducing
+//   every micro-step would add the ranks' contributions in another order than stage 0 and lose
+//   bitwise parity, so the full buffer lives across the accumulation (with grad_accum 1 it lives
+//   for one backward only).
+// - Stage 3 (stage3.h): as 2, and the values too: each rank keeps its value shard only; a
+//   block's groups (its own and those of shared parameters, e.g. the tied embedding the head
+//   uses) are gathered before its forward and again before its backward (with a bounded
+//   prefetch) and released after each, except groups under the persistence threshold, which stay
+//   gathered and are refreshed after each step.
+// - The sharded stages reduce one block's group per collective: reduce_bucket_elements and
+//   DeepSpeed's allgather_bucket_size do not apply to them.
+// Every stage clips with the same chunked norm ([Note: chunked gradient norm]) and reduces
+// gradients with the same rank-ordered sums, so stages 1-3 reproduce stage 0 bitwise.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "zerotrain/comm/communicator.h"
+#include "zerotrain/nn/block.h"
+#include "zerotrain/nn/block_runner.h"
+#include "zerotrain/train/optimizer.h"
+
+namespace zt::zero {
+
+// Bytes of model state one rank holds (at the moment of the call).
+struct MemoryBytes {
+  int64_t params = 0, grads = 0, optimizer = 0;
+};
+
+class ZeroStage {
+ public:
+  virtual ~ZeroStage() = default;
+  virtual int stage() const = 0;
+  int world_size() const { return comm_ ? comm_->size() : 1; }
+
+  // For nn::BlockRunner::set_hooks; they call back into this object.
+  virtual nn::BlockHooks hooks() = 0;
+  // Starts a micro-step; `boundary`: the last of the accumulation, whose gradients are reduced.
+  virtual void begin_micro_step(bool boundary) = 0;
+  // After the boundary micro-step's backward: every gradient reduced (throws when one was not).
+  virtual void finish_gradient_sync() = 0;
+  // Collective: the global gradient L2 norm ([Note: chunked gradient norm]).
+  virtual double grad_norm() = 0;
+  // One optimizer update (gradients times grad_scale), leaving the values ready for the next step.
+  virtual void step(float lr, float grad_scale) = 0;
+  // Zeroes (or drops) the gradients before a step's first micro-step.
+  virtual void zero_grad() = 0;
+
+  // Sum over ranks of one value per rank, added in rank order (the same result on every rank).
+  double sum_over_ranks(double value);
+  // Collective: throws ValueError naming ranks whose full values differ from rank 0's (stage 3
+  // checks only the groups it keeps gathered).
+  virtual void check_parameters_identical() = 0;
+
+  // Collective: every parameter's `value` holds its full value (stage 3 gathers) until
+  // end_full_parameters().
+  virtual void begin_full_parameters() {}
+  virtual void end_full_parameters() {}
+  // Collective: the full optimizer state as train::AdamW names it (for checkpoints), complete on
+  // rank 0 (the sharded stages gather it into host memory there, group by group); other ranks
+  // may get only the step.
+  virtual train::OptimizerState full_optimizer_state() = 0;
+  virtual MemoryBytes memory() const = 0;
+
+ protected:
+  ZeroStage(comm::Communicator* comm, Device device, Stream stream)
+      : comm_(comm), device_(device), stream_(stream) {}
+  comm::Communicator* comm_;  // null: one process
+  Device device_;
+  Stream stream_;  // the compute stream; the sharded stages' collectives run on it too
+
+  // Collective: compares an FNV-1a checksum of `params`' values across the ranks.
+  void check_identical(const std::vector<nn::Parameter*>& params);
+};
+
+struct ZeroOptions {
+  int stage = 0;                                 // 0-3
+  int64_t reduce_bucket_elements = 500'000'000;  // stage 0's all-reduce buckets
+  bool overlap_comm = true;                      // stage 0 on a GPU
+  // Stage 3: a group with fewer elements stays gathered once gathered (re-gathered after each
+  // step) instead of being released after every use: zero_optimization.
+  // stage3_param_persistence_threshold (DeepSpeed's default 1e5).
+  int64_t persistence_threshold = 100'000;
+  // Stage 3 prefetch ([Note: stage 3 prefetch]): groups of upcoming blocks are gathered ahead
+  // while the gathered-ahead elements stay within prefetch_elements (stage3_prefetch_bucket_size,
+  // default 5e7) and all gathered elements within max_live_elements (stage3_max_live_parameters,
+  // default 1e9; the groups the running block needs are gathered regardless).
+  int64_t prefetch_elements = 50'000'000;
+  int64_t max_live_elements = 1'000'000'000;
+};
+
+// Builds the stage. blocks, comm (may be null: one process) and optimizer outlive it. `optimizer`
+// holds the initial optimizer state (fresh, or loaded from a checkpoint): stage 0 steps with it;
+// the sharded stages copy their shards out of it and leave it fresh. Broadcasts rank 0's values.
+// Throws ValueError for a stage outside 0-3.
+std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
+                                           std::vector<std::unique_ptr<nn::Block>>& blocks,
+                                           comm::Communicator* comm, Device device, Stream stream,
+                                           train::AdamW& optimizer);
+
+}  // namespace zt::zero

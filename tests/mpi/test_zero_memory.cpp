@@ -1,0 +1,63 @@
+// What each ZeRO stage holds per rank under mpirun (2 and 4 ranks), from the trainer's summary
+// after the first step (zero::ZeroStage::memory): stage 1 holds less optimizer state than stage 0,
+// stage 2 fewer gradient bytes than stage 1, stage 3 fewer value bytes than stage 2, and the
+// sharded optimizer state shrinks with the world size as 1/W up to shard padding. A model with
+// 64-wide layers, so that the padding of shards to whole norm chunks does not dominate.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "mpi/mpi_test_env.h"
+#include "mpi/training_inputs.h"
+#include "zerotrain/train/trainer.h"
+
+namespace zt {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(ZeroMemory, EachStageHoldsLessThanTheOneBefore) {
+  comm::Communicator& comm = test::process_group().host();
+  const int world = comm.size();
+  const fs::path dir = test::shared_temp_dir("zero_memory");
+  nn::ModelConfig mc = test::tiny_llama();
+  mc.hidden_size = 64;
+  mc.head_dim = 16;
+  mc.intermediate_size = 256;
+  test::write_inputs(dir, mc);
+  train::TrainSummary s[4];
+  for (int stage = 0; stage <= 3; ++stage) {
+    train::TrainConfig c;
+    c.model = dir / "config.json";
+    c.data = dir / "tokens.bin";
+    c.steps = 1;
+    c.micro_batch = 1;
+    c.seq_len = 8;
+    c.dtype = DType::bf16;
+    c.comm = &comm;
+    c.zero_stage = stage;
+    c.persistence_threshold = 0;
+    c.out = dir / ("stage" + std::to_string(stage));
+    s[stage] = train::train(c);
+    EXPECT_EQ(s[stage].zero_stage, stage);
+  }
+  // Stage 0: bf16 values, f32 gradients, f32 master + two moments per parameter.
+  const int64_t params = mc.num_params();
+  EXPECT_EQ(s[0].param_bytes, 2 * params);
+  EXPECT_EQ(s[0].grad_bytes, 4 * params);
+  EXPECT_EQ(s[0].optimizer_bytes, 12 * params);
+  EXPECT_LT(s[1].optimizer_bytes, s[0].optimizer_bytes);
+  EXPECT_LE(s[1].optimizer_bytes, 12 * params / world + 12 * 4 * 4096);  // + padding: 4 groups
+  EXPECT_EQ(s[2].optimizer_bytes, s[1].optimizer_bytes);
+  EXPECT_LT(s[2].grad_bytes, s[1].grad_bytes);
+  EXPECT_EQ(s[3].grad_bytes, s[2].grad_bytes);
+  EXPECT_LT(s[3].param_bytes, s[2].param_bytes);
+  EXPECT_EQ(s[3].param_bytes, s[2].param_bytes / world);  // only the value shards stay
+  comm.barrier();
+  if (comm.rank() == 0) fs::remove_all(dir);
+  comm.barrier();
+}
+
+}  // namespace
+}  // namespace zt
