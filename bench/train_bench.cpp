@@ -2,12 +2,13 @@
 // compute, f32 master weights, f32 gradients and AdamW, as ../shared/bench/fsdp2_peer.py trains
 // its model, so the two are compared in the same run. Prints a table and writes one JSON result
 // with tokens/s/GPU, MFU (the peer's FLOP count over 989 TFLOP/s) and peak memory.
-// Under a launcher with several ranks (mpirun, `zerotrain launch`) it trains data-parallel (ZeRO
-// stage 0, zero/data_parallel.h), one GPU per rank, each rank on its own random tokens, as the
-// peer's --mode ddp does; rank 0 reports.
+// Under a launcher with several ranks (mpirun, `zerotrain launch`) it trains data-parallel through
+// the ZeRO engine (zero/zero_stage.h; --zero-stage 0 is DDP, 3 shards the parameters as the peer's
+// fsdp2 mode does), one GPU per rank, each rank on its own random tokens; rank 0 reports.
 //   build/bin/train_bench --model 1b --seq 4096 --mbs 2 [--steps 10 --warmup 3] [--ac] [--json
 //   out.json]
 //   zerotrain launch -n 4 -- build/bin/train_bench --model 1b --mbs 2 --json ddp.json
+//   zerotrain launch -n 4 -- build/bin/train_bench --model 8b --mbs 1 --zero-stage 3
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
@@ -24,7 +25,7 @@
 #include "zerotrain/train/grad_clip.h"
 #include "zerotrain/train/metrics.h"
 #include "zerotrain/train/optimizer.h"
-#include "zerotrain/zero/data_parallel.h"
+#include "zerotrain/zero/zero_stage.h"
 
 using namespace zt;
 
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
   int steps = 10, warmup = 3;
   bool ac = false;
   int64_t bucket = 500'000'000;
+  int zero_stage = 0;
   app.add_option("--model", model, "tiny, 1b, 3b or 8b")
       ->check(CLI::IsMember({"tiny", "1b", "3b", "8b"}));
   app.add_option("--seq", seq, "sequence length");
@@ -59,6 +61,7 @@ int main(int argc, char** argv) {
   app.add_option("--json", json_path, "write the result here");
   app.add_option("--commit", commit, "commit recorded in the JSON");
   app.add_option("--reduce-bucket-size", bucket, "data-parallel: elements per all-reduce bucket");
+  app.add_option("--zero-stage", zero_stage, "ZeRO stage 0-3")->check(CLI::Range(0, 3));
   CLI11_PARSE(app, argc, argv);
   try {
     const auto [h, layers, heads, kv, inter, vocab] = kShapes.at(model);
@@ -76,29 +79,36 @@ int main(int argc, char** argv) {
     const comm::ProcessEnv env = comm::detect_process_env();
     std::unique_ptr<comm::ProcessGroup> group;
     if (env.world_size > 1) group = comm::init_process_group();
-    const Device dev = group ? group->local_device() : parse_device(device_name);
+    const Device asked = parse_device(device_name);
+    const Device dev = group && asked.is_cuda() ? group->local_device() : asked;
     const Stream stream = dev.is_cuda() ? Stream::default_for(dev) : Stream{};
     nn::TransformerOptions mo;
     mo.device = dev;
     mo.param_dtype = dev.is_cuda() ? DType::bf16 : DType::f32;
     mo.grad_dtype = DType::f32;
+    mo.allocate_grads = false;  // the ZeRO stage's buffers hold the gradients
     nn::Transformer net(mc, mo);
     net.init_random(0);
     train::AdamWOptions ao;
     ao.weight_decay = 0.0f;
     train::AdamW opt(net.parameters(), ao);
-    std::unique_ptr<comm::Communicator> dcomm;
-    std::unique_ptr<zero::DataParallel> dp;
+    std::unique_ptr<comm::Communicator> dcomm;  // NCCL on GPUs; CPU ranks use MPI
+    comm::Communicator* comm = nullptr;
+    if (group && dev.is_cuda()) {
+      dcomm = group->make_device_communicator(dev);
+      comm = dcomm.get();
+    } else if (group) {
+      comm = &group->host();
+    }
+    zero::ZeroOptions zo;
+    zo.stage = zero_stage;
+    zo.reduce_bucket_elements = bucket;
+    const std::unique_ptr<zero::ZeroStage> engine =
+        zero::make_zero_stage(zo, net.blocks(), comm, dev, stream, opt);
     nn::RunnerOptions ro;
     ro.checkpoint_layers = ac;
-    if (group) {
-      dcomm = group->make_device_communicator(dev);
-      zero::DataParallelOptions dpo;
-      dpo.bucket_elements = bucket;
-      dp = std::make_unique<zero::DataParallel>(net.blocks(), *dcomm, dev, stream, dpo);
-    }
     nn::BlockRunner runner(net.blocks(), ro);
-    if (dp) runner.set_after_block_backward([&dp](size_t b) { dp->after_block_backward(b); });
+    runner.set_hooks(engine->hooks());
     const int world = env.world_size;
 
     std::mt19937_64 rng(1 + static_cast<uint64_t>(env.rank));
@@ -115,15 +125,14 @@ int main(int argc, char** argv) {
     ctx.loss_scale = 1.0f / static_cast<float>(world);
     ctx.tokens = Tensor::from_ints(ids, {mbs, seq}, DType::i32, dev);
     ctx.targets = Tensor::from_ints(tgt, {mbs, seq}, DType::i32, dev);
-    const auto params = net.parameters();
     double loss = 0;
     auto step = [&] {
-      opt.zero_grad(stream);
-      if (dp) dp->begin_micro_step(true);
+      engine->zero_grad();
+      engine->begin_micro_step(true);
       Tensor l = runner.forward_backward(ctx);
-      if (dp) dp->finish_gradient_sync();
-      const train::ClipResult clip = train::clip_grad_norm(params, 1.0, 1.0, stream);
-      opt.step(1e-5f, clip.grad_scale, stream);
+      engine->finish_gradient_sync();
+      const double norm = engine->grad_norm();
+      engine->step(1e-5f, static_cast<float>(train::clip_coefficient(norm, 1.0)));
       loss = l.to_floats(stream)[0];
     };
     for (int i = 0; i < warmup; ++i)
@@ -145,7 +154,12 @@ int main(int argc, char** argv) {
                         {"model", model},
                         {"params_b", mc.num_params() / 1e9},
                         {"world", world},
-                        {"mode", world > 1 ? "ddp" : "single"},
+                        {"mode", world > 1 ? "zero" + std::to_string(zero_stage) : "single"},
+                        {"zero_stage", zero_stage},
+                        {"model_state_gib",
+                         {{"params", engine->memory().params / 1073741824.0},
+                          {"grads", engine->memory().grads / 1073741824.0},
+                          {"optimizer", engine->memory().optimizer / 1073741824.0}}},
                         {"seq", seq},
                         {"mbs", mbs},
                         {"ac", ac},
