@@ -14,7 +14,8 @@ nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee "$raw/gpu.t
 launch() { timeout 300 "$bin/zerotrain" launch -n 4 -- "$@"; }
 if [ "$part" = stages ]; then
   echo "== unit tests"
-  "$bin/zerotrain_tests" --gtest_output="json:$raw/gtest.json" > "$raw/tests.log" 2>&1
+  "$bin/zerotrain_tests" --gtest_filter="${ZT_TEST_FILTER:-*}" --gtest_output="json:$raw/gtest.json" \
+    > "$raw/tests.log" 2>&1
   echo "tests rc=$?"
   grep -E "^\[  (FAILED|PASSED) |tests ran" "$raw/tests.log" | head -20
   for z in 0 1 2 3; do

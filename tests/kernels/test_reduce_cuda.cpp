@@ -205,6 +205,25 @@ TEST(ReduceCuda, RunsOnTheGivenStream) {
   test::expect_bitwise_equal(want_l2, got_l2, "l2 on a side stream");
 }
 
+// Per-chunk sums of squares (the ZeRO gradient norm) equal the CPU's on every visible GPU: the
+// kernel must launch on its tensor's device, not the current one (ranks 1..N-1 of a job).
+TEST(ReduceCuda, ChunkSumSquaresMatchesCpuOnEveryGpu) {
+  ZT_SKIP_WITHOUT_CUDA();
+  const Tensor hx = test::random_tensor({100003}, DType::bf16, 77, -1.f, 1.f);
+  const int64_t chunk = 4096, chunks = (hx.numel() + chunk - 1) / chunk;
+  Tensor want = Tensor::empty({chunks}, DType::f32);
+  kernels::chunk_sum_squares(hx, chunk, want);
+  for (int d = cuda_device_count(); d-- > 0;) {
+    const Device dev = Device::cuda(d);
+    const Tensor gx = hx.to(dev);
+    Tensor got = Tensor::empty({chunks}, DType::f32, dev);
+    kernels::chunk_sum_squares(gx, chunk, got, Stream::default_for(dev));
+    const std::vector<float> g = got.to_floats(), w = want.to_floats();
+    for (int64_t i = 0; i < chunks; ++i)
+      EXPECT_NEAR(g[i], w[i], 1e-6 * w[i]) << "chunk " << i << " on cuda:" << d;
+  }
+}
+
 TEST(ReduceCuda, MixedDevicesThrow) {
   ZT_SKIP_WITHOUT_CUDA();
   Tensor gx = Tensor::empty({5}, DType::f32, kGpu), hx = Tensor::empty({5}, DType::f32);

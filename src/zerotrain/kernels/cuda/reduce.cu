@@ -394,6 +394,7 @@ __global__ void __launch_bounds__(kThreads)
 }  // namespace
 
 void chunk_sum_squares(const Tensor& x, int64_t chunk, Tensor& out, Stream stream) {
+  CudaDeviceGuard guard(x.device());
   const long long chunks = (x.numel() + chunk - 1) / chunk;
   ZT_ASSERT(chunks <= INT_MAX, "chunk_sum_squares", "too many chunks: ", chunks);
   ZT_DISPATCH_FLOAT(x.dtype(), "chunk_sum_squares", scalar_t, {
