@@ -28,6 +28,13 @@ const Measured kMeasured[] = {
      "bench/results/train_1b_h200.json zerotrain"},
     {"llama_1b_untied.json", 0, 1, 4096, 2, true, 27.704601764678955,
      "bench/results/train_1b_h200.json zerotrain_activation_checkpointing"},
+    // 4 H200 through the ZeRO engine (bench/results/zero_stages_h200x4.json, rank 0's peak).
+    {"llama_1b_untied.json", 0, 4, 4096, 2, false, 34.494389057159424, "zero0_1b"},
+    {"llama_1b_untied.json", 1, 4, 4096, 2, false, 22.09345817565918, "zero1_1b"},
+    {"llama_1b_untied.json", 2, 4, 4096, 2, false, 18.88838005065918, "zero2_1b"},
+    {"llama_1b_untied.json", 3, 4, 4096, 2, false, 17.26923942565918, "zero3_1b"},
+    {"llama_1b_untied.json", 3, 4, 4096, 2, true, 10.48701286315918, "zero3_1b_ac"},
+    {"llama3_8b.json", 3, 4, 4096, 1, false, 51.53863573074341, "zero3_8b"},
 };
 
 RunSetup setup_of(const std::string& config, int stage, int64_t gpus, int64_t seq, int64_t mbs,
