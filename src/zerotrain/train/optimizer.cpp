@@ -50,6 +50,16 @@ DecayRule decay_kinds(std::vector<nn::ParamKind> kinds) {
   };
 }
 
+optim::AdamParams adam_params(const AdamWOptions& options, float lr) {
+  optim::AdamParams hp;
+  hp.lr = lr;
+  hp.beta1 = options.beta1;
+  hp.beta2 = options.beta2;
+  hp.eps = options.eps;
+  hp.bias_correction = options.bias_correction;
+  return hp;
+}
+
 AdamW::AdamW(std::vector<nn::Parameter*> params, AdamWOptions options)
     : options_(std::move(options)) {
   if (!options_.decays) throw ValueError(kComponent, "decays: the DecayRule is empty");
@@ -110,12 +120,7 @@ void AdamW::step(float lr, float grad_scale, Stream stream) {
   ++step_;
   // One multi-tensor step over every slot (see optim/optimizers.h): on each device, one OpenMP
   // region on the host or fused launches on the GPU.
-  optim::AdamParams hp;
-  hp.lr = lr;
-  hp.beta1 = options_.beta1;
-  hp.beta2 = options_.beta2;
-  hp.eps = options_.eps;
-  hp.bias_correction = options_.bias_correction;
+  const optim::AdamParams hp = adam_params(options_, lr);
   const optim::StepArgs args{step_, grad_scale};
   std::vector<std::pair<Device, std::vector<optim::AdamShard>>> by_device;
   for (Slot& s : slots_) {

@@ -23,6 +23,7 @@
 
 #include "zerotrain/core/tensor.h"
 #include "zerotrain/nn/parameter.h"
+#include "zerotrain/optim/optimizers.h"
 
 namespace zt::train {
 
@@ -39,6 +40,10 @@ struct AdamWOptions {
   bool bias_correction = true;
   DecayRule decays = decay_kinds({nn::ParamKind::weight});
 };
+
+// The flat-shard step's hyper-parameters for one update at `lr` (AdamW: decoupled decay; the
+// per-run weight decay comes from the groups). Shared by AdamW and the ZeRO engine's ShardedAdam.
+optim::AdamParams adam_params(const AdamWOptions& options, float lr);
 
 struct ParamGroup {
   std::string name;                 // "decay" or "no_decay"

@@ -63,12 +63,7 @@ void ShardedAdam::step(float lr, float grad_scale, Stream stream) {
   if (!std::isfinite(grad_scale))
     throw ValueError(kComponent, str("grad_scale = ", grad_scale, ": not finite"));
   ++step_;
-  optim::AdamParams hp;
-  hp.lr = lr;
-  hp.beta1 = options_.beta1;
-  hp.beta2 = options_.beta2;
-  hp.eps = options_.eps;
-  hp.bias_correction = options_.bias_correction;
+  const optim::AdamParams hp = train::adam_params(options_, lr);
   const optim::StepArgs args{step_, grad_scale};
   std::vector<optim::AdamShard> runs;
   Device device = Device::cpu();
