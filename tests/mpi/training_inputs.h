@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mpi/mpi_test_env.h"
+#include "support/token_fixture.h"
 #include "zerotrain/io/hf_config.h"
 #include "zerotrain/io/token_file.h"
 #include "zerotrain/nn/model_config.h"
@@ -73,18 +74,7 @@ inline nn::ModelConfig tiny_gpt2() {
 inline void write_inputs(const std::filesystem::path& dir, const nn::ModelConfig& mc) {
   if (process_group().rank() == 0) {
     io::write_hf_config(mc, dir / "config.json");
-    std::vector<uint32_t> tokens(2000);
-    uint64_t x = 0x9E3779B97F4A7C15ull;
-    for (uint32_t& t : tokens) {
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
-      t = static_cast<uint32_t>(x % static_cast<uint64_t>(mc.vocab_size));
-    }
-    io::TokenFileWriter writer(dir / "tokens.bin", static_cast<uint64_t>(mc.vocab_size),
-                               std::nullopt);
-    writer.write_document(tokens);
-    writer.finish();
+    write_random_tokens(dir / "tokens.bin", mc.vocab_size, 2000, 0x9E3779B97F4A7C15ull);
   }
   process_group().host().barrier();
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "nn/nn_test_util.h"
+#include "support/token_fixture.h"
 #include "zerotrain/io/hf_config.h"
 #include "zerotrain/io/token_file.h"
 #include "zerotrain/train/trainer.h"
@@ -19,18 +20,7 @@ namespace zt::test {
 inline train::TrainConfig tiny_train_config(const std::filesystem::path& dir, DType dtype) {
   const nn::ModelConfig mc = test::tiny_config(nn::Family::llama);
   io::write_hf_config(mc, dir / "config.json");
-  std::vector<uint32_t> tokens(600);
-  uint64_t x = 88172645463325252ull;
-  for (uint32_t& t : tokens) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    t = static_cast<uint32_t>(x % static_cast<uint64_t>(mc.vocab_size));
-  }
-  io::TokenFileWriter writer(dir / "tokens.bin", static_cast<uint64_t>(mc.vocab_size),
-                             std::nullopt);
-  writer.write_document(tokens);
-  writer.finish();
+  write_random_tokens(dir / "tokens.bin", mc.vocab_size, 600, 88172645463325252ull);
 
   train::TrainConfig c;
   c.model = dir / "config.json";

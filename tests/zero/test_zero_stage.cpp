@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "nn/nn_test_util.h"
+#include "support/token_fixture.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/io/hf_config.h"
-#include "zerotrain/io/token_file.h"
 #include "zerotrain/nn/block_runner.h"
 #include "zerotrain/train/trainer.h"
 #include "zerotrain/zero/sharded_stage.h"
@@ -35,13 +35,7 @@ std::string bytes_of(const fs::path& p) {
 train::TrainConfig make_config(const fs::path& dir, DType dtype) {
   const nn::ModelConfig mc = test::tiny_config(nn::Family::llama);
   io::write_hf_config(mc, dir / "config.json");
-  std::vector<uint32_t> tokens(600);
-  for (size_t i = 0; i < tokens.size(); ++i)
-    tokens[i] = static_cast<uint32_t>((i * 7919 + i / 3) % static_cast<size_t>(mc.vocab_size));
-  io::TokenFileWriter writer(dir / "tokens.bin", static_cast<uint64_t>(mc.vocab_size),
-                             std::nullopt);
-  writer.write_document(tokens);
-  writer.finish();
+  test::write_random_tokens(dir / "tokens.bin", mc.vocab_size, 600, 88172645463325252ull);
   train::TrainConfig c;
   c.model = dir / "config.json";
   c.data = dir / "tokens.bin";
