@@ -3,8 +3,10 @@
 # tools/device_build.sh: the ZeRO stages on GPUs. Part `stages`: every test, then the Llama-1B shape
 # on 4 GPUs at stages 0-3 (and stage 3 with activation checkpointing): throughput and the measured
 # peak per GPU for the memory estimator's table. Part `8b`: the Llama-3-8B shape at stage 3 beside
-# the FSDP2 peer, and the optimizer benchmark beside torch (the same job in bf16 too). Logs to
-# $OUT, JSON into $OUT/raw-<part>.tgz.   Usage: ZT_COMMIT=<sha> tools/device_run_zero.sh stages|8b
+# the FSDP2 peer, and the optimizer benchmark beside torch (the same job in bf16 too). Part `8b2`:
+# the 8B shape at stage 2 beside the peer's `fsdp2-zero2` mode (parameters kept gathered between
+# forward and backward). Logs to $OUT, JSON into $OUT/raw-<part>.tgz.
+# Usage: ZT_COMMIT=<sha> tools/device_run_zero.sh stages|8b|8b2
 set -uo pipefail
 source tools/device_env.sh
 raw="$OUT/raw"
@@ -38,6 +40,14 @@ if [ "$part" = 8b ]; then
   cat "$raw/torch_adamw.json"
   OMP_PROC_BIND=spread OMP_PLACES=cores timeout 300 "$bin/optim_bench" --n 1e9 --reps 5 \
     --peer "$raw/torch_adamw.json" --commit "$commit" --json "$raw/optim.json" 2>&1 | tail -8
+fi
+if [ "$part" = 8b2 ]; then
+  echo "== Llama-3-8B shape, 4 GPUs, ZeRO-2, seq 4096, mbs 1"
+  launch "$bin/train_bench" --model 8b --seq 4096 --mbs 1 --zero-stage 2 --steps 6 --warmup 2 \
+    --commit "$commit" --json "$raw/zero2_8b.json" 2>&1 | grep -E "RESULT|rror|failed" | cut -c1-600
+  timeout 400 python3 -m torch.distributed.run --standalone --nproc_per_node=4 \
+    .carry/dev/fsdp2_peer.py --model 8b --mode fsdp2-zero2 --mbs 1 2>&1 | grep -E "RESULT|Error" |
+    tee "$raw/peer_fsdp2_zero2_8b.txt"
 fi
 tar czf "$OUT/raw-$part.tgz" -C "$OUT" raw && rm -rf "$raw"
 echo "== done"
