@@ -48,6 +48,9 @@ void print_summary(const train::TrainSummary& s, int world) {
               fmt("%.2f", static_cast<double>(s.param_bytes) / (1 << 20)).c_str(),
               fmt("%.2f", static_cast<double>(s.grad_bytes) / (1 << 20)).c_str(),
               fmt("%.2f", static_cast<double>(s.optimizer_bytes) / (1 << 20)).c_str());
+  if (!s.zero_init.empty())
+    std::printf("%-22s each rank built only its parameter shards, from %s\n", "zero.Init",
+                s.zero_init.c_str());
   std::printf("%-22s %s\n", "model", s.model_dir.string().c_str());
   std::printf("%-22s %s\n", "checkpoint", s.checkpoint_dir.string().c_str());
   std::printf("%-22s %s\n", "metrics", s.metrics_path.string().c_str());
@@ -198,6 +201,10 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
                   "ZeRO stage 3: parameter elements gathered ahead of the running block at most")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_flag(
+      "--no-zero-init", [c](int64_t) { c->zero_init = false; },
+      "ZeRO stage 3: build the full model on every rank, then shard it (default: "
+      "zero.Init, each rank builds only its shards)");
   cmd->add_option("--stage3-max-live-parameters", c->max_live_elements,
                   "ZeRO stage 3: gathered parameter elements at most while prefetching")
       ->check(CLI::NonNegativeNumber)

@@ -47,19 +47,13 @@ void check_value(const nn::Parameter& p) {
 }
 }  // namespace
 
-LoadReport load_pretrained(const nn::ModelConfig& config, const std::vector<nn::Parameter*>& params,
-                           const std::filesystem::path& dir, Stream stream,
-                           std::ostream* warnings) {
-  const ShardedReader reader(dir);
+CheckpointSources resolve_checkpoint(const nn::ModelConfig& config,
+                                     const std::vector<nn::Parameter*>& params,
+                                     const ShardedReader& reader) {
+  const std::filesystem::path& dir = reader.dir();
   const std::string prefix = base_prefix(config.family);
   const bool tied = config.tie_word_embeddings;
-
-  // Resolve and check everything before reading anything, so a bad checkpoint changes nothing.
-  struct Job {
-    nn::Parameter* param;
-    std::string source;
-  };
-  std::vector<Job> jobs;
+  CheckpointSources out;
   std::vector<std::string> missing;
   std::set<std::string> seen, used;
   for (nn::Parameter* p : params) {
@@ -78,28 +72,42 @@ LoadReport load_pretrained(const nn::ModelConfig& config, const std::vector<nn::
                        str(dir.string(), ": ", p->name, ": the checkpoint has ", to_string(e.shape),
                            " (\"", src, "\" in ", reader.file_of(src).path().filename().string(),
                            ") but the model expects ", to_string(p->shape)));
-    check_value(*p);
-    jobs.push_back({p, src});
+    out.sources.emplace_back(p, src);
     used.insert(src);
   }
   if (!missing.empty())
     throw FormatError(kComponent, str(dir.string(), ": the checkpoint lacks ", missing.size(),
                                       " tensor(s) the model needs: ", join(missing, 10)));
-
-  LoadReport report;
-  for (const Job& j : jobs) {
-    reader.read(j.source, j.param->value, stream);
-    report.loaded.push_back(j.param->name);
-  }
   for (const std::string& name : reader.names()) {
     // A tied head stored anyway duplicates the embedding the model already loaded.
     const bool tied_head = tied && (name == kHead);
-    if (used.count(name) == 0 && !tied_head) report.unexpected.push_back(name);
+    if (used.count(name) == 0 && !tied_head) out.unexpected.push_back(name);
   }
-  if (!report.unexpected.empty() && warnings != nullptr)
-    *warnings << "[hf_model] warning: " << dir.string() << ": ignoring " << report.unexpected.size()
-              << " checkpoint tensor(s) the model does not use: " << join(report.unexpected, 64)
-              << "\n";
+  return out;
+}
+
+void warn_unexpected(const std::filesystem::path& dir, const std::vector<std::string>& unexpected,
+                     std::ostream* warnings) {
+  if (!unexpected.empty() && warnings != nullptr)
+    *warnings << "[hf_model] warning: " << dir.string() << ": ignoring " << unexpected.size()
+              << " checkpoint tensor(s) the model does not use: " << join(unexpected, 64) << "\n";
+}
+
+LoadReport load_pretrained(const nn::ModelConfig& config, const std::vector<nn::Parameter*>& params,
+                           const std::filesystem::path& dir, Stream stream,
+                           std::ostream* warnings) {
+  const ShardedReader reader(dir);
+  // Resolve and check everything before reading anything, so a bad checkpoint changes nothing.
+  CheckpointSources sources = resolve_checkpoint(config, params, reader);
+  for (const auto& [p, src] : sources.sources)
+    check_value(*p);
+  LoadReport report;
+  for (const auto& [p, src] : sources.sources) {
+    reader.read(src, p->value, stream);
+    report.loaded.push_back(p->name);
+  }
+  report.unexpected = std::move(sources.unexpected);
+  warn_unexpected(dir, report.unexpected, warnings);
   return report;
 }
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "zerotrain/core/stream.h"
@@ -33,6 +34,21 @@ struct LoadReport {
 LoadReport load_pretrained(const nn::ModelConfig& config, const std::vector<nn::Parameter*>& params,
                            const std::filesystem::path& dir, Stream stream = {},
                            std::ostream* warnings = &std::cerr);
+
+// The checkpoint tensor each parameter reads, resolved as load_pretrained resolves them (full
+// names, names of the bare base model, a tied lm_head from the input embedding), shapes checked,
+// and the checkpoint tensors no parameter uses. Errors as load_pretrained's. Used by
+// load_pretrained and by ZeRO stage 3's zero.Init, which reads only each rank's slices.
+struct CheckpointSources {
+  std::vector<std::pair<nn::Parameter*, std::string>> sources;  // parameter -> tensor, in order
+  std::vector<std::string> unexpected;                          // sorted
+};
+CheckpointSources resolve_checkpoint(const nn::ModelConfig& config,
+                                     const std::vector<nn::Parameter*>& params,
+                                     const ShardedReader& reader);
+// The one warning line for unexpected tensors (nothing when none or `warnings` is null).
+void warn_unexpected(const std::filesystem::path& dir, const std::vector<std::string>& unexpected,
+                     std::ostream* warnings);
 
 // Writes config.json (torch_dtype = `dtype`) and the parameters' values stored as `dtype` (a
 // floating dtype), sharded past max_shard_bytes as transformers does, with metadata

@@ -47,9 +47,13 @@ class SafetensorsReader {
   // elements): the unit a ZeRO rank reads of its flat shard.
   void read_elements(const std::string& name, int64_t begin, int64_t end, const Tensor& dst,
                      Stream stream = {}) const;
+  // Tensor-data bytes read out of the mapping so far (by the reads above): a rank that reads only
+  // its slices (ZeRO stage 3's zero.Init) touches only these bytes of the file.
+  uint64_t bytes_read() const { return bytes_read_; }
 
  private:
   MappedFile file_;
+  mutable uint64_t bytes_read_ = 0;
   SafetensorsHeader header_;
   std::unordered_map<std::string, size_t> index_;  // name -> position in header_.entries
 };

@@ -89,6 +89,7 @@ void SafetensorsReader::read_elements(const std::string& name, int64_t begin, in
                                      "I64, U8)"));
   const auto offset = static_cast<size_t>(begin) * st_dtype_size(e.dtype);
   copy_host_elements(data(e) + offset, *dtype, dst, kComponent, where, stream);
+  bytes_read_ += static_cast<uint64_t>(end - begin) * st_dtype_size(e.dtype);
 }
 
 }  // namespace zt::io

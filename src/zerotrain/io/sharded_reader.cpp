@@ -127,4 +127,11 @@ void ShardedReader::read_elements(const std::string& name, int64_t begin, int64_
   file_of(name).read_elements(name, begin, end, dst, stream);
 }
 
+uint64_t ShardedReader::bytes_read() const {
+  uint64_t n = 0;
+  for (const SafetensorsReader& f : files_)
+    n += f.bytes_read();
+  return n;
+}
+
 }  // namespace zt::io

@@ -44,6 +44,8 @@ class ShardedReader {
                  Stream stream = {}) const;
   void read_elements(const std::string& name, int64_t begin, int64_t end, const Tensor& dst,
                      Stream stream = {}) const;
+  // Tensor-data bytes read so far, over every file (SafetensorsReader::bytes_read).
+  uint64_t bytes_read() const;
 
  private:
   void open_index(const std::filesystem::path& index_path);

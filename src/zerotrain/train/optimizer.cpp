@@ -70,8 +70,11 @@ AdamW::AdamW(std::vector<nn::Parameter*> params, AdamWOptions options)
     if (!p) throw ValueError(kComponent, str("parameter #", i, " is null"));
     if (!seen.insert(p->name).second)
       throw ValueError(kComponent, str(p->name, ": parameter listed twice"));
-    if (!p->value.defined()) throw ValueError(kComponent, str(p->name, ": value is undefined"));
-    if (!is_floating(p->value.dtype()))
+    if (p->value.defined() != params.front()->value.defined())
+      throw ValueError(kComponent,
+                       str(p->name, ": value is ", p->value.defined() ? "defined" : "undefined",
+                           " but ", params.front()->name, "'s is not (all or none)"));
+    if (p->value.defined() && !is_floating(p->value.dtype()))
       throw DTypeError(kComponent, str(p->name, ": value is ", p->value.describe(),
                                        ", expected f32, f16 or bf16"));
     Slot s;
@@ -108,6 +111,7 @@ void AdamW::step(float lr, float grad_scale, Stream stream) {
                                      "finite)"));
   for (const Slot& s : slots_) {
     const nn::Parameter& p = *s.param;
+    if (!p.value.defined()) throw ValueError(kComponent, str(p.name, ": value is undefined"));
     if (!p.grad.defined()) throw ValueError(kComponent, str(p.name, ": gradient is undefined"));
     if (p.grad.shape() != p.value.shape())
       throw ShapeError(kComponent, str(p.name, ": gradient ", p.grad.describe(), " for value ",
@@ -182,6 +186,8 @@ void AdamW::load_state(const OptimizerState& state, Stream stream) {
   // Check everything before touching anything, so a bad state leaves the optimizer as it was.
   size_t expected = 0;
   for (const Slot& s : slots_) {
+    if (!s.param->value.defined())
+      throw ValueError(kComponent, str(s.param->name, ": value is undefined"));
     const std::string& name = s.param->name;
     expect_state_tensor(state.tensors, name + kExpAvg, *s.param);
     expect_state_tensor(state.tensors, name + kExpAvgSq, *s.param);

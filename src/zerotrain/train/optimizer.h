@@ -60,8 +60,11 @@ struct OptimizerState {
 
 class AdamW {
  public:
-  // params: non-null, distinct names, defined floating values. Throws ValueError naming the
-  // offending parameter. The parameters must outlive the optimizer.
+  // params: non-null, distinct names, floating values. Throws ValueError naming the offending
+  // parameter. The parameters must outlive the optimizer. Values may be undefined all at once (a
+  // model built without them, whose ZeRO stage 3 engine owns the shards: zero.Init); such an
+  // optimizer only carries options and a fresh state, and step() / load_state() of a non-empty
+  // state throw.
   AdamW(std::vector<nn::Parameter*> params, AdamWOptions options = {});
 
   // One update of every parameter with learning rate `lr`; each gradient is multiplied by

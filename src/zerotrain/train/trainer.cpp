@@ -19,6 +19,7 @@
 #include "zerotrain/train/run_log.h"
 #include "zerotrain/train/train_scheduler.h"
 #include "zerotrain/train/wall_clock.h"
+#include "zerotrain/zero/shard_init.h"
 #include "zerotrain/zero/zero_stage.h"
 
 namespace zt::train {
@@ -85,9 +86,13 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   mo.grad_dtype = DType::f32;
   mo.device = c.device;
   mo.allocate_grads = false;  // the ZeRO stage's buffers hold the gradients
+  const bool resuming = !c.resume.empty();
+  // zero.Init: the model gets no values; the stage-3 engine builds only this rank's shards.
+  const bool zero_init = c.zero_stage == 3 && c.zero_init && !resuming;
+  mo.allocate = !zero_init;
   nn::Transformer model(mc, mo);
   const Stream stream = c.device.is_cuda() ? Stream::default_for(c.device) : Stream{};
-  const bool resuming = !c.resume.empty();
+  std::unique_ptr<zero::ShardSource> shard_source;
   TrainState resumed;  // step 0 and the start of the data when not resuming
   if (resuming) {
     resumed = read_train_state(c.resume);
@@ -96,6 +101,11 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
       throw ValueError(
           "train", str("steps is ", c.steps, " but the checkpoint ", c.resume.string(),
                        " is already at step ", resumed.step, " (steps counts from the first run)"));
+  } else if (zero_init) {
+    if (has_weights(c.model))
+      shard_source = std::make_unique<zero::PretrainedSource>(mc, model.parameters(), c.model);
+    else
+      shard_source = std::make_unique<zero::SeededInitSource>(mc, c.seed);
   } else if (has_weights(c.model)) {
     io::load_pretrained(model, c.model, stream);
   } else {
@@ -137,6 +147,8 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   zo.persistence_threshold = c.persistence_threshold;
   zo.prefetch_elements = c.prefetch_elements;
   zo.max_live_elements = c.max_live_elements;
+  zo.shard_init = shard_source.get();
+  zo.shard_init_dtype = c.dtype;
   const std::unique_ptr<zero::ZeroStage> engine =
       zero::make_zero_stage(zo, model.blocks(), c.comm, c.device, stream, optimizer);
   if (c.comm) engine->check_parameters_identical();
@@ -166,6 +178,7 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   sum.csv_monitor_dir = c.csv_monitor_dir;
   sum.world_size = world;
   sum.zero_stage = c.zero_stage;
+  if (shard_source) sum.zero_init = shard_source->describe();
   sum.plot_path = c.out / "loss.png";
   sum.model_dir = c.out / "model";
   WallClockBreakdown wall(c.wall_clock_breakdown, stream);  // [Note: wall-clock breakdown]

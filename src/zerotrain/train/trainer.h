@@ -74,6 +74,10 @@ struct TrainConfig {
   // Stage 3 prefetch bounds in elements (stage3_prefetch_bucket_size, stage3_max_live_parameters).
   int64_t prefetch_elements = 50'000'000;
   int64_t max_live_elements = 1'000'000'000;
+  // Stage 3: DeepSpeed's zero.Init (zero/shard_init.h): the full model is never built; each rank
+  // generates (seeded init) or reads (the model directory's safetensors, its slices only) just
+  // its value shards. A resume loads the checkpoint's full values as before. Same bits either way.
+  bool zero_init = true;
 };
 
 // Counts and rates cover the steps this call ran (from the resumed step on); tokens and rates are
@@ -91,6 +95,9 @@ struct TrainSummary {
   // gradients, optimizer state incl. f32 masters), as the engine's buffers add up.
   int zero_stage = 0;
   int64_t param_bytes = 0, grad_bytes = 0, optimizer_bytes = 0;
+  // Where zero.Init built the shards from ("seeded init (seed 5)", "safetensors DIR"); empty when
+  // the full model was built.
+  std::string zero_init;
   std::filesystem::path model_dir, checkpoint_dir, metrics_path, csv_path, plot_path;
   std::filesystem::path csv_monitor_dir;  // empty without csv_monitor
 };

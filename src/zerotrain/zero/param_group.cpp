@@ -95,6 +95,20 @@ void ParamGroup::materialize(bool replicated, Stream stream) {
   state_ = ParamState::sharded;
 }
 
+void ParamGroup::materialize_shard(Tensor shard) {
+  if (materialized_)
+    throw ValueError(kComponent, str("group of block ", block_, " materialized twice"));
+  if (!shard.defined() || shard.dim() != 1 || shard.numel() != shard_ ||
+      !is_floating(shard.dtype()))
+    throw ValueError(kComponent, str("block ", block_, ": a value shard must be [", shard_,
+                                     "] floating, got ", shard.describe()));
+  value_dtype_ = shard.dtype();
+  value_shard_ = std::move(shard);
+  materialized_ = true;
+  replicated_ = false;
+  state_ = ParamState::sharded;
+}
+
 void ParamGroup::gather(comm::Communicator* comm, Stream stream) {
   begin_gather(stream);
   finish_gather(comm, stream);

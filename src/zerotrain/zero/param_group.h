@@ -66,6 +66,10 @@ class ParamGroup {
   // Moves the parameters' current values into group storage: the full buffer (replicated, state
   // Gathered) or this rank's shard only (state Sharded, values undefined).
   void materialize(bool replicated, Stream stream);
+  // zero.Init (shard_init.h): takes this rank's value shard ([shard_numel], any floating dtype,
+  // which becomes the group's value dtype) built without the full values, which stay undefined;
+  // state Sharded. Throws ValueError for a shard of another size or a group materialized already.
+  void materialize_shard(Tensor shard);
   // Sharded|Released -> Gathered: all-gathers the shards into a new full buffer.
   void gather(comm::Communicator* comm, Stream stream);
   // The same in two halves, so that the buffer is allocated on the compute stream and the

@@ -5,6 +5,7 @@
 
 #include "zerotrain/core/error.h"
 #include "zerotrain/zero/grad_norm.h"
+#include "zerotrain/zero/shard_init.h"
 
 namespace zt::zero {
 
@@ -21,7 +22,7 @@ ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks,
     if (ps.empty()) continue;
     if (ps.front()->grad.defined()) grad_dtype_ = ps.front()->grad.dtype();
     for (nn::Parameter* p : ps) {
-      if (world > 1)  // every rank starts from rank 0's values
+      if (world > 1 && !options.shard_init)  // every rank starts from rank 0's values
         comm->broadcast(p->value.data(), static_cast<size_t>(p->value.numel()), p->value.dtype(), 0,
                         stream);
       group_of[p] = groups_.size();
@@ -30,7 +31,11 @@ ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks,
     own_group_[b] = static_cast<int>(groups_.size());
     uses_[b].push_back(groups_.size());
     groups_.push_back(std::make_unique<ParamGroup>(b, std::move(ps), world, rank));
-    groups_.back()->materialize(replicated_values, stream);
+    if (options.shard_init)  // zero.Init: only this rank's shard, see shard_init.h
+      groups_.back()->materialize_shard(build_value_shard(
+          *groups_.back(), *options.shard_init, options.shard_init_dtype, device, stream));
+    else
+      groups_.back()->materialize(replicated_values, stream);
   }
   if (groups_.empty()) throw ValueError("zero", "the model has no parameters");
   for (size_t b = 0; b < blocks.size(); ++b)

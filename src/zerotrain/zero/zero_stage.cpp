@@ -60,6 +60,9 @@ std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
   if (options.persistence_threshold < 0)
     throw ValueError("zero", str("persistence threshold must be >= 0 elements, got ",
                                  options.persistence_threshold));
+  if (options.shard_init != nullptr && options.stage != 3)
+    throw ValueError("zero",
+                     str("zero.Init (shard_init) needs ZeRO stage 3, got stage ", options.stage));
   switch (options.stage) {
     case 0:
       return std::make_unique<Stage0>(blocks, comm, device, stream, options, optimizer);

@@ -91,6 +91,8 @@ class ZeroStage {
   void check_identical(const std::vector<nn::Parameter*>& params);
 };
 
+class ShardSource;  // shard_init.h
+
 struct ZeroOptions {
   int stage = 0;                                 // 0-3
   int64_t reduce_bucket_elements = 500'000'000;  // stage 0's all-reduce buckets
@@ -105,12 +107,18 @@ struct ZeroOptions {
   // default 1e9; the groups the running block needs are gathered regardless).
   int64_t prefetch_elements = 50'000'000;
   int64_t max_live_elements = 1'000'000'000;
+  // Stage 3 only, zero.Init ([Note: zero.Init] in shard_init.h): the model's values are undefined
+  // (built with nn::TransformerOptions::allocate = false) and each rank builds only its value
+  // shards, of shard_init_dtype, from this source (not owned; used during make_zero_stage only).
+  // Null: the shards are cut from the model's full values, broadcast from rank 0.
+  ShardSource* shard_init = nullptr;
+  DType shard_init_dtype = DType::f32;
 };
 
 // Builds the stage. blocks, comm (may be null: one process) and optimizer outlive it. `optimizer`
 // holds the initial optimizer state (fresh, or loaded from a checkpoint): stage 0 steps with it;
 // the sharded stages copy their shards out of it and leave it fresh. Broadcasts rank 0's values.
-// Throws ValueError for a stage outside 0-3.
+// Throws ValueError for a stage outside 0-3, or a shard_init with a stage other than 3.
 std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
                                            std::vector<std::unique_ptr<nn::Block>>& blocks,
                                            comm::Communicator* comm, Device device, Stream stream,

@@ -1,0 +1,67 @@
+// zero.Init's sources and shard builder; see shard_init.h and [Note: zero.Init].
+#include "zerotrain/zero/shard_init.h"
+
+#include <algorithm>
+
+#include "zerotrain/core/error.h"
+#include "zerotrain/io/hf_model.h"
+#include "zerotrain/nn/init.h"
+
+namespace zt::zero {
+
+namespace {
+constexpr std::string_view kComponent = "zero_init";
+}  // namespace
+
+SeededInitSource::SeededInitSource(nn::ModelConfig config, uint64_t seed, float std)
+    : config_(std::move(config)), seed_(seed), std_(std) {}
+
+void SeededInitSource::fill(const nn::Parameter& p, int64_t begin, int64_t end, Tensor dst,
+                            Stream stream) {
+  // The same host rounding as Transformer::init_random: f32 values -> dst's dtype on the host.
+  const Tensor host = Tensor::from_floats(
+      nn::init_values_range(config_, p, seed_, std_, begin, end), {end - begin}, dst.dtype());
+  dst.copy_from(host, stream);
+}
+
+std::string SeededInitSource::describe() const {
+  return str("seeded init (seed ", seed_, ")");
+}
+
+PretrainedSource::PretrainedSource(const nn::ModelConfig& config,
+                                   const std::vector<nn::Parameter*>& params,
+                                   const std::filesystem::path& dir, std::ostream* warnings)
+    : reader_(dir) {
+  io::CheckpointSources resolved = io::resolve_checkpoint(config, params, reader_);
+  for (const auto& [p, src] : resolved.sources)
+    sources_.emplace_back(p, src);
+  io::warn_unexpected(dir, resolved.unexpected, warnings);
+}
+
+void PretrainedSource::fill(const nn::Parameter& p, int64_t begin, int64_t end, Tensor dst,
+                            Stream stream) {
+  const auto it =
+      std::find_if(sources_.begin(), sources_.end(), [&](const auto& s) { return s.first == &p; });
+  if (it == sources_.end())
+    throw ValueError(kComponent, str(p.name, ": not a parameter this source was resolved for (",
+                                     reader_.dir().string(), ")"));
+  reader_.read_elements(it->second, begin, end, dst, stream);
+}
+
+std::string PretrainedSource::describe() const {
+  return str("safetensors ", reader_.dir().string());
+}
+
+Tensor build_value_shard(const ParamGroup& group, ShardSource& source, DType dtype, Device device,
+                         Stream stream) {
+  if (!is_floating(dtype))
+    throw DTypeError(kComponent, str("value dtype must be floating, got ", dtype_name(dtype)));
+  Tensor shard = Tensor::zeros({group.shard_numel()}, dtype, device, stream);
+  const int64_t base = group.shard_offset();
+  for (const ShardPiece& piece : group.shard_pieces())
+    source.fill(*piece.param, piece.begin - piece.param_offset, piece.end - piece.param_offset,
+                shard.slice(0, piece.begin - base, piece.end - base), stream);
+  return shard;
+}
+
+}  // namespace zt::zero

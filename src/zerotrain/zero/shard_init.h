@@ -1,0 +1,82 @@
+// zero.Init for ZeRO stage 3: each rank materializes only its value shards, never the full model.
+// The model is built without values (nn::TransformerOptions::allocate = false); Stage3 then builds
+// every ParamGroup's shard from a ShardSource, one parameter piece at a time, with no broadcast
+// (every rank computes or reads the same bits). Tested by tests/zero/test_shard_init.cpp (one
+// process, and ParamGroups of worlds 2 and 4 built rank by rank) and tests/mpi/test_zero_init.cpp.
+//
+// [Note: zero.Init]
+// The shard of a group is the flat range [rank x shard_numel, (rank + 1) x shard_numel) of its
+// parameters laid back to back ([Note: param group layout]); each parameter's part of it is one
+// element range of its row-major flattened value. A source fills exactly that range: the seeded
+// init generates it on its own ([Note: init slices] in nn/init.cpp), the pretrained source reads
+// those elements of the checkpoint tensor (its bytes only, converting dtype as load_pretrained
+// does). Padding stays zero. So the shard equals bitwise the shard the full build then
+// ParamGroup::materialize gives, and setup holds one shard plus one piece's host staging.
+// Resuming from a zerotrain checkpoint keeps the full-load path (train/trainer.cpp).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "zerotrain/core/stream.h"
+#include "zerotrain/core/tensor.h"
+#include "zerotrain/io/sharded_safetensors.h"
+#include "zerotrain/nn/model_config.h"
+#include "zerotrain/nn/parameter.h"
+#include "zerotrain/zero/param_group.h"
+
+namespace zt::zero {
+
+// Where zero.Init takes a parameter's initial values from.
+class ShardSource {
+ public:
+  virtual ~ShardSource() = default;
+  // Elements [begin, end) of p's row-major flattened initial value into `dst` (contiguous, end -
+  // begin elements, any floating dtype, any device).
+  virtual void fill(const nn::Parameter& p, int64_t begin, int64_t end, Tensor dst,
+                    Stream stream) = 0;
+  // For the trainer's log: "seeded init" or "safetensors <dir>".
+  virtual std::string describe() const = 0;
+};
+
+// The seeded HF-style init of nn::Transformer::init_random, generated slice by slice.
+class SeededInitSource final : public ShardSource {
+ public:
+  SeededInitSource(nn::ModelConfig config, uint64_t seed, float std = 0.02f);
+  void fill(const nn::Parameter& p, int64_t begin, int64_t end, Tensor dst, Stream stream) override;
+  std::string describe() const override;
+
+ private:
+  nn::ModelConfig config_;
+  uint64_t seed_;
+  float std_;
+};
+
+// A Hugging Face checkpoint directory (model.safetensors or shards + index), resolved for `params`
+// as io::load_pretrained resolves it (errors on open, missing tensors and shapes are thrown here,
+// before any shard is built); fill() reads only the requested elements.
+class PretrainedSource final : public ShardSource {
+ public:
+  PretrainedSource(const nn::ModelConfig& config, const std::vector<nn::Parameter*>& params,
+                   const std::filesystem::path& dir, std::ostream* warnings = &std::cerr);
+  void fill(const nn::Parameter& p, int64_t begin, int64_t end, Tensor dst, Stream stream) override;
+  std::string describe() const override;
+  // Checkpoint tensor bytes read so far (io::ShardedReader::bytes_read).
+  uint64_t bytes_read() const { return reader_.bytes_read(); }
+
+ private:
+  io::ShardedReader reader_;
+  std::vector<std::pair<const nn::Parameter*, std::string>> sources_;
+};
+
+// This rank's value shard of `group` ([shard_numel] `dtype` on `device`, padding zero) with every
+// parameter piece filled from `source`.
+Tensor build_value_shard(const ParamGroup& group, ShardSource& source, DType dtype, Device device,
+                         Stream stream);
+
+}  // namespace zt::zero
