@@ -156,10 +156,11 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
                 ->capture_default_str();
   cmd->add_option("--seed", c->seed, "seed for the init and the data order")->capture_default_str();
   cmd->add_option("--device", *device, "cpu, cuda or cuda:N")->capture_default_str();
-  f->dtype = cmd->add_option("--dtype", *dtype,
-                             "f32, bf16 or f16 (16-bit compute, f32 masters and gradients; f16 "
-                             "with DeepSpeed's dynamic loss scaling)")
-                 ->check(CLI::IsMember({"f32", "bf16", "f16"}))
+  f->dtype = cmd->add_option(
+                    "--dtype", *dtype,
+                    "f32, bf16 or f16 (also fp16) (16-bit compute, f32 masters and gradients; f16 "
+                    "with DeepSpeed's dynamic loss scaling)")
+                 ->check(CLI::IsMember({"f32", "bf16", "f16", "fp16"}))
                  ->capture_default_str();
   f->beta1 = cmd->add_option("--beta1", c->beta1, "AdamW beta1")->capture_default_str();
   f->beta2 = cmd->add_option("--beta2", c->beta2, "AdamW beta2")->capture_default_str();
