@@ -2,7 +2,8 @@
 // (TrainConfig::inject_overflow_steps): the logged per-step loss scale follows DeepSpeed's dynamic
 // scaler exactly (2^8, window 2, hysteresis 2), exactly the injected steps are skipped, a skipped
 // step leaves the weights, masters, moments, optimizer step count and lr schedule bitwise as they
-// were, the model is saved in f16, a static scale stays put, and a run resumed from a mid-run
+// were, the model is saved in f16, a static scale stays put (csv_monitor logs it), and a run
+// resumed from a mid-run
 // checkpoint continues the scaler (and everything else) exactly. See [Note: fp16 step].
 #include <gtest/gtest.h>
 
@@ -133,6 +134,7 @@ TEST(TrainerFp16, StaticScaleStaysAndStillSkipsOverflows) {
   c.steps = 4;
   c.loss_scaler.loss_scale = 64;
   c.inject_overflow_steps = {2};
+  c.csv_monitor_dir = dir / "monitor";
   const train::TrainSummary s = train::train(c);
   EXPECT_EQ(s.skipped_steps, 1);
   const std::vector<nlohmann::json> m = metrics_lines(c.out / "metrics.jsonl");
@@ -140,6 +142,9 @@ TEST(TrainerFp16, StaticScaleStaysAndStillSkipsOverflows) {
   EXPECT_EQ(column(m, "skipped"), (std::vector<double>{0, 1, 0, 0}));
   EXPECT_EQ(train::read_train_state(c.out / "checkpoint").loss_scaler,
             nlohmann::json::parse(R"({"dynamic": false, "cur_scale": 64.0})"));
+  // DeepSpeed's csv_monitor has a loss_scale file with fp16 (x axis: samples, 4 per step).
+  EXPECT_EQ(test::text_lines(c.csv_monitor_dir / "Train_Samples_loss_scale.csv"),
+            (std::vector<std::string>{"step,loss_scale", "4,64", "8,64", "12,64", "16,64"}));
 }
 
 TEST(TrainerFp16, ResumeContinuesTheScalerExactly) {

@@ -72,9 +72,10 @@ struct StepMetrics {
   double loss = std::numeric_limits<double>::quiet_NaN();
   double lr = 0;
   double grad_norm = std::numeric_limits<double>::quiet_NaN();
-  double loss_scale = 1.0;  // the loss scale the step's backward used (fp16; 1 otherwise)
-  int64_t skipped = 0;      // steps of the logged interval whose update an overflow skipped
-  double tokens_per_s = 0;  // all ranks together
+  double loss_scale = 1.0;    // the loss scale the step's backward used (fp16; 1 otherwise)
+  bool loss_scaling = false;  // fp16: loss_scale is live (csv_monitor writes it, as DeepSpeed)
+  int64_t skipped = 0;        // steps of the logged interval whose update an overflow skipped
+  double tokens_per_s = 0;    // all ranks together
   double tokens_per_s_per_gpu = 0;
   int64_t world_size = 1;
   double mfu = std::numeric_limits<double>::quiet_NaN();

@@ -276,6 +276,7 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
       r.lr = lr;
       r.grad_norm = mean_of(interval_norms);
       r.loss_scale = plan.loss_scale;
+      r.loss_scaling = scaler.has_value();
       r.skipped = interval_skipped;
       r.tokens_per_s_per_gpu = tokens_per_second(interval_tokens, seconds);
       r.tokens_per_s = r.tokens_per_s_per_gpu * world;
