@@ -49,7 +49,7 @@ void print_summary(const train::TrainSummary& s, int world) {
               fmt("%.2f", static_cast<double>(s.grad_bytes) / (1 << 20)).c_str(),
               fmt("%.2f", static_cast<double>(s.optimizer_bytes) / (1 << 20)).c_str());
   if (s.skipped_steps > 0 || s.loss_scale != 1.0)
-    std::printf("%-22s %s skipped (gradient overflow), final loss scale %s\n", "steps skipped",
+    std::printf("%-22s %s (gradient overflow); final loss scale %s\n", "steps skipped",
                 std::to_string(s.skipped_steps).c_str(), fmt("%g", s.loss_scale).c_str());
   std::printf("%-22s %s\n", "model", s.model_dir.string().c_str());
   std::printf("%-22s %s\n", "checkpoint", s.checkpoint_dir.string().c_str());
@@ -286,6 +286,9 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
                 " | grad norm ", fmt("%.3f", m.grad_norm), " | lr ", fmt("%.2e", m.lr), " | ",
                 fmt("%.0f", m.tokens_per_s), " tok/s");
         if (m.world_size > 1) line += str(" (", fmt("%.0f", m.tokens_per_s_per_gpu), "/GPU)");
+        if (m.loss_scaling)
+          line += str(" | scale ", fmt("%g", m.loss_scale),
+                      m.skipped ? str(" (", m.skipped, " skipped)") : "");
         line += str(" | MFU ", train::format_mfu(m.mfu), " | mem ", fmt("%.2f", m.peak_mem_gib),
                     " GiB");
         if (m.wall_clock)
