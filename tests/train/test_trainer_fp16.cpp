@@ -4,7 +4,8 @@
 // step leaves the weights, masters, moments, optimizer step count and lr schedule bitwise as they
 // were, the model is saved in f16, a static scale stays put (csv_monitor logs it), and a run
 // resumed from a mid-run
-// checkpoint continues the scaler (and everything else) exactly. See [Note: fp16 step].
+// checkpoint continues the scaler (and everything else) exactly; a bad hook step or scaler option
+// is a ValueError naming it. See [Note: fp16 step].
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,6 +17,7 @@
 
 #include "io/io_test_util.h"
 #include "train/train_test_util.h"
+#include "zerotrain/core/error.h"
 #include "zerotrain/io/safetensors.h"
 #include "zerotrain/train/checkpoint.h"
 #include "zerotrain/train/trainer.h"
@@ -181,6 +183,16 @@ TEST(TrainerFp16, ResumeContinuesTheScalerExactly) {
             test::read_bytes(dir / "resumed" / "checkpoint" / "optimizer.safetensors"));
   EXPECT_EQ(train::read_train_state(dir / "straight" / "checkpoint").loss_scaler,
             train::read_train_state(dir / "resumed" / "checkpoint").loss_scaler);
+}
+
+TEST(TrainerFp16, BadHookOrScalerOptionsAreNamed) {
+  test::TempDir dir;
+  train::TrainConfig c = fp16_config(dir.path());
+  c.inject_overflow_steps = {0};
+  test::expect_error<ValueError>([&] { train::train(c); }, {"inject_overflow_steps", "0"});
+  c.inject_overflow_steps = {};
+  c.loss_scaler.hysteresis = 0;
+  test::expect_error<ValueError>([&] { train::train(c); }, {"[loss_scaler]", "hysteresis", "0"});
 }
 
 }  // namespace
