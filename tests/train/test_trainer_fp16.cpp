@@ -3,9 +3,8 @@
 // scaler exactly (2^8, window 2, hysteresis 2), exactly the injected steps are skipped, a skipped
 // step leaves the weights, masters, moments, optimizer step count and lr schedule bitwise as they
 // were, the model is saved in f16, a static scale stays put (csv_monitor logs it), and a run
-// resumed from a mid-run
-// checkpoint continues the scaler (and everything else) exactly; a bad hook step or scaler option
-// is a ValueError naming it. See [Note: fp16 step].
+// resumed from a mid-run checkpoint continues the scaler (and everything else) exactly; a bad hook
+// step or scaler option is a ValueError naming it. See [Note: fp16 step].
 #include <gtest/gtest.h>
 
 #include <cmath>
