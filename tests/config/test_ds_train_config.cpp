@@ -72,6 +72,42 @@ TEST(DsTrainConfig, AFileWithoutOptimizerKeepsTheCommandLinesAdamW) {
   EXPECT_FALSE(c.activation_checkpointing);
 }
 
+// See [Note: fp16 in ds_config].
+TEST(DsTrainConfig, Fp16SectionMapsOntoTheLossScaler) {
+  TrainConfig c;
+  apply_ds_config(load(R"({"train_batch_size": 8, "fp16": {"enabled": true,
+                      "initial_scale_power": 12, "loss_scale_window": 50, "hysteresis": 3,
+                      "consecutive_hysteresis": true, "min_loss_scale": 4}})",
+                       c, {}),
+                  {}, c);
+  EXPECT_EQ(c.dtype, DType::f16);
+  EXPECT_EQ(c.loss_scaler.loss_scale, 0.0);
+  EXPECT_EQ(c.loss_scaler.initial_scale_power, 12);
+  EXPECT_EQ(c.loss_scaler.loss_scale_window, 50);
+  EXPECT_EQ(c.loss_scaler.hysteresis, 3);
+  EXPECT_TRUE(c.loss_scaler.consecutive_hysteresis);
+  EXPECT_EQ(c.loss_scaler.min_loss_scale, 4.0);
+
+  TrainConfig s;
+  apply_ds_config(
+      load(R"({"train_batch_size": 8, "fp16": {"enabled": true, "loss_scale": 128}})", s, {}), {},
+      s);
+  EXPECT_EQ(s.dtype, DType::f16);
+  EXPECT_EQ(s.loss_scaler.loss_scale, 128.0);
+
+  // --dtype f16 fills "auto" and turns on a missing section; it must agree with the file.
+  TrainConfig f;
+  f.dtype = DType::f16;
+  const GivenFlags g = given(&GivenFlags::dtype);
+  apply_ds_config(load(R"({"train_batch_size": 8, "fp16": {"enabled": "auto"}})", f, g), g, f);
+  EXPECT_EQ(f.dtype, DType::f16);
+  apply_ds_config(load(R"({"train_batch_size": 8})", f, g), g, f);
+  EXPECT_EQ(f.dtype, DType::f16);
+  EXPECT_NE(error_of(R"({"train_batch_size": 8, "fp16": {"enabled": false}})", f, g)
+                .find("fp16.enabled: the config gives false but --dtype fp16 gives true"),
+            std::string::npos);
+}
+
 TEST(DsTrainConfig, ZeroStageAndStage3BoundsMapOntoTrainConfig) {
   TrainConfig c;
   const config::DsConfig ds = load(R"({
@@ -91,8 +127,9 @@ TEST(DsTrainConfig, ZeroStageAndStage3BoundsMapOntoTrainConfig) {
 }
 
 TEST(DsTrainConfig, UnsupportedSettingsAreNamed) {
-  EXPECT_NE(error_of(R"({"train_batch_size": 8, "fp16": {"enabled": true}})")
-                .find("fp16.enabled: not supported yet by zerotrain train"),
+  EXPECT_NE(error_of(R"({"train_batch_size": 8, "zero_optimization": {"stage": 2},
+                 "fp16": {"enabled": true, "fp16_master_weights_and_grads": true}})")
+                .find("fp16.fp16_master_weights_and_grads: not supported yet by zerotrain train"),
             std::string::npos);
   EXPECT_NE(error_of(R"({"train_batch_size": 8, "optimizer": {"type": "Lion"}})")
                 .find("optimizer.type: not supported yet"),

@@ -51,6 +51,9 @@ void print_summary(const train::TrainSummary& s, int world) {
   if (!s.zero_init.empty())
     std::printf("%-22s each rank built only its parameter shards, from %s\n", "zero.Init",
                 s.zero_init.c_str());
+  if (s.skipped_steps > 0 || s.loss_scale != 1.0)
+    std::printf("%-22s %s (gradient overflow); final loss scale %s\n", "steps skipped",
+                std::to_string(s.skipped_steps).c_str(), fmt("%g", s.loss_scale).c_str());
   std::printf("%-22s %s\n", "model", s.model_dir.string().c_str());
   std::printf("%-22s %s\n", "checkpoint", s.checkpoint_dir.string().c_str());
   std::printf("%-22s %s\n", "metrics", s.metrics_path.string().c_str());
@@ -156,19 +159,22 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
                 ->capture_default_str();
   cmd->add_option("--seed", c->seed, "seed for the init and the data order")->capture_default_str();
   cmd->add_option("--device", *device, "cpu, cuda or cuda:N")->capture_default_str();
-  f->dtype =
-      cmd->add_option("--dtype", *dtype, "f32, or bf16 (bf16 compute, f32 masters and gradients)")
-          ->check(CLI::IsMember({"f32", "bf16"}))
-          ->capture_default_str();
+  f->dtype = cmd->add_option(
+                    "--dtype", *dtype,
+                    "f32, bf16 or f16 (also fp16) (16-bit compute, f32 masters and gradients; f16 "
+                    "with DeepSpeed's dynamic loss scaling)")
+                 ->check(CLI::IsMember({"f32", "bf16", "f16", "fp16"}))
+                 ->capture_default_str();
   f->beta1 = cmd->add_option("--beta1", c->beta1, "AdamW beta1")->capture_default_str();
   f->beta2 = cmd->add_option("--beta2", c->beta2, "AdamW beta2")->capture_default_str();
   f->eps = cmd->add_option("--eps", c->eps, "AdamW epsilon")->capture_default_str();
-  cmd->add_option("--deepspeed", *deepspeed,
-                  "a DeepSpeed ds_config.json: its batch sizes, clipping, bf16, AdamW settings, "
-                  "scheduler, steps_per_print, wall_clock_breakdown, csv_monitor and "
-                  "activation_checkpointing apply; \"auto\" takes the flags' "
-                  "values; a flag given explicitly must agree with the file; settings train cannot "
-                  "run yet are errors (check a file with `zerotrain config check`)");
+  cmd->add_option(
+      "--deepspeed", *deepspeed,
+      "a DeepSpeed ds_config.json: its batch sizes, clipping, bf16/fp16, AdamW settings, "
+      "scheduler, steps_per_print, wall_clock_breakdown, csv_monitor and "
+      "activation_checkpointing apply; \"auto\" takes the flags' "
+      "values; a flag given explicitly must agree with the file; settings train cannot "
+      "run yet are errors (check a file with `zerotrain config check`)");
   cmd->add_flag("--wall-clock-breakdown", c->wall_clock_breakdown,
                 "log forward/backward/comm/step milliseconds per step (synchronizes the device at "
                 "each phase; DeepSpeed's wall_clock_breakdown)");
@@ -287,6 +293,9 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
                 " | grad norm ", fmt("%.3f", m.grad_norm), " | lr ", fmt("%.2e", m.lr), " | ",
                 fmt("%.0f", m.tokens_per_s), " tok/s");
         if (m.world_size > 1) line += str(" (", fmt("%.0f", m.tokens_per_s_per_gpu), "/GPU)");
+        if (m.loss_scaling)
+          line += str(" | scale ", fmt("%g", m.loss_scale),
+                      m.skipped ? str(" (", m.skipped, " skipped)") : "");
         line += str(" | MFU ", train::format_mfu(m.mfu), " | mem ", fmt("%.2f", m.peak_mem_gib),
                     " GiB");
         if (m.wall_clock)

@@ -107,6 +107,7 @@ fs::path save_checkpoint(const fs::path& out, nn::Transformer& model, DType dtyp
   j["data"] = io::to_json(state.data);
   j["config"] = state.config;
   if (!state.scheduler.is_null()) j["scheduler"] = state.scheduler;
+  if (!state.loss_scaler.is_null()) j["loss_scaler"] = state.loss_scaler;
   io::write_file_atomic(tmp / kStateFile, j.dump(2) + "\n");
   io::write_file_atomic(tmp / kCheckpointCompleteName, str("step ", state.step, "\n"));
   fs::remove_all(final_dir);
@@ -136,6 +137,7 @@ TrainState read_train_state(const fs::path& dir) {
   s.data = io::data_loader_state_from_json(j["data"]);
   s.config = j["config"];
   if (j.contains("scheduler")) s.scheduler = j["scheduler"];
+  if (j.contains("loss_scaler")) s.loss_scaler = j["loss_scaler"];
   return s;
 }
 

@@ -3,7 +3,8 @@
 //   model/                  the parameters in Hugging Face layout, stored in the training dtype
 //   optimizer.safetensors   AdamW::state() tensors (f32), metadata {"step": updates taken}
 //   train_state.json        {"step", "data": DataLoaderState, "config": resume_config_json,
-//                            "scheduler": the lr scheduler's state}
+//                            "scheduler": the lr scheduler's state,
+//                            "loss_scaler": LossScaler::state(), fp16 runs only}
 //   COMPLETE                written last; a directory without it is never resumed from
 // A save goes into `<out>/checkpoint.tmp/`, which is renamed over `<out>/checkpoint/` once
 // COMPLETE is in it, so an interrupted save never leaves a checkpoint that looks complete.
@@ -26,10 +27,11 @@ inline constexpr const char* kCheckpointDirName = "checkpoint";
 inline constexpr const char* kCheckpointCompleteName = "COMPLETE";
 
 struct TrainState {
-  int64_t step = 0;          // optimizer steps completed by the run
-  io::DataLoaderState data;  // where the next step's batches start
-  nlohmann::json config;     // resume_config_json of the run that saved it
-  nlohmann::json scheduler;  // optim::Scheduler::state(); null in checkpoints older than it
+  int64_t step = 0;            // optimizer steps completed by the run
+  io::DataLoaderState data;    // where the next step's batches start
+  nlohmann::json config;       // resume_config_json of the run that saved it
+  nlohmann::json scheduler;    // optim::Scheduler::state(); null in checkpoints older than it
+  nlohmann::json loss_scaler;  // LossScaler::state() of an fp16 run; null otherwise
 };
 
 // The TrainConfig fields that describe the run being resumed: the model config path, seq_len,

@@ -47,8 +47,9 @@ const std::vector<NotYet>& not_yet() {
          return p && p->device != config::OffloadDevice::none;
        },
        "parameter offload"},
-      {"fp16.enabled", [](const DsConfig& d) { return d.fp16.enabled; },
-       "fp16 with loss scaling (use bf16)"},
+      {"fp16.fp16_master_weights_and_grads",
+       [](const DsConfig& d) { return d.fp16.enabled && d.fp16.fp16_master_weights_and_grads; },
+       "fp16 masters and gradients (masters and gradients are f32)"},
       {"amp.enabled", [](const DsConfig& d) { return d.amp.enabled; },
        "NVIDIA Apex AMP (use bf16)"},
       {"bf16.check_grad_overflow", [](const DsConfig& d) { return d.bf16.check_grad_overflow; },
@@ -128,7 +129,9 @@ config::ConfigOverrides train_overrides(const TrainConfig& c, const GivenFlags& 
   o.eps = v(g.eps, c.eps);
   o.weight_decay = v(g.weight_decay, c.weight_decay);
   o.clip = v(g.clip, c.clip);
-  o.dtype = v(g.dtype, std::string(dtype_name(c.dtype)));
+  // resolve_auto names the precisions as the ds_config sections do.
+  o.dtype =
+      v(g.dtype, c.dtype == DType::f16 ? std::string("fp16") : std::string(dtype_name(c.dtype)));
   return o;
 }
 
@@ -142,11 +145,23 @@ void apply_ds_config(const DsConfig& ds, const GivenFlags& g, TrainConfig& c) {
   set(g.grad_accum, "gradient_accumulation_steps", "--grad-accum", ds.gradient_accumulation_steps,
       c.grad_accum);
   set(g.clip, "gradient_clipping", "--clip", ds.gradient_clipping, c.clip);
-  const DType dtype = ds.bf16.enabled ? DType::bf16 : DType::f32;
-  if (g.dtype && dtype != c.dtype)
-    conflict("bf16.enabled", ds.bf16.enabled ? "true" : "false", "--dtype",
+  const DType dtype = ds.bf16.enabled ? DType::bf16 : ds.fp16.enabled ? DType::f16 : DType::f32;
+  if (g.dtype && dtype != c.dtype) {
+    const bool fp16_key = ds.fp16.enabled || c.dtype == DType::f16;
+    const bool on = fp16_key ? ds.fp16.enabled : ds.bf16.enabled;
+    conflict(fp16_key ? "fp16.enabled" : "bf16.enabled", on ? "true" : "false", "--dtype",
              std::string(dtype_name(c.dtype)));
+  }
   c.dtype = dtype;
+  // See [Note: fp16 in ds_config].
+  if (ds.fp16.enabled) {
+    c.loss_scaler.loss_scale = ds.fp16.loss_scale;
+    c.loss_scaler.initial_scale_power = ds.fp16.initial_scale_power;
+    c.loss_scaler.loss_scale_window = ds.fp16.loss_scale_window;
+    c.loss_scaler.hysteresis = ds.fp16.hysteresis;
+    c.loss_scaler.consecutive_hysteresis = ds.fp16.consecutive_hysteresis;
+    c.loss_scaler.min_loss_scale = static_cast<double>(ds.fp16.min_loss_scale);
+  }
   if (ds.optimizer) {
     const auto& a = std::get<config::AdamParams>(ds.optimizer->params);
     set(g.lr, "optimizer.params.lr", "--lr", a.lr, c.lr);

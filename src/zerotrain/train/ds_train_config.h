@@ -3,7 +3,8 @@
 // TrainConfig fields that exist. A setting the trainer cannot run yet is an error
 // "[config] <key>: not supported yet by zerotrain train" (the one list is in
 // ds_train_config.cpp; it shrinks as features land), never silently ignored.
-// See [Note: activation checkpointing] below. Tested by tests/config/test_ds_train_config.cpp.
+// See [Note: activation checkpointing] and [Note: fp16 in ds_config] below. Tested by
+// tests/config/test_ds_train_config.cpp.
 //
 // [Note: activation checkpointing]
 // In DeepSpeed the `activation_checkpointing` section configures checkpointing and the model
@@ -12,6 +13,13 @@
 // partition_activations, contiguous_memory_optimization, number_checkpoints,
 // synchronize_checkpoint_boundary and profile change nothing in one process, cpu_checkpointing
 // is not supported yet.
+//
+// [Note: fp16 in ds_config]
+// fp16.enabled trains in f16 (TrainConfig::dtype) with DeepSpeed's loss scaler: loss_scale > 0 is a
+// static scale, 0 the dynamic one of initial_scale_power, loss_scale_window, hysteresis,
+// consecutive_hysteresis and min_loss_scale (train/loss_scaler.h). auto_cast casts a model's
+// floating inputs to fp16 in DeepSpeed; zerotrain's inputs are token ids, so it changes nothing.
+// fp16_master_weights_and_grads is not supported (masters and gradients stay f32).
 #pragma once
 
 #include <cstdint>
@@ -35,9 +43,9 @@ struct GivenFlags {
 config::ConfigOverrides train_overrides(const TrainConfig& c, const GivenFlags& given,
                                         std::optional<int64_t> hidden_size);
 
-// Sets micro_batch, grad_accum, clip, dtype, the AdamW hyper-parameters, log_every,
-// activation_checkpointing, the scheduler, wall_clock_breakdown (on when the file or the flag
-// says so) and csv_monitor_dir (<output_path>/<job_name>) from `ds`. Throws ValueError for an
+// Sets micro_batch, grad_accum, clip, dtype (and fp16's loss scaler), the AdamW hyper-parameters,
+// log_every, activation_checkpointing, the scheduler, wall_clock_breakdown (on when the file or the
+// flag says so) and csv_monitor_dir (<output_path>/<job_name>) from `ds`. Throws ValueError for an
 // unsupported setting or one that contradicts a given flag (naming both).
 void apply_ds_config(const config::DsConfig& ds, const GivenFlags& given, TrainConfig& c);
 

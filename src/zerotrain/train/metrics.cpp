@@ -101,6 +101,7 @@ std::vector<std::pair<std::string, double>> metric_fields(const StepMetrics& m) 
       {"lr", m.lr},
       {"grad_norm", m.grad_norm},
       {"loss_scale", m.loss_scale},
+      {"skipped", static_cast<double>(m.skipped)},
       {"tokens_per_s", m.tokens_per_s},
       {"tokens_per_s_per_gpu", m.tokens_per_s_per_gpu},
       {"world_size", static_cast<double>(m.world_size)},
@@ -132,6 +133,8 @@ std::string to_json_line(const StepMetrics& m) {
     s += "\":";
     if (key == "world_size")
       s += std::to_string(m.world_size);
+    else if (key == "skipped")
+      s += std::to_string(m.skipped);
     else
       append_number(s, value);
   }

@@ -72,8 +72,10 @@ struct StepMetrics {
   double loss = std::numeric_limits<double>::quiet_NaN();
   double lr = 0;
   double grad_norm = std::numeric_limits<double>::quiet_NaN();
-  double loss_scale = 1.0;  // 1 until fp16 loss scaling exists
-  double tokens_per_s = 0;  // all ranks together
+  double loss_scale = 1.0;    // the loss scale the step's backward used (fp16; 1 otherwise)
+  bool loss_scaling = false;  // fp16: loss_scale is live (csv_monitor writes it, as DeepSpeed)
+  int64_t skipped = 0;        // steps of the logged interval whose update an overflow skipped
+  double tokens_per_s = 0;    // all ranks together
   double tokens_per_s_per_gpu = 0;
   int64_t world_size = 1;
   double mfu = std::numeric_limits<double>::quiet_NaN();
@@ -83,7 +85,7 @@ struct StepMetrics {
   std::optional<WallClockTimes> wall_clock;  // only with wall_clock_breakdown
 };
 
-// The columns of a metrics record in file order: step, loss, lr, grad_norm, loss_scale,
+// The columns of a metrics record in file order: step, loss, lr, grad_norm, loss_scale, skipped,
 // tokens_per_s, tokens_per_s_per_gpu, world_size, mfu, mem_gib, peak_mem_gib, reserved_gib, then
 // forward_ms, backward_ms, comm_ms, step_ms when `m` has wall-clock times.
 std::vector<std::pair<std::string, double>> metric_fields(const StepMetrics& m);

@@ -22,6 +22,7 @@ constexpr std::string_view kComponent = "metrics";
 // The csv_monitor event names (without "Train/Samples/") of a record.
 std::vector<std::pair<std::string, double>> monitor_events(const StepMetrics& m) {
   std::vector<std::pair<std::string, double>> e = {{"train_loss", m.loss}, {"lr", m.lr}};
+  if (m.loss_scaling) e.emplace_back("loss_scale", m.loss_scale);
   if (m.wall_clock) {
     e.emplace_back("elapsed_time_ms_forward", m.wall_clock->forward_ms);
     e.emplace_back("elapsed_time_ms_backward", m.wall_clock->backward_ms);
@@ -33,6 +34,7 @@ std::vector<std::pair<std::string, double>> monitor_events(const StepMetrics& m)
 
 constexpr const char* kMonitorEvents[] = {"train_loss",
                                           "lr",
+                                          "loss_scale",
                                           "elapsed_time_ms_forward",
                                           "elapsed_time_ms_backward",
                                           "elapsed_time_ms_backward_allreduce",

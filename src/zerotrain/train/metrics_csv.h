@@ -6,7 +6,8 @@
 // [Note: csv_monitor layout]
 // As deepspeed/monitor/csv_monitor.py: a directory <output_path>/<job_name>/ (output_path ""
 // means the working directory) with one file per metric named after its event with '/' turned
-// into '_' (Train_Samples_train_loss.csv, Train_Samples_lr.csv, and with wall_clock_breakdown
+// into '_' (Train_Samples_train_loss.csv, Train_Samples_lr.csv, with fp16
+// Train_Samples_loss_scale.csv, and with wall_clock_breakdown
 // Train_Samples_elapsed_time_ms_{forward,backward,backward_allreduce,step}.csv), each with the
 // header "step,<last part of the name>" and rows "<global samples>,<value>", where global samples =
 // steps x the global batch, DeepSpeed's x axis. Rows are written at each logged step (the

@@ -5,7 +5,8 @@
 //
 // [Note: trainer scheduler]
 // Update k (1-based) runs at scheduler.lr() and the scheduler steps once after it, also when a
-// non-finite gradient skipped the update, so that the lr sequence depends on the step number only.
+// non-finite gradient skipped the update of an f32/bf16 run, so that the lr sequence depends on the
+// step number only; an fp16 overflow steps neither, as in DeepSpeed ([Note: fp16 step]).
 // With the HF schedules that is exactly the old lr_at(k - 1) (optim's [Note: scheduler
 // iterations]). OneCycle with cycle_momentum sets AdamW's betas before every update, as DeepSpeed
 // does (beta1 = the cycled momentum, beta2 = 0.99). A ds_config without a scheduler section runs

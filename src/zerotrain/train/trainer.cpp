@@ -13,7 +13,7 @@
 #include "zerotrain/nn/block_runner.h"
 #include "zerotrain/nn/transformer.h"
 #include "zerotrain/train/checkpoint.h"
-#include "zerotrain/train/grad_clip.h"
+#include "zerotrain/train/fp16_step.h"
 #include "zerotrain/train/loss_plot.h"
 #include "zerotrain/train/optimizer.h"
 #include "zerotrain/train/run_log.h"
@@ -47,8 +47,10 @@ void check_config(const TrainConfig& c) {
     throw ValueError("train", str("warmup_steps must be >= 0, got ", c.warmup_steps));
   if (c.zero_stage < 0 || c.zero_stage > 3)
     throw ValueError("train", str("zero_stage must be 0, 1, 2 or 3, got ", c.zero_stage));
-  if (c.dtype != DType::f32 && c.dtype != DType::bf16)
-    throw ValueError("train", str("dtype must be f32 or bf16, got ", dtype_name(c.dtype)));
+  if (c.dtype != DType::f32 && c.dtype != DType::bf16 && c.dtype != DType::f16)
+    throw ValueError("train", str("dtype must be f32, bf16 or f16, got ", dtype_name(c.dtype)));
+  for (int64_t s : c.inject_overflow_steps)
+    if (s < 1) throw ValueError("train", str("inject_overflow_steps holds ", s, ", not >= 1"));
 }
 
 bool has_weights(const fs::path& dir) {
@@ -155,6 +157,14 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   // See [Note: trainer scheduler].
   const std::unique_ptr<optim::Scheduler> scheduler = make_train_scheduler(c);
   if (resuming) restore_scheduler(*scheduler, resumed.scheduler, resumed.step);
+  // See [Note: fp16 step]: f16 runs only.
+  std::optional<LossScaler> scaler = make_loss_scaler(c);
+  if (resuming && scaler) {
+    if (resumed.loss_scaler.is_null())
+      throw ValueError("train", str("cannot resume fp16 from ", c.resume.string(),
+                                    ": its train_state.json has no loss_scaler"));
+    scaler->load_state(resumed.loss_scaler);
+  }
   // Momentum cycling (OneCycle) sets the betas of train::AdamW, which only stage 0 steps with.
   if (scheduler->betas() && c.zero_stage > 0)
     throw ValueError("train",
@@ -188,12 +198,11 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   ctx.device = c.device;
   ctx.stream = stream;
   ctx.compute_dtype = c.dtype;
-  // See [Note: data-parallel step]: the summed gradients are those of the global batch's mean loss.
-  ctx.loss_scale = 1.0f / static_cast<float>(c.grad_accum * world);
 
   reset_peak_memory(c.device);
   StepTimer timer, total_timer, step_timer;
   std::vector<double> interval_losses, interval_norms;
+  int64_t interval_skipped = 0;
   int64_t interval_tokens = 0;
   bool logged = false;
   // Collective: every rank takes part in gathering the (sharded) state; rank 0 writes it.
@@ -206,6 +215,7 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
       st.data = loader.state();
       st.config = resume_config_json(c);
       st.scheduler = scheduler->state();
+      if (scaler) st.loss_scaler = scaler->state();
       write_loss_plot(sum.plot_path, plot_points);
       sum.checkpoint_dir = save_checkpoint(c.out, model, c.dtype, opt_state, st, stream);
     }
@@ -214,8 +224,13 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   for (int64_t step = resumed.step; step < c.steps; ++step) {
     engine->zero_grad();
     double loss = 0;
+    const double loss_scale = scaler ? scaler->scale() : 1.0;
     for (int64_t m = 0; m < c.grad_accum; ++m) {
       engine->begin_micro_step(m + 1 == c.grad_accum);
+      // See [Note: data-parallel step]: the summed gradients are loss_scale x those of the global
+      // batch's mean loss.
+      ctx.loss_scale = micro_loss_scale(loss_scale, c.grad_accum, world,
+                                        m == 0 && injects_overflow(c, step + 1));
       const io::Batch batch = loader.next();
       ctx.tokens = batch.inputs.to(c.device, stream);
       ctx.targets = batch.targets.to(c.device, stream);
@@ -230,14 +245,19 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
     engine->finish_gradient_sync();
     if (c.comm) loss = engine->sum_over_ranks(loss) / world;
     wall.lap(Phase::comm);
-    // One norm for every stage ([Note: chunked gradient norm]); a non-finite one skips the step.
-    const double norm = engine->grad_norm();
+    // One norm for every stage ([Note: chunked gradient norm]); a non-finite one skips the step
+    // ([Note: fp16 step]).
+    const StepPlan plan = plan_step(engine->grad_norm(), c.clip, scaler);
+    const double norm = plan.norm;
     const double lr = scheduler->lr();
     if (const auto betas = scheduler->betas())
       optimizer.set_betas(static_cast<float>(betas->beta1), static_cast<float>(betas->beta2));
-    if (std::isfinite(norm))
-      engine->step(static_cast<float>(lr), static_cast<float>(clip_coefficient(norm, c.clip)));
-    scheduler->step();
+    if (plan.update) engine->step(static_cast<float>(lr), plan.grad_scale);
+    if (plan.step_scheduler) scheduler->step();
+    if (!plan.update) {
+      ++interval_skipped;
+      ++sum.skipped_steps;
+    }
     synchronize(stream);
     wall.lap(Phase::step);
     if (step == resumed.step) {
@@ -268,6 +288,9 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
       r.loss = mean_of(interval_losses);
       r.lr = lr;
       r.grad_norm = mean_of(interval_norms);
+      r.loss_scale = plan.loss_scale;
+      r.loss_scaling = scaler.has_value();
+      r.skipped = interval_skipped;
       r.tokens_per_s_per_gpu = tokens_per_second(interval_tokens, seconds);
       r.tokens_per_s = r.tokens_per_s_per_gpu * world;
       r.world_size = world;
@@ -287,12 +310,14 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
         write_loss_plot(sum.plot_path, plot_points);
       interval_losses.clear();
       interval_norms.clear();
+      interval_skipped = 0;
       interval_tokens = 0;
     }
     if (c.save_every > 0 && (step + 1) % c.save_every == 0 && !last) save(step + 1);
     if (cb.on_step) cb.on_step(step + 1, c.steps, loss);
   }
   sum.steps = c.steps - resumed.step;
+  sum.loss_scale = scaler ? scaler->scale() : 1.0;
   sum.seconds = total_timer.lap();
   sum.tokens_per_s = tokens_per_second(sum.tokens, sum.seconds);
   sum.mfu = mfu(sum.tokens_per_s, per_token, peak);

@@ -11,12 +11,14 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "zerotrain/comm/communicator.h"
 #include "zerotrain/core/device.h"
 #include "zerotrain/core/dtype.h"
+#include "zerotrain/train/loss_scaler.h"
 #include "zerotrain/train/metrics.h"
 
 namespace zt::train {
@@ -46,7 +48,10 @@ struct TrainConfig {
   double clip = 1.0;  // global-norm clipping; <= 0 turns it off
   uint64_t seed = 1234;
   Device device = Device::cpu();
-  DType dtype = DType::f32;  // parameters and activations; f32 masters and grads when bf16
+  // Parameters and activations; f32 gradients, and f32 masters when f16/bf16. f16 scales the loss
+  // gradient (loss_scaler, [Note: fp16 step] in fp16_step.h).
+  DType dtype = DType::f32;
+  LossScalerOptions loss_scaler;  // f16 only: ds_config's fp16 section (DeepSpeed's defaults)
   bool activation_checkpointing = false;
   int64_t log_every = 10;
   int64_t plot_every = 0;  // also write loss.png every N steps (0: at the end only)
@@ -78,6 +83,11 @@ struct TrainConfig {
   // generates (seeded init) or reads (the model directory's safetensors, its slices only) just
   // its value shards. A resume loads the checkpoint's full values as before. Same bits either way.
   bool zero_init = true;
+
+  // Test hook (fault injection), never set by the CLI: at these optimizer steps (1-based) the
+  // first micro-step's loss gradient is multiplied by +inf on every rank, so that step's
+  // gradients overflow deterministically (tests of [Note: fp16 step]).
+  std::vector<int64_t> inject_overflow_steps;
 };
 
 // Counts and rates cover the steps this call ran (from the resumed step on); tokens and rates are
@@ -98,6 +108,10 @@ struct TrainSummary {
   // Where zero.Init built the shards from ("seeded init (seed 5)", "safetensors DIR"); empty when
   // the full model was built.
   std::string zero_init;
+  // Steps this call ran whose update a non-finite gradient skipped, and the loss scale at
+  // the end (1 without fp16).
+  int64_t skipped_steps = 0;
+  double loss_scale = 1;
   std::filesystem::path model_dir, checkpoint_dir, metrics_path, csv_path, plot_path;
   std::filesystem::path csv_monitor_dir;  // empty without csv_monitor
 };

@@ -6,7 +6,8 @@
 // [Note: data-parallel step]
 // - The loss of every micro-batch is scaled by 1 / (grad_accum x world) (the trainer's
 //   StepContext::loss_scale), so the all-reduced SUM is the gradient of the global batch's mean
-//   loss, as DeepSpeed defines the global batch (micro-batch x accumulation x world).
+//   loss, as DeepSpeed defines the global batch (micro-batch x accumulation x world); fp16 also
+//   multiplies it by the loss scale ([Note: fp16 step] in train/fp16_step.h).
 // - Non-boundary micro-steps only accumulate locally; on the boundary micro-step each bucket is
 //   reduced as soon as its last block's backward is done (GradBuckets::ready_after). On a GPU the
 //   collective runs on a dedicated comm stream after an event from the compute stream, and

@@ -1,0 +1,39 @@
+// The step plan under a loss scale; see fp16_step.h. Tested by tests/train/test_fp16_step.cpp.
+#include "zerotrain/train/fp16_step.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "zerotrain/train/grad_clip.h"
+
+namespace zt::train {
+
+StepPlan plan_step(double scaled_norm, double clip, std::optional<LossScaler>& scaler) {
+  StepPlan p;
+  p.loss_scale = scaler ? scaler->scale() : 1.0;
+  p.overflow = !std::isfinite(scaled_norm);
+  p.norm = scaled_norm / p.loss_scale;
+  if (scaler) scaler->update(p.overflow);
+  p.update = !p.overflow;
+  p.step_scheduler = !(p.overflow && scaler);
+  if (p.update) p.grad_scale = static_cast<float>(clip_coefficient(p.norm, clip) / p.loss_scale);
+  return p;
+}
+
+std::optional<LossScaler> make_loss_scaler(const TrainConfig& c) {
+  if (c.dtype != DType::f16) return std::nullopt;
+  return LossScaler(c.loss_scaler);
+}
+
+float micro_loss_scale(double scale, int64_t grad_accum, int world, bool inject) {
+  if (inject) return std::numeric_limits<float>::infinity();
+  return static_cast<float>(scale) / static_cast<float>(grad_accum * world);
+}
+
+bool injects_overflow(const TrainConfig& c, int64_t step) {
+  return std::find(c.inject_overflow_steps.begin(), c.inject_overflow_steps.end(), step) !=
+         c.inject_overflow_steps.end();
+}
+
+}  // namespace zt::train
