@@ -82,12 +82,16 @@ void print_summary(const train::TrainSummary& s, int world) {
 // Options whose explicit use `--deepspeed` checks against the file.
 struct FlagOptions {
   CLI::Option *micro_batch, *grad_accum, *steps, *warmup, *lr, *beta1, *beta2, *eps, *weight_decay,
-      *clip, *dtype, *log_every;
+      *clip, *dtype, *log_every, *grad_accum_dtype, *comm_dtype;
 
   train::GivenFlags given() const {
     auto g = [](const CLI::Option* o) { return o->count() > 0; };
-    return {g(micro_batch), g(grad_accum), g(steps),        g(warmup), g(lr),    g(beta1),
-            g(beta2),       g(eps),        g(weight_decay), g(clip),   g(dtype), g(log_every)};
+    train::GivenFlags f{g(micro_batch),  g(grad_accum), g(steps), g(warmup),
+                        g(lr),           g(beta1),      g(beta2), g(eps),
+                        g(weight_decay), g(clip),       g(dtype), g(log_every)};
+    f.grad_accum_dtype = g(grad_accum_dtype);
+    f.comm_dtype = g(comm_dtype);
+    return f;
   }
 };
 
@@ -114,6 +118,8 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
   auto c = std::make_shared<train::TrainConfig>();
   auto device = std::make_shared<std::string>(cuda_available() ? "cuda" : "cpu");
   auto dtype = std::make_shared<std::string>("f32");
+  auto grad_accum_dtype = std::make_shared<std::string>("f32");
+  auto comm_dtype = std::make_shared<std::string>("f32");
   auto deepspeed = std::make_shared<std::string>();
   auto f = std::make_shared<FlagOptions>();
   cmd->add_option("--model", c->model,
@@ -153,10 +159,20 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
                 ->capture_default_str();
   cmd->add_option("--seed", c->seed, "seed for the init and the data order")->capture_default_str();
   cmd->add_option("--device", *device, "cpu, cuda or cuda:N")->capture_default_str();
-  f->dtype =
-      cmd->add_option("--dtype", *dtype, "f32, or bf16 (bf16 compute, f32 masters and gradients)")
+  f->dtype = cmd->add_option("--dtype", *dtype, "f32, or bf16 (bf16 compute, f32 masters)")
+                 ->check(CLI::IsMember({"f32", "bf16"}))
+                 ->capture_default_str();
+  f->grad_accum_dtype =
+      cmd->add_option("--grad-accum-dtype", *grad_accum_dtype,
+                      "dtype gradients accumulate in over micro-steps: f32, or --dtype's bf16 "
+                      "(data_types.grad_accum_dtype)")
           ->check(CLI::IsMember({"f32", "bf16"}))
           ->capture_default_str();
+  f->comm_dtype = cmd->add_option("--comm-dtype", *comm_dtype,
+                                  "dtype gradients are summed in across ranks: f32, bf16 or f16 "
+                                  "(communication_data_type)")
+                      ->check(CLI::IsMember({"f32", "bf16", "f16"}))
+                      ->capture_default_str();
   f->beta1 = cmd->add_option("--beta1", c->beta1, "AdamW beta1")->capture_default_str();
   f->beta2 = cmd->add_option("--beta2", c->beta2, "AdamW beta2")->capture_default_str();
   f->eps = cmd->add_option("--eps", c->eps, "AdamW epsilon")->capture_default_str();
@@ -234,10 +250,14 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       "section replaces --schedule/--warmup (DeepSpeed's formulas; without one --schedule "
       "applies),\n"
       "csv_monitor writes DeepSpeed's per-metric CSV files, wall_clock_breakdown = the flag.");
-  cmd->callback([&action, c, device, dtype, nproc, args, deepspeed, f] {
-    action = [c, device, dtype, nproc, args, deepspeed, given = f->given()] {
+  cmd->callback([&action, c, device, dtype, grad_accum_dtype, comm_dtype, nproc, args, deepspeed,
+                 f] {
+    action = [c, device, dtype, grad_accum_dtype, comm_dtype, nproc, args, deepspeed,
+              given = f->given()] {
       c->device = parse_device(*device);
       c->dtype = parse_dtype(*dtype);
+      c->grad_accum_dtype = parse_dtype(*grad_accum_dtype);
+      c->comm_dtype = parse_dtype(*comm_dtype);
       const comm::ProcessEnv env = comm::detect_process_env();
       if (*nproc > 1 && env.world_size == 1) relaunch(args, *nproc, !c->device.is_cuda());
       if (*nproc > 1 && env.world_size != *nproc)

@@ -27,6 +27,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The backward kernels add weight gradients into f32 or the weights' own dtype.
+void check_grad_dtypes(const TrainConfig& c) {
+  if (c.grad_accum_dtype != DType::f32 && c.grad_accum_dtype != c.dtype)
+    throw ValueError("train", str("grad_accum_dtype must be f32 or the model dtype (",
+                                  dtype_name(c.dtype), "), got ", dtype_name(c.grad_accum_dtype)));
+  if (c.comm_dtype != DType::f32 && c.comm_dtype != DType::bf16 && c.comm_dtype != DType::f16)
+    throw ValueError("train",
+                     str("comm_dtype must be f32, bf16 or f16, got ", dtype_name(c.comm_dtype)));
+}
+
 void check_config(const TrainConfig& c) {
   auto positive = [](const char* name, int64_t v) {
     if (v <= 0) throw ValueError("train", str(name, " must be positive, got ", v));
@@ -48,6 +58,7 @@ void check_config(const TrainConfig& c) {
     throw ValueError("train", str("zero_stage must be 0, 1, 2 or 3, got ", c.zero_stage));
   if (c.dtype != DType::f32 && c.dtype != DType::bf16)
     throw ValueError("train", str("dtype must be f32 or bf16, got ", dtype_name(c.dtype)));
+  check_grad_dtypes(c);
 }
 
 bool has_weights(const fs::path& dir) {
@@ -82,7 +93,7 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
 
   nn::TransformerOptions mo;
   mo.param_dtype = c.dtype;
-  mo.grad_dtype = DType::f32;
+  mo.grad_dtype = c.grad_accum_dtype;
   mo.device = c.device;
   mo.allocate_grads = false;  // the ZeRO stage's buffers hold the gradients
   nn::Transformer model(mc, mo);
@@ -134,6 +145,8 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   zo.stage = c.zero_stage;
   zo.reduce_bucket_elements = c.reduce_bucket_elements;
   zo.overlap_comm = c.overlap_comm;
+  zo.grad_dtype = c.grad_accum_dtype;
+  zo.comm_dtype = c.comm_dtype;
   zo.persistence_threshold = c.persistence_threshold;
   zo.prefetch_elements = c.prefetch_elements;
   zo.max_live_elements = c.max_live_elements;
