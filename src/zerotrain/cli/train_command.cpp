@@ -178,8 +178,9 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
   f->eps = cmd->add_option("--eps", c->eps, "AdamW epsilon")->capture_default_str();
   cmd->add_option("--deepspeed", *deepspeed,
                   "a DeepSpeed ds_config.json: its batch sizes, clipping, bf16, AdamW settings, "
-                  "scheduler, steps_per_print, wall_clock_breakdown, csv_monitor and "
-                  "activation_checkpointing apply; \"auto\" takes the flags' "
+                  "scheduler, steps_per_print, wall_clock_breakdown, csv_monitor, "
+                  "activation_checkpointing, communication_data_type and "
+                  "data_types.grad_accum_dtype apply; \"auto\" takes the flags' "
                   "values; a flag given explicitly must agree with the file; settings train cannot "
                   "run yet are errors (check a file with `zerotrain config check`)");
   cmd->add_flag("--wall-clock-breakdown", c->wall_clock_breakdown,
