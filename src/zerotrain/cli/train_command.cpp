@@ -282,10 +282,16 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
         train::train(*c);
         return 0;
       }
+      // Gradient dtypes are named only when they differ from f32 (zero/grad_comm.h).
+      std::string dtypes(dtype_name(c->dtype));
+      if (c->grad_accum_dtype != DType::f32)
+        dtypes += str(", ", dtype_name(c->grad_accum_dtype), " gradients");
+      if (c->comm_dtype != DType::f32 && env.world_size > 1)
+        dtypes += str(", reduced in ", dtype_name(c->comm_dtype));
       std::printf("zerotrain train: %s on %s%s, %s, %lld steps x %lld x %lld tokens\n",
                   c->model.string().c_str(), to_string(c->device).c_str(),
                   env.world_size > 1 ? str(" x ", env.world_size, " ranks").c_str() : "",
-                  std::string(dtype_name(c->dtype)).c_str(), static_cast<long long>(c->steps),
+                  dtypes.c_str(), static_cast<long long>(c->steps),
                   static_cast<long long>(c->micro_batch * c->grad_accum * env.world_size),
                   static_cast<long long>(c->seq_len));
       ProgressOptions po;
