@@ -14,8 +14,9 @@
 //   in every stage, and the host backends' reduce is the rank-ordered sum rounded once
 //   ([Note: deterministic reductions]) whether it runs as an all-reduce over stage 0's buckets or
 //   as a reduce-scatter over a block's group. So stages 1-3 equal stage 0 bitwise for every pair
-//   of dtypes. NCCL sums 16-bit types with a rounding per ring step, in an order that differs
-//   between all-reduce and reduce-scatter: on a GPU the stages agree to rounding, as in f32.
+//   of dtypes. NCCL rounds each partial sum to the communication dtype, in an order that may
+//   differ between all-reduce and reduce-scatter: on GPUs the stages agree within one rounding
+//   per rank (bounded by tests/mpi/test_grad_comm.cpp's NCCL case), not bitwise, as in f32.
 // - One process reduces nothing, so the communication dtype changes nothing there.
 // - The default stays f32 for both (TrainConfig). DeepSpeed 0.19 reduces in the model's dtype
 //   when bf16/fp16 is on and accumulates in f32 only for bf16 without ZeRO (its BF16_Optimizer,
