@@ -5,7 +5,9 @@
 // gradient bytes. Multi-rank sums: tests/mpi/test_grad_comm.cpp.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "nn/nn_test_util.h"
@@ -139,7 +141,9 @@ TEST(ZeroGradComm, Bf16AccumulationHalvesTheGradientBytes) {
     const train::TrainSummary bf16 = train::train(c);
     EXPECT_GT(bf16.grad_bytes, 0) << "stage " << stage;
     EXPECT_EQ(2 * bf16.grad_bytes, f32.grad_bytes) << "stage " << stage;
-    if (stage == 0) EXPECT_EQ(bf16.grad_bytes, 2 * params);
+    if (stage == 0) {
+      EXPECT_EQ(bf16.grad_bytes, 2 * params);
+    }
     EXPECT_TRUE(std::isfinite(bf16.last_loss)) << "stage " << stage;
   }
   fs::remove_all(dir);
