@@ -154,6 +154,55 @@ TEST(DsTrainConfig, UnsupportedSettingsAreNamed) {
             "no error");
 }
 
+// [Note: communication dtype] in zero/grad_comm.h: the keys map when set; unset, f32 stays even
+// with bf16 on (not DeepSpeed's default, which would break the stages' bitwise parity).
+TEST(DsTrainConfig, CommunicationAndAccumulationDtypesMap) {
+  TrainConfig c;
+  apply_ds_config(load(R"({"train_batch_size": 8, "bf16": {"enabled": true}})", c, {}), {}, c);
+  EXPECT_EQ(c.grad_accum_dtype, DType::f32);
+  EXPECT_EQ(c.comm_dtype, DType::f32);
+  apply_ds_config(load(R"({"train_batch_size": 8, "bf16": {"enabled": true},
+      "communication_data_type": "bf16", "data_types": {"grad_accum_dtype": "bf16"}})",
+                       c, {}),
+                  {}, c);
+  EXPECT_EQ(c.grad_accum_dtype, DType::bf16);
+  EXPECT_EQ(c.comm_dtype, DType::bf16);
+  TrainConfig h;
+  apply_ds_config(load(R"({"train_batch_size": 8, "communication_data_type": "fp16",
+      "data_types": {"grad_accum_dtype": "fp32"}})",
+                       h, {}),
+                  {}, h);
+  EXPECT_EQ(h.comm_dtype, DType::f16);
+  EXPECT_EQ(h.grad_accum_dtype, DType::f32);
+  // A flag fills a key the file leaves out.
+  TrainConfig f;
+  f.comm_dtype = DType::bf16;
+  const GivenFlags g = given(&GivenFlags::comm_dtype);
+  apply_ds_config(load(R"({"train_batch_size": 8})", f, g), g, f);
+  EXPECT_EQ(f.comm_dtype, DType::bf16);
+}
+
+TEST(DsTrainConfig, BadOrContradictedGradientDtypesAreNamed) {
+  EXPECT_NE(error_of(R"({"train_batch_size": 8, "data_types": {"grad_accum_dtype": "bf16"}})")
+                .find("data_types.grad_accum_dtype: bf16 needs the model in that dtype"),
+            std::string::npos);
+  TrainConfig c;
+  c.comm_dtype = DType::f32;
+  EXPECT_NE(error_of(R"({"train_batch_size": 8, "communication_data_type": "bf16"})", c,
+                     given(&GivenFlags::comm_dtype))
+                .find("communication_data_type: the config gives bf16 but --comm-dtype gives f32"),
+            std::string::npos);
+  c.dtype = DType::bf16;
+  c.grad_accum_dtype = DType::bf16;
+  GivenFlags g = given(&GivenFlags::grad_accum_dtype);
+  g.dtype = true;
+  EXPECT_NE(error_of(R"({"train_batch_size": 8, "bf16": {"enabled": true},
+                 "data_types": {"grad_accum_dtype": "fp32"}})",
+                     c, g)
+                .find("data_types.grad_accum_dtype: the config gives fp32 but --grad-accum-dtype"),
+            std::string::npos);
+}
+
 TEST(DsTrainConfig, SchedulerAutosTakeTheFlagsAsTheHfTrainerDoes) {
   TrainConfig c;
   c.lr = 2e-3;

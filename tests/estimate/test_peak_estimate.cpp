@@ -78,6 +78,26 @@ TEST(PeakEstimate, F32HasNoMasters) {
   EXPECT_DOUBLE_EQ(e.items[2].bytes, 8.0 * 124439808);  // moments only
 }
 
+// [Note: communication dtype]: bf16 accumulation halves the gradients; a communication dtype
+// other than the accumulation dtype adds one buffer of it.
+TEST(PeakEstimate, GradientAndCommunicationDtypes) {
+  for (int stage : {0, 2}) {
+    RunSetup s = setup_of("gpt2.json", stage, 2, 1024, 1, false);
+    const PeakEstimate f32 = estimate_peak(s);
+    s.grad_dtype = DType::bf16;
+    s.comm_dtype = DType::bf16;
+    const PeakEstimate bf16 = estimate_peak(s);
+    EXPECT_DOUBLE_EQ(bf16.items[1].bytes * 2, f32.items[1].bytes) << "stage " << stage;
+    EXPECT_EQ(bf16.items[1].name, "gradients (bf16)");
+    EXPECT_LT(bf16.peak_allocated, f32.peak_allocated) << "stage " << stage;
+    s.grad_dtype = DType::f32;
+    const PeakEstimate cast = estimate_peak(s);
+    const double extra = cast.peak_allocated - f32.peak_allocated;
+    const double largest = static_cast<double>(f32.params.largest_unit());
+    EXPECT_DOUBLE_EQ(extra, 2.0 * (stage == 0 ? 124439808.0 : largest)) << "stage " << stage;
+  }
+}
+
 TEST(PeakEstimate, EachStageShardsMore) {
   double previous = 0;
   for (int stage = 0; stage <= 3; ++stage) {
@@ -126,6 +146,12 @@ TEST(PeakEstimate, BadSetupsNameTheField) {
   expect_error(s, "offload_optimizer");
   s = setup_of("gpt2.json", 0, 1, -8, 1, false);
   expect_error(s, "seq");
+  s = setup_of("gpt2.json", 0, 1, 1024, 1, false);
+  s.grad_dtype = DType::f16;
+  expect_error(s, "grad_dtype");
+  s.grad_dtype = DType::f32;
+  s.comm_dtype = DType::i32;
+  expect_error(s, "comm_dtype");
   s = setup_of("gpt2.json", 0, 0, 1024, 1, false);
   expect_error(s, "gpus");
   s = setup_of("gpt2.json", 0, 1, 1024, 1, false);

@@ -1,12 +1,13 @@
 // ZeRO stages 1, 2 and 3 against stage 0 on the same world size under mpirun (2 and 4 ranks): the
 // per-step losses and gradient norms are equal and the final model.safetensors and the
 // checkpoint's optimizer.safetensors are byte-identical, in f32 and bf16, with 1 and 4
-// accumulation steps and clipping on (max norm small enough that every step clips). The tiny
-// gpt2 case has tied embeddings (stage 3 gathers the embedding's group for the head) and runs with
-// activation checkpointing (stage 3 gathers again before the recomputation). A run of stage 2
-// interrupted after its step-4 checkpoint and resumed from it in stage 3 ends bitwise where an
-// uninterrupted stage 0 run ends (the checkpoint holds the gathered full optimizer state). See
-// [Note: ZeRO stages] in src/zerotrain/zero/zero_stage.h.
+// accumulation steps, gradients accumulated in f32 or bf16 and summed across the ranks in f32,
+// bf16 or f16 (those cases also differ from the f32/f32 run), and clipping on (max norm small
+// enough that every step clips). The tiny gpt2 cases have tied embeddings (stage 3 gathers the
+// embedding's group for the head) and runs with activation checkpointing (stage 3 gathers again
+// before the recomputation). A run of stage 2 interrupted after its step-4 checkpoint and resumed
+// from it in stage 3 ends bitwise where an uninterrupted stage 0 run ends (the checkpoint holds the
+// gathered full optimizer state). See [Note: ZeRO stages] in src/zerotrain/zero/zero_stage.h.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -34,6 +35,9 @@ struct ParityCase {
   int64_t persistence_threshold = 0;
   // Stage 3: the default gathers every block ahead (the model is tiny); 0 gathers none ahead.
   int64_t prefetch_elements = 50'000'000;
+  // [Note: communication dtype]: the dtype gradients accumulate in and the one they are summed in.
+  DType grad_accum_dtype = DType::f32;
+  DType comm_dtype = DType::f32;
 };
 
 constexpr int64_t kSteps = 8;
@@ -53,6 +57,8 @@ train::TrainConfig config_for(const fs::path& dir, const ParityCase& k, int stag
   c.log_every = 1;
   c.seed = 5;
   c.dtype = k.dtype;
+  c.grad_accum_dtype = k.grad_accum_dtype;
+  c.comm_dtype = k.comm_dtype;
   c.activation_checkpointing = k.activation_checkpointing;
   c.comm = &test::process_group().host();
   c.reduce_bucket_elements = 3000;  // stage 0: several buckets
@@ -64,7 +70,8 @@ train::TrainConfig config_for(const fs::path& dir, const ParityCase& k, int stag
   return c;
 }
 
-void run_parity(const ParityCase& k) {
+// stage0_model: receives stage 0's model.safetensors bytes on rank 0.
+void run_parity(const ParityCase& k, std::string* stage0_model = nullptr) {
   comm::Communicator& comm = test::process_group().host();
   const fs::path dir = test::shared_temp_dir(std::string("zero_") + k.name);
   test::write_inputs(dir, k.model);
@@ -79,6 +86,7 @@ void run_parity(const ParityCase& k) {
     for (double n : norm0)
       EXPECT_GT(n, 0.05) << k.name << ": a step did not clip";
     const std::string model0 = test::file_bytes(ref / "model" / "model.safetensors");
+    if (stage0_model) *stage0_model = model0;
     const std::string opt0 = test::file_bytes(ref / "checkpoint" / "optimizer.safetensors");
     ASSERT_FALSE(model0.empty());
     ASSERT_FALSE(opt0.empty());
@@ -96,6 +104,27 @@ void run_parity(const ParityCase& k) {
       EXPECT_TRUE(test::file_bytes(out / "checkpoint" / "optimizer.safetensors") == opt0)
           << k.name << " stage " << stage << ": optimizer state differs from stage 0";
     }
+    fs::remove_all(dir);
+  }
+  comm.barrier();
+}
+
+// A parity case with other gradient dtypes must also change the result: stage 0 with f32
+// accumulation and communication ends elsewhere (otherwise the dtypes were ignored).
+void run_parity_changing_dtypes(const ParityCase& k) {
+  comm::Communicator& comm = test::process_group().host();
+  const fs::path dir = test::shared_temp_dir(std::string("zero_f32_") + k.name);
+  test::write_inputs(dir, k.model);
+  ParityCase plain = k;
+  plain.grad_accum_dtype = plain.comm_dtype = DType::f32;
+  train::train(config_for(dir, plain, 0));
+  comm.barrier();
+  std::string model0;
+  run_parity(k, &model0);
+  if (comm.rank() == 0) {
+    ASSERT_FALSE(model0.empty());
+    EXPECT_FALSE(model0 == test::file_bytes(dir / "stage0" / "model" / "model.safetensors"))
+        << k.name << ": the gradient dtypes changed nothing";
     fs::remove_all(dir);
   }
   comm.barrier();
@@ -123,6 +152,28 @@ TEST(ZeroParity, Gpt2TiedBf16CheckpointedAccumulation2) {
 
 TEST(ZeroParity, LlamaF32PersistentSmallBlocksAccumulation2) {
   run_parity({"llama_f32_persist", test::tiny_llama(), DType::f32, 2, false, 2000, 0});
+}
+
+// [Note: communication dtype]: every stage sums in the same dtype in rank order and accumulates in
+// the same dtype, so the stages stay bitwise equal for every pair of dtypes.
+TEST(ZeroParity, LlamaF32CommBf16Accumulation4) {
+  run_parity_changing_dtypes({"llama_f32_comm_bf16_a4", test::tiny_llama(), DType::f32, 4, false, 0,
+                              50'000'000, DType::f32, DType::bf16});
+}
+
+TEST(ZeroParity, LlamaBf16AccumBf16CommBf16Accumulation4) {
+  run_parity_changing_dtypes({"llama_bf16_acc_bf16_a4", test::tiny_llama(), DType::bf16, 4, false,
+                              0, 50'000'000, DType::bf16, DType::bf16});
+}
+
+TEST(ZeroParity, Gpt2TiedBf16AccumBf16CommF32CheckpointedAccumulation2) {
+  run_parity_changing_dtypes({"gpt2_bf16_acc_bf16_comm_f32", test::tiny_gpt2(), DType::bf16, 2,
+                              true, 0, 10000, DType::bf16, DType::f32});
+}
+
+TEST(ZeroParity, LlamaBf16CommF16NoAccumulation) {
+  run_parity_changing_dtypes({"llama_bf16_comm_f16_a1", test::tiny_llama(), DType::bf16, 1, false,
+                              2000, 0, DType::f32, DType::f16});
 }
 
 struct Interrupted : std::runtime_error {

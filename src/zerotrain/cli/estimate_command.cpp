@@ -34,6 +34,7 @@ struct EstimateArgs {
   bool activation_checkpointing = false, json = false;
   bool gpus_per_node_given = false;
   std::string offload_optimizer = "none", offload_param = "none", dtype = "bf16";
+  std::string grad_accum_dtype = "f32", comm_dtype = "f32";
   std::string gpu_memory = "80GiB";
   std::string reduce_bucket = "5e8", allgather_bucket = "5e8", prefetch_bucket = "5e7",
               max_live = "1e9";
@@ -107,6 +108,8 @@ int run_peak(const EstimateArgs& a) {
   s.offload_optimizer = a.offload_optimizer == "cpu";
   s.offload_param = a.offload_param == "cpu";
   s.dtype = a.dtype == "f32" ? DType::f32 : DType::bf16;
+  s.grad_dtype = parse_dtype(a.grad_accum_dtype);
+  s.comm_dtype = parse_dtype(a.comm_dtype);
   s.buckets.reduce_bucket_size = parse_count(a.reduce_bucket, "--reduce-bucket-size");
   s.buckets.allgather_bucket_size = parse_count(a.allgather_bucket, "--allgather-bucket-size");
   s.buckets.prefetch_bucket_size = parse_count(a.prefetch_bucket, "--prefetch-bucket-size");
@@ -160,6 +163,13 @@ void add_estimate_command(CLI::App& app, std::function<int()>& action) {
       ->capture_default_str();
   cmd->add_option("--dtype", a->dtype, "parameter and compute dtype: bf16 or f32")
       ->check(CLI::IsMember({"bf16", "f32"}))
+      ->capture_default_str();
+  cmd->add_option("--grad-accum-dtype", a->grad_accum_dtype,
+                  "gradient accumulation dtype: f32, or bf16 with --dtype bf16")
+      ->check(CLI::IsMember({"bf16", "f32"}))
+      ->capture_default_str();
+  cmd->add_option("--comm-dtype", a->comm_dtype, "dtype gradients are reduced in: f32, bf16, f16")
+      ->check(CLI::IsMember({"bf16", "f32", "f16"}))
       ->capture_default_str();
   cmd->add_option("--gpu-memory", a->gpu_memory, "memory of one GPU for the recommendation")
       ->capture_default_str();

@@ -88,12 +88,16 @@ void print_summary(const train::TrainSummary& s, int world) {
 // Options whose explicit use `--deepspeed` checks against the file.
 struct FlagOptions {
   CLI::Option *micro_batch, *grad_accum, *steps, *warmup, *lr, *beta1, *beta2, *eps, *weight_decay,
-      *clip, *dtype, *log_every;
+      *clip, *dtype, *log_every, *grad_accum_dtype, *comm_dtype;
 
   train::GivenFlags given() const {
     auto g = [](const CLI::Option* o) { return o->count() > 0; };
-    return {g(micro_batch), g(grad_accum), g(steps),        g(warmup), g(lr),    g(beta1),
-            g(beta2),       g(eps),        g(weight_decay), g(clip),   g(dtype), g(log_every)};
+    train::GivenFlags f{g(micro_batch),  g(grad_accum), g(steps), g(warmup),
+                        g(lr),           g(beta1),      g(beta2), g(eps),
+                        g(weight_decay), g(clip),       g(dtype), g(log_every)};
+    f.grad_accum_dtype = g(grad_accum_dtype);
+    f.comm_dtype = g(comm_dtype);
+    return f;
   }
 };
 
@@ -120,6 +124,8 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
   auto c = std::make_shared<train::TrainConfig>();
   auto device = std::make_shared<std::string>(cuda_available() ? "cuda" : "cpu");
   auto dtype = std::make_shared<std::string>("f32");
+  auto grad_accum_dtype = std::make_shared<std::string>("f32");
+  auto comm_dtype = std::make_shared<std::string>("f32");
   auto deepspeed = std::make_shared<std::string>();
   auto f = std::make_shared<FlagOptions>();
   cmd->add_option("--model", c->model,
@@ -159,22 +165,32 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
                 ->capture_default_str();
   cmd->add_option("--seed", c->seed, "seed for the init and the data order")->capture_default_str();
   cmd->add_option("--device", *device, "cpu, cuda or cuda:N")->capture_default_str();
-  f->dtype = cmd->add_option(
-                    "--dtype", *dtype,
-                    "f32, bf16 or f16 (also fp16) (16-bit compute, f32 masters and gradients; f16 "
-                    "with DeepSpeed's dynamic loss scaling)")
+  f->dtype = cmd->add_option("--dtype", *dtype,
+                             "f32, bf16 or f16 (also fp16) (16-bit compute, f32 masters; f16 with "
+                             "DeepSpeed's dynamic loss scaling)")
                  ->check(CLI::IsMember({"f32", "bf16", "f16", "fp16"}))
                  ->capture_default_str();
+  f->grad_accum_dtype =
+      cmd->add_option("--grad-accum-dtype", *grad_accum_dtype,
+                      "dtype gradients accumulate in over micro-steps: f32, or --dtype's bf16/f16 "
+                      "(data_types.grad_accum_dtype)")
+          ->check(CLI::IsMember({"f32", "bf16", "f16"}))
+          ->capture_default_str();
+  f->comm_dtype = cmd->add_option("--comm-dtype", *comm_dtype,
+                                  "dtype gradients are summed in across ranks: f32, bf16 or f16 "
+                                  "(communication_data_type)")
+                      ->check(CLI::IsMember({"f32", "bf16", "f16"}))
+                      ->capture_default_str();
   f->beta1 = cmd->add_option("--beta1", c->beta1, "AdamW beta1")->capture_default_str();
   f->beta2 = cmd->add_option("--beta2", c->beta2, "AdamW beta2")->capture_default_str();
   f->eps = cmd->add_option("--eps", c->eps, "AdamW epsilon")->capture_default_str();
-  cmd->add_option(
-      "--deepspeed", *deepspeed,
-      "a DeepSpeed ds_config.json: its batch sizes, clipping, bf16/fp16, AdamW settings, "
-      "scheduler, steps_per_print, wall_clock_breakdown, csv_monitor and "
-      "activation_checkpointing apply; \"auto\" takes the flags' "
-      "values; a flag given explicitly must agree with the file; settings train cannot "
-      "run yet are errors (check a file with `zerotrain config check`)");
+  cmd->add_option("--deepspeed", *deepspeed,
+                  "a DeepSpeed ds_config.json: its batch sizes, clipping, bf16/fp16, AdamW "
+                  "settings, scheduler, steps_per_print, wall_clock_breakdown, csv_monitor, "
+                  "activation_checkpointing, communication_data_type and "
+                  "data_types.grad_accum_dtype apply; \"auto\" takes the flags' "
+                  "values; a flag given explicitly must agree with the file; settings train cannot "
+                  "run yet are errors (check a file with `zerotrain config check`)");
   cmd->add_flag("--wall-clock-breakdown", c->wall_clock_breakdown,
                 "log forward/backward/comm/step milliseconds per step (synchronizes the device at "
                 "each phase; DeepSpeed's wall_clock_breakdown)");
@@ -247,10 +263,14 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       "section replaces --schedule/--warmup (DeepSpeed's formulas; without one --schedule "
       "applies),\n"
       "csv_monitor writes DeepSpeed's per-metric CSV files, wall_clock_breakdown = the flag.");
-  cmd->callback([&action, c, device, dtype, nproc, args, deepspeed, f] {
-    action = [c, device, dtype, nproc, args, deepspeed, given = f->given()] {
+  cmd->callback([&action, c, device, dtype, grad_accum_dtype, comm_dtype, nproc, args, deepspeed,
+                 f] {
+    action = [c, device, dtype, grad_accum_dtype, comm_dtype, nproc, args, deepspeed,
+              given = f->given()] {
       c->device = parse_device(*device);
       c->dtype = parse_dtype(*dtype);
+      c->grad_accum_dtype = parse_dtype(*grad_accum_dtype);
+      c->comm_dtype = parse_dtype(*comm_dtype);
       const comm::ProcessEnv env = comm::detect_process_env();
       if (*nproc > 1 && env.world_size == 1) relaunch(args, *nproc, !c->device.is_cuda());
       if (*nproc > 1 && env.world_size != *nproc)
@@ -274,10 +294,16 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
         train::train(*c);
         return 0;
       }
+      // Gradient dtypes are named only when they differ from f32 (zero/grad_comm.h).
+      std::string dtypes(dtype_name(c->dtype));
+      if (c->grad_accum_dtype != DType::f32)
+        dtypes += str(", ", dtype_name(c->grad_accum_dtype), " gradients");
+      if (c->comm_dtype != DType::f32 && env.world_size > 1)
+        dtypes += str(", reduced in ", dtype_name(c->comm_dtype));
       std::printf("zerotrain train: %s on %s%s, %s, %lld steps x %lld x %lld tokens\n",
                   c->model.string().c_str(), to_string(c->device).c_str(),
                   env.world_size > 1 ? str(" x ", env.world_size, " ranks").c_str() : "",
-                  std::string(dtype_name(c->dtype)).c_str(), static_cast<long long>(c->steps),
+                  dtypes.c_str(), static_cast<long long>(c->steps),
                   static_cast<long long>(c->micro_batch * c->grad_accum * env.world_size),
                   static_cast<long long>(c->seq_len));
       ProgressOptions po;

@@ -18,6 +18,12 @@ void validate(const RunSetup& s) {
   require_positive(s.micro_batch, "micro_batch");
   if (s.dtype != DType::bf16 && s.dtype != DType::f32)
     throw ValueError(kComponent, str("dtype: must be bf16 or f32, got ", dtype_name(s.dtype)));
+  if (s.grad_dtype != DType::f32 && s.grad_dtype != s.dtype)
+    throw ValueError(kComponent, str("grad_dtype: must be f32 or the dtype (", dtype_name(s.dtype),
+                                     "), got ", dtype_name(s.grad_dtype)));
+  if (s.comm_dtype != DType::f32 && s.comm_dtype != DType::bf16 && s.comm_dtype != DType::f16)
+    throw ValueError(kComponent,
+                     str("comm_dtype: must be f32, bf16 or f16, got ", dtype_name(s.comm_dtype)));
   if (s.offload_optimizer && s.stage == 0)
     throw ValueError(kComponent, "offload_optimizer: needs ZeRO stage 1, 2 or 3, got stage 0");
   if (s.offload_param && s.stage != 3)
@@ -46,6 +52,8 @@ std::string describe(const RunSetup& s) {
   if (s.offload_optimizer) d += " + offload_optimizer=cpu";
   d += str(", micro-batch ", s.micro_batch);
   if (s.activation_checkpointing) d += ", activation checkpointing";
+  if (s.grad_dtype != DType::f32) d += str(", ", dtype_name(s.grad_dtype), " gradients");
+  if (s.comm_dtype != DType::f32) d += str(", reduced in ", dtype_name(s.comm_dtype));
   return d;
 }
 
@@ -75,14 +83,16 @@ PeakEstimate estimate_peak(const RunSetup& s) {
   } else {
     add(vname, vb * shard, shard_note);
   }
-  // Gradients (f32).
+  // Gradients.
+  const double gb = static_cast<double>(dtype_size(s.grad_dtype));
+  const std::string gname = str("gradients (", dtype_name(s.grad_dtype), ")");
   if (s.stage < 2) {
-    add("gradients (f32)", 4 * p, "whole model");
+    add(gname, gb * p, "whole model");
   } else if (s.offload_optimizer) {
-    add("gradients (f32)", 0, "shard on the host");
-    host += 4 * shard;
+    add(gname, 0, "shard on the host");
+    host += gb * shard;
   } else {
-    add("gradients (f32)", 4 * shard, shard_note);
+    add(gname, gb * shard, shard_note);
   }
   // Masters and moments (f32).
   const double opt_elems = s.stage == 0 ? p : shard;
@@ -99,7 +109,16 @@ PeakEstimate estimate_peak(const RunSetup& s) {
     const double cap = s.buckets.reduce_bucket_size;
     const double g = std::min(cap, static_cast<double>(e.params.largest_unit())) +
                      std::min(cap, static_cast<double>(e.params.second_largest_unit()));
-    add("gradient buckets (f32)", 4 * g, "full gradients of 2 blocks in flight");
+    add(str("gradient buckets (", dtype_name(s.grad_dtype), ")"), gb * g,
+        "full gradients of 2 blocks in flight");
+  }
+  if (s.comm_dtype != s.grad_dtype) {
+    const double largest = static_cast<double>(e.params.largest_unit());
+    const double n = s.stage == 0 ? std::min(p, s.buckets.reduce_bucket_size + largest) : largest;
+    add(str("communication buffer (", dtype_name(s.comm_dtype), ")"),
+        static_cast<double>(dtype_size(s.comm_dtype)) * n,
+        s.stage == 0 ? "largest bucket, cast for its all-reduce"
+                     : "largest block's gradient, cast for its reduce-scatter");
   }
   if (s.stage == 3) {
     const double first = static_cast<double>(e.params.largest_unit());

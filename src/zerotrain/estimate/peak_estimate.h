@@ -18,11 +18,11 @@
 namespace zt::estimate {
 
 // [Note: zerotrain model states]
-// zerotrain keeps bf16 parameter values, f32 gradients (nn::TransformerOptions::grad_dtype, set by
-// train/trainer.cpp), and for bf16 values an f32 master plus two f32 AdamW moments
-// (train/optimizer.h [Note: optimizer masters]); f32 values are their own masters. Per GPU, with
-// W GPUs and each block (embedding, decoder layer, head: the all-gather/reduce-scatter unit)
-// sharded in ceil(n / W) pieces:
+// zerotrain keeps bf16 parameter values, f32 gradients (or bf16 with grad_dtype bf16:
+// TrainConfig::grad_accum_dtype, [Note: communication dtype] in zero/grad_comm.h), and for bf16
+// values an f32 master plus two f32 AdamW moments (train/optimizer.h [Note: optimizer masters]);
+// f32 values are their own masters. Per GPU, with W GPUs and each block (embedding, decoder layer,
+// head: the all-gather/reduce-scatter unit) sharded in ceil(n / W) pieces:
 //   stage 0: values, gradients, masters and moments whole.
 //   stage 1: masters and moments sharded; gradients whole (reduce-scattered in place at the step).
 //   stage 2: gradients sharded too; the full f32 gradients of two blocks are in flight (one being
@@ -30,7 +30,10 @@ namespace zt::estimate {
 //   stage 3: values sharded too; the gathered bf16 values of the running block plus the prefetched
 //            one (capped at stage3_prefetch_bucket_size, all at stage3_max_live_parameters) live.
 // offload_optimizer=cpu moves masters, moments and the gradient shard (stages 2-3) to pinned host
-// memory; offload_param=cpu (stage 3) the value shard too. All-reduce (stage 0) and the all-gather
+// memory; offload_param=cpu (stage 3) the value shard too. A communication dtype other than the
+// gradients' adds one temporary buffer of it while a gradient is reduced: the largest stage-0
+// bucket (at most reduce_bucket_size plus one block) or the largest block's full gradient (stages
+// 1-3); the reductions run one after another on one stream. All-reduce (stage 0) and the all-gather
 // of updated values (stages 1-2) run in place: allgather_bucket_size bounds a message, not memory.
 
 struct ZeroBuckets {  // DeepSpeed's defaults, in elements
@@ -51,6 +54,8 @@ struct RunSetup {
   bool offload_optimizer = false;  // stages 1-3
   bool offload_param = false;      // stage 3, with offload_optimizer
   DType dtype = DType::bf16;       // bf16 or f32
+  DType grad_dtype = DType::f32;   // gradient accumulation: f32 or `dtype`
+  DType comm_dtype = DType::f32;   // gradient reduction across GPUs: f32, bf16 or f16
   ZeroBuckets buckets;
 };
 

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -54,12 +55,6 @@ const std::vector<NotYet>& not_yet() {
        "NVIDIA Apex AMP (use bf16)"},
       {"bf16.check_grad_overflow", [](const DsConfig& d) { return d.bf16.check_grad_overflow; },
        "bf16 overflow checks"},
-      {"data_types.grad_accum_dtype",
-       [](const DsConfig& d) {
-         return d.data_types.grad_accum_dtype &&
-                *d.data_types.grad_accum_dtype != config::PrecisionName::fp32;
-       },
-       "gradient accumulation below fp32 (gradients accumulate in fp32)"},
       {"optimizer.type",
        [](const DsConfig& d) {
          return d.optimizer && d.optimizer->type != config::OptimizerType::adam &&
@@ -103,6 +98,29 @@ const std::vector<NotYet>& not_yet() {
                            const std::string& flag_value) {
   throw ValueError("config", str(key, ": the config gives ", config_value, " but ", flag, " gives ",
                                  flag_value, "; make them agree"));
+}
+
+DType dtype_of(config::PrecisionName p) {
+  switch (p) {
+    case config::PrecisionName::fp16:
+      return DType::f16;
+    case config::PrecisionName::bf16:
+      return DType::bf16;
+    case config::PrecisionName::fp32:
+      return DType::f32;
+  }
+  return DType::f32;
+}
+
+// A dtype the file may set (unset: the flag's value or the default, f32; see
+// [Note: communication dtype] in zero/grad_comm.h) and a flag that must agree with it.
+void set_dtype(bool given, const char* key, const char* flag,
+               const std::optional<config::PrecisionName>& from_config, DType& field) {
+  if (!from_config) return;
+  const DType d = dtype_of(*from_config);
+  if (given && field != d)
+    conflict(key, config::precision_name(*from_config), flag, std::string(dtype_name(field)));
+  field = d;
 }
 
 template <typename T>
@@ -180,6 +198,15 @@ void apply_ds_config(const DsConfig& ds, const GivenFlags& g, TrainConfig& c) {
   c.wall_clock_breakdown = c.wall_clock_breakdown || ds.wall_clock_breakdown;
   if (ds.csv_monitor.enabled)
     c.csv_monitor_dir = std::filesystem::path(ds.csv_monitor.output_path) / ds.csv_monitor.job_name;
+  // Gradient accumulation and reduction dtypes of every stage (zero/grad_comm.h).
+  set_dtype(g.grad_accum_dtype, "data_types.grad_accum_dtype", "--grad-accum-dtype",
+            ds.data_types.grad_accum_dtype, c.grad_accum_dtype);
+  if (ds.data_types.grad_accum_dtype && c.grad_accum_dtype != DType::f32 &&
+      c.grad_accum_dtype != c.dtype)
+    throw ValueError("config", str("data_types.grad_accum_dtype: ", dtype_name(c.grad_accum_dtype),
+                                   " needs the model in that dtype (bf16.enabled), or use fp32"));
+  set_dtype(g.comm_dtype, "communication_data_type", "--comm-dtype", ds.communication_data_type,
+            c.comm_dtype);
   // Gradient reduction of every stage (zero/data_parallel.h, zero/sharded_stage.h).
   c.reduce_bucket_elements = ds.zero_optimization.reduce_bucket_size;
   c.overlap_comm = ds.zero_optimization.overlap_comm;

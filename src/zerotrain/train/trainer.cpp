@@ -28,6 +28,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The backward kernels add weight gradients into f32 or the weights' own dtype.
+void check_grad_dtypes(const TrainConfig& c) {
+  if (c.grad_accum_dtype != DType::f32 && c.grad_accum_dtype != c.dtype)
+    throw ValueError("train", str("grad_accum_dtype must be f32 or the model dtype (",
+                                  dtype_name(c.dtype), "), got ", dtype_name(c.grad_accum_dtype)));
+  if (c.comm_dtype != DType::f32 && c.comm_dtype != DType::bf16 && c.comm_dtype != DType::f16)
+    throw ValueError("train",
+                     str("comm_dtype must be f32, bf16 or f16, got ", dtype_name(c.comm_dtype)));
+}
+
 void check_config(const TrainConfig& c) {
   auto positive = [](const char* name, int64_t v) {
     if (v <= 0) throw ValueError("train", str(name, " must be positive, got ", v));
@@ -51,6 +61,7 @@ void check_config(const TrainConfig& c) {
     throw ValueError("train", str("dtype must be f32, bf16 or f16, got ", dtype_name(c.dtype)));
   for (int64_t s : c.inject_overflow_steps)
     if (s < 1) throw ValueError("train", str("inject_overflow_steps holds ", s, ", not >= 1"));
+  check_grad_dtypes(c);
 }
 
 bool has_weights(const fs::path& dir) {
@@ -85,7 +96,7 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
 
   nn::TransformerOptions mo;
   mo.param_dtype = c.dtype;
-  mo.grad_dtype = DType::f32;
+  mo.grad_dtype = c.grad_accum_dtype;
   mo.device = c.device;
   mo.allocate_grads = false;  // the ZeRO stage's buffers hold the gradients
   const bool resuming = !c.resume.empty();
@@ -146,6 +157,8 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   zo.stage = c.zero_stage;
   zo.reduce_bucket_elements = c.reduce_bucket_elements;
   zo.overlap_comm = c.overlap_comm;
+  zo.grad_dtype = c.grad_accum_dtype;
+  zo.comm_dtype = c.comm_dtype;
   zo.persistence_threshold = c.persistence_threshold;
   zo.prefetch_elements = c.prefetch_elements;
   zo.max_live_elements = c.max_live_elements;

@@ -48,10 +48,16 @@ struct TrainConfig {
   double clip = 1.0;  // global-norm clipping; <= 0 turns it off
   uint64_t seed = 1234;
   Device device = Device::cpu();
-  // Parameters and activations; f32 gradients, and f32 masters when f16/bf16. f16 scales the loss
-  // gradient (loss_scaler, [Note: fp16 step] in fp16_step.h).
+  // Parameters and activations; f32 masters when f16/bf16. f16 scales the loss gradient
+  // (loss_scaler, [Note: fp16 step] in fp16_step.h).
   DType dtype = DType::f32;
   LossScalerOptions loss_scaler;  // f16 only: ds_config's fp16 section (DeepSpeed's defaults)
+  // The dtype gradients accumulate in over the micro-steps: f32 or `dtype`
+  // (data_types.grad_accum_dtype), and the dtype they are summed in across the ranks: f32, bf16 or
+  // f16 (communication_data_type). f32 for both unless set: see [Note: communication dtype] in
+  // zero/grad_comm.h for why not DeepSpeed's defaults.
+  DType grad_accum_dtype = DType::f32;
+  DType comm_dtype = DType::f32;
   bool activation_checkpointing = false;
   int64_t log_every = 10;
   int64_t plot_every = 0;  // also write loss.png every N steps (0: at the end only)

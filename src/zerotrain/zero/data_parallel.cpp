@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "zerotrain/core/error.h"
+#include "zerotrain/zero/grad_comm.h"
 
 namespace zt::zero {
 
@@ -34,8 +35,10 @@ DataParallel::DataParallel(std::vector<std::unique_ptr<nn::Block>>& blocks,
       device_(device),
       compute_(compute),
       options_(options),
-      buckets_(blocks, options.bucket_elements, device),
+      buckets_(blocks, options.bucket_elements, device, options.grad_dtype),
+      comm_dtype_(options.comm_dtype.value_or(buckets_.buckets().front().flat.dtype())),
       state_(buckets_.buckets().size(), BucketState::idle) {
+  check_grad_dtype("communication dtype", comm_dtype_);
   if (device.is_cuda() && options_.overlap_comm) {
     // The gradient all-reduces: a higher priority than compute, so that a ready bucket starts
     // reducing at once while backward continues on the compute stream.
@@ -80,16 +83,13 @@ void DataParallel::after_block_backward(size_t block) {
 void DataParallel::reduce_bucket(size_t index) {
   ZT_ASSERT(state_[index] == BucketState::idle, "data_parallel", "bucket reduced twice");
   const GradBucket& b = buckets_.buckets()[index];
-  const size_t n = static_cast<size_t>(b.flat.numel());
   if (comm_stream_) {
     ready_events_[index].record(compute_);
     ready_events_[index].wait(*comm_stream_);
-    comm_.all_reduce(b.flat.data(), b.flat.data(), n, b.flat.dtype(), comm::ReduceOp::sum,
-                     *comm_stream_);
+    all_reduce_grads(comm_, b.flat, comm_dtype_, *comm_stream_);
     state_[index] = BucketState::launched;
   } else {
-    comm_.all_reduce(b.flat.data(), b.flat.data(), n, b.flat.dtype(), comm::ReduceOp::sum,
-                     compute_);
+    all_reduce_grads(comm_, b.flat, comm_dtype_, compute_);
     state_[index] = BucketState::reduced;
   }
 }

@@ -35,6 +35,12 @@ struct DataParallelOptions {
   // zero_optimization.overlap_comm: reduce on a separate stream while backward goes on (GPU only;
   // without it each bucket is reduced on the compute stream).
   bool overlap_comm = true;
+  // The buckets' dtype, in which gradients accumulate (data_types.grad_accum_dtype); unset: the
+  // dtype of the model's gradients (f32 when none is allocated).
+  std::optional<DType> grad_dtype;
+  // The dtype buckets are all-reduced in (communication_data_type); unset: the buckets' dtype.
+  // See [Note: communication dtype] in grad_comm.h.
+  std::optional<DType> comm_dtype;
 };
 
 class DataParallel {
@@ -79,6 +85,7 @@ class DataParallel {
   Stream compute_;
   DataParallelOptions options_;
   GradBuckets buckets_;
+  DType comm_dtype_;
   std::vector<BucketState> state_;  // per bucket
   bool boundary_ = false;
   // GPU only: the stream the all-reduces run on, so that they overlap the rest of backward.

@@ -2,11 +2,12 @@
 #include "zerotrain/zero/grad_buckets.h"
 
 #include "zerotrain/core/error.h"
+#include "zerotrain/zero/grad_comm.h"
 
 namespace zt::zero {
 
 GradBuckets::GradBuckets(std::vector<std::unique_ptr<nn::Block>>& blocks, int64_t bucket_elements,
-                         Device device)
+                         Device device, std::optional<DType> grad_dtype)
     : ready_after_(blocks.size()) {
   if (bucket_elements < 1)
     throw ValueError("grad_buckets",
@@ -40,16 +41,20 @@ GradBuckets::GradBuckets(std::vector<std::unique_ptr<nn::Block>>& blocks, int64_
   }
   if (open) plans.push_back(std::move(cur));
   if (plans.empty()) throw ValueError("grad_buckets", "the model has no parameters");
-  // The buckets take the gradients' dtype, which the model chose (f32, or the compute dtype).
-  const DType dtype = plans.front().params.front()->grad.defined()
-                          ? plans.front().params.front()->grad.dtype()
-                          : DType::f32;
-  for (const Plan& plan : plans)
-    for (const nn::Parameter* p : plan.params)
-      if (p->grad.defined() && p->grad.dtype() != dtype)
-        throw DTypeError("grad_buckets",
-                         str("gradient of ", p->name, " is ", dtype_name(p->grad.dtype()),
-                             ", others are ", dtype_name(dtype)));
+  // Without a given dtype the buckets take the gradients' dtype, which the model chose (f32, or
+  // the compute dtype).
+  DType dtype = grad_dtype.value_or(DType::f32);
+  if (grad_dtype) check_grad_dtype("gradient dtype", *grad_dtype);
+  if (!grad_dtype) {
+    const nn::Parameter* first = plans.front().params.front();
+    if (first->grad.defined()) dtype = first->grad.dtype();
+    for (const Plan& plan : plans)
+      for (const nn::Parameter* p : plan.params)
+        if (p->grad.defined() && p->grad.dtype() != dtype)
+          throw DTypeError("grad_buckets",
+                           str("gradient of ", p->name, " is ", dtype_name(p->grad.dtype()),
+                               ", others are ", dtype_name(dtype)));
+  }
 
   for (Plan& plan : plans) {
     GradBucket b;

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "zerotrain/core/device.h"
@@ -23,7 +24,7 @@
 namespace zt::zero {
 
 struct GradBucket {
-  Tensor flat;  // [elements] the gradients' dtype (f32), the gradients of `params`, back to back
+  Tensor flat;  // [elements] the accumulation dtype, the gradients of `params`, back to back
   std::vector<nn::Parameter*> params;  // in buffer order
   size_t first_block = 0;  // lowest block index with parameters here: ready after its backward
   size_t last_block = 0;   // highest block index with parameters here
@@ -31,11 +32,13 @@ struct GradBucket {
 
 class GradBuckets {
  public:
-  // Allocates the buffers (zeroed, in the dtype the gradients have) on `device` and points every
-  // owned parameter's `grad` into them. Throws ValueError for bucket_elements < 1 or a model
-  // without parameters, DTypeError when the gradients' dtypes differ.
+  // Allocates the buffers (zeroed) on `device` and points every owned parameter's `grad` into
+  // them. Their dtype: `dtype` (the accumulation dtype, [Note: communication dtype] in
+  // grad_comm.h), or unset, the dtype the gradients have (f32 when none is allocated). Throws
+  // ValueError for bucket_elements < 1 or a model without parameters, DTypeError when `dtype` is
+  // unset and the gradients' dtypes differ.
   GradBuckets(std::vector<std::unique_ptr<nn::Block>>& blocks, int64_t bucket_elements,
-              Device device);
+              Device device, std::optional<DType> dtype = std::nullopt);
 
   const std::vector<GradBucket>& buckets() const { return buckets_; }
   // Indices of the buckets that become complete when `block`'s backward has run.

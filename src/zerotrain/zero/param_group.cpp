@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "zerotrain/core/error.h"
+#include "zerotrain/zero/grad_comm.h"
 #include "zerotrain/zero/grad_norm.h"
 
 namespace zt::zero {
@@ -176,17 +177,17 @@ void ParamGroup::prepare_grad_shard(Stream stream) {
                                 value_shard_.device(), stream);
 }
 
-Tensor ParamGroup::reduce_grad(comm::Communicator* comm, bool keep_full, Stream stream) {
+Tensor ParamGroup::reduce_grad(comm::Communicator* comm, bool keep_full, Stream stream,
+                               std::optional<DType> comm_dtype) {
   if (!grad_full_.defined())
     throw ValueError(kComponent,
                      str("block ", block_, ": reduce_grad without a gradient (no backward ran)"));
   const DType dtype = grad_full_.dtype();
+  const DType wire = comm_dtype.value_or(dtype);
   Tensor own = grad_full_.slice(0, shard_offset(), shard_offset() + shard_);
   if (keep_full) {
     // In place: this rank's chunk of the send buffer receives its reduction.
-    if (!single(comm))
-      comm->reduce_scatter(grad_full_.data(), own.data(), static_cast<size_t>(shard_), dtype,
-                           comm::ReduceOp::sum, stream);
+    if (!single(comm)) reduce_scatter_grads(*comm, grad_full_, own, wire, stream);
     grad_shard_ = own;
     return {};
   }
@@ -195,8 +196,7 @@ Tensor ParamGroup::reduce_grad(comm::Communicator* comm, bool keep_full, Stream 
   if (single(comm))
     grad_shard_.copy_from(own, stream);
   else
-    comm->reduce_scatter(grad_full_.data(), grad_shard_.data(), static_cast<size_t>(shard_), dtype,
-                         comm::ReduceOp::sum, stream);
+    reduce_scatter_grads(*comm, grad_full_, grad_shard_, wire, stream);
   for (nn::Parameter* p : params_)
     p->grad = Tensor();
   Tensor dropped = std::move(grad_full_);

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "zerotrain/comm/communicator.h"
@@ -92,9 +93,11 @@ class ParamGroup {
   // Reduce-scatters the full gradient into this rank's shard (summed in rank order). keep_full:
   // the shard is a view into the kept full buffer; otherwise the group lets go of the full buffer
   // and the parameters' grads become undefined, and the buffer is returned: a caller reducing on
-  // another stream keeps it alive until that stream's work is done.
-  Tensor reduce_grad(comm::Communicator* comm, bool keep_full, Stream stream);
-  // [shard_numel] f32: this rank's summed gradient after reduce_grad.
+  // another stream keeps it alive until that stream's work is done. comm_dtype: the dtype the
+  // sums are taken in ([Note: communication dtype] in grad_comm.h); unset: the gradient's dtype.
+  Tensor reduce_grad(comm::Communicator* comm, bool keep_full, Stream stream,
+                     std::optional<DType> comm_dtype = std::nullopt);
+  // [shard_numel] gradient dtype: this rank's summed gradient after reduce_grad.
   const Tensor& grad_shard() const { return grad_shard_; }
 
   // Bytes this rank holds now: values (full buffer and/or own shard), gradients.
@@ -115,8 +118,8 @@ class ParamGroup {
   bool materialized_ = false;
   Tensor full_;         // [padded] value dtype, while Gathered
   Tensor value_shard_;  // [shard] value dtype
-  Tensor grad_full_;    // [padded] f32, between acquire_grad and a dropping reduce_grad
-  Tensor grad_shard_;   // [shard] f32
+  Tensor grad_full_;    // [padded] gradient dtype, between acquire_grad and a dropping reduce_grad
+  Tensor grad_shard_;   // [shard] gradient dtype
 };
 
 }  // namespace zt::zero

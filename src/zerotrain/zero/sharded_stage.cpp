@@ -38,6 +38,8 @@ ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks,
       groups_.back()->materialize(replicated_values, stream);
   }
   if (groups_.empty()) throw ValueError("zero", "the model has no parameters");
+  grad_dtype_ = options.grad_dtype.value_or(grad_dtype_);
+  comm_dtype_ = options.comm_dtype.value_or(grad_dtype_);
   for (size_t b = 0; b < blocks.size(); ++b)
     for (nn::Parameter* p : blocks[b]->shared_parameters()) {
       auto it = group_of.find(p);
@@ -110,13 +112,13 @@ void ShardedStage::after_backward(size_t block) {
 void ShardedStage::reduce_group(size_t g) {
   ParamGroup& group = *groups_[g];
   if (!comm_stream_) {
-    group.reduce_grad(comm_, keeps_full_grads(), stream_);
+    group.reduce_grad(comm_, keeps_full_grads(), stream_, comm_dtype_);
     return;
   }
   if (!keeps_full_grads()) group.prepare_grad_shard(stream_);
   grad_ready_[g].record(stream_);
   grad_ready_[g].wait(*comm_stream_);
-  in_flight_[g] = group.reduce_grad(comm_, keeps_full_grads(), *comm_stream_);
+  in_flight_[g] = group.reduce_grad(comm_, keeps_full_grads(), *comm_stream_, comm_dtype_);
   grad_reduced_[g].record(*comm_stream_);
   pending_.push_back(g);
 }

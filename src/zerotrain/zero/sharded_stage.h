@@ -57,9 +57,10 @@ class ShardedStage : public ZeroStage {
   // full gradient buffers they read.
   void retire_reductions(bool keep_latest);
 
-  std::vector<int> own_group_;  // per block: its group, or -1 without parameters
-  std::vector<bool> reduced_;   // per group, on the boundary micro-step
-  DType grad_dtype_ = DType::f32;
+  std::vector<int> own_group_;     // per block: its group, or -1 without parameters
+  std::vector<bool> reduced_;      // per group, on the boundary micro-step
+  DType grad_dtype_ = DType::f32;  // accumulation ([Note: communication dtype] in grad_comm.h)
+  DType comm_dtype_ = DType::f32;  // reduce-scatters
   bool boundary_ = false;
   std::unique_ptr<ShardedAdam> adam_;
   Tensor partials_;  // [sum over groups of shard_numel / kNormChunk] f32

@@ -13,9 +13,12 @@ Stage0::Stage0(std::vector<std::unique_ptr<nn::Block>>& blocks, comm::Communicat
     DataParallelOptions dpo;
     dpo.bucket_elements = options.reduce_bucket_elements;
     dpo.overlap_comm = options.overlap_comm;
+    dpo.grad_dtype = options.grad_dtype;
+    dpo.comm_dtype = options.comm_dtype;
     dp_ = std::make_unique<DataParallel>(blocks, *comm, device, stream, dpo);
   } else {
-    local_ = std::make_unique<GradBuckets>(blocks, options.reduce_bucket_elements, device);
+    local_ = std::make_unique<GradBuckets>(blocks, options.reduce_bucket_elements, device,
+                                           options.grad_dtype);
   }
   // Each block's gradients are consecutive in one bucket ([Note: bucket order]): its flat group.
   int64_t total_chunks = 0;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "zerotrain/core/error.h"
+#include "zerotrain/zero/grad_comm.h"
 #include "zerotrain/zero/sharded_stage.h"
 #include "zerotrain/zero/stage0.h"
 #include "zerotrain/zero/stage3.h"
@@ -63,6 +64,8 @@ std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
   if (options.shard_init != nullptr && options.stage != 3)
     throw ValueError("zero",
                      str("zero.Init (shard_init) needs ZeRO stage 3, got stage ", options.stage));
+  if (options.grad_dtype) check_grad_dtype("gradient accumulation dtype", *options.grad_dtype);
+  if (options.comm_dtype) check_grad_dtype("communication dtype", *options.comm_dtype);
   switch (options.stage) {
     case 0:
       return std::make_unique<Stage0>(blocks, comm, device, stream, options, optimizer);

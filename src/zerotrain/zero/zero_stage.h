@@ -25,11 +25,13 @@
 // - The sharded stages reduce one block's group per collective: reduce_bucket_elements and
 //   DeepSpeed's allgather_bucket_size do not apply to them.
 // Every stage clips with the same chunked norm ([Note: chunked gradient norm]) and reduces
-// gradients with the same rank-ordered sums, so stages 1-3 reproduce stage 0 bitwise.
+// gradients with the same rank-ordered sums, in the same accumulation and communication dtypes
+// ([Note: communication dtype] in grad_comm.h), so stages 1-3 reproduce stage 0 bitwise.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,6 +99,12 @@ struct ZeroOptions {
   int stage = 0;                                 // 0-3
   int64_t reduce_bucket_elements = 500'000'000;  // stage 0's all-reduce buckets
   bool overlap_comm = true;                      // stage 0 on a GPU
+  // The dtype gradients accumulate in over the micro-steps (data_types.grad_accum_dtype: f32 or
+  // the model's dtype) and the dtype they are reduced in across the ranks
+  // (communication_data_type: f32, bf16 or f16); unset: the model's gradients' dtype (f32 when
+  // none is allocated) and the accumulation dtype. See [Note: communication dtype] in grad_comm.h.
+  std::optional<DType> grad_dtype;
+  std::optional<DType> comm_dtype;
   // Stage 3: a group with fewer elements stays gathered once gathered (re-gathered after each
   // step) instead of being released after every use: zero_optimization.
   // stage3_param_persistence_threshold (DeepSpeed's default 1e5).
@@ -118,7 +126,8 @@ struct ZeroOptions {
 // Builds the stage. blocks, comm (may be null: one process) and optimizer outlive it. `optimizer`
 // holds the initial optimizer state (fresh, or loaded from a checkpoint): stage 0 steps with it;
 // the sharded stages copy their shards out of it and leave it fresh. Broadcasts rank 0's values.
-// Throws ValueError for a stage outside 0-3, or a shard_init with a stage other than 3.
+// Throws ValueError for a stage outside 0-3, a shard_init with a stage other than 3, or a
+// gradient / communication dtype other than f32, bf16 or f16.
 std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
                                            std::vector<std::unique_ptr<nn::Block>>& blocks,
                                            comm::Communicator* comm, Device device, Stream stream,
