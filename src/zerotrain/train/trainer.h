@@ -17,6 +17,7 @@
 #include "zerotrain/comm/communicator.h"
 #include "zerotrain/core/device.h"
 #include "zerotrain/core/dtype.h"
+#include "zerotrain/train/memory_report.h"
 #include "zerotrain/train/metrics.h"
 
 namespace zt::train {
@@ -91,6 +92,9 @@ struct TrainSummary {
   // gradients, optimizer state incl. f32 masters), as the engine's buffers add up.
   int zero_stage = 0;
   int64_t param_bytes = 0, grad_bytes = 0, optimizer_bytes = 0;
+  // This rank's memory after setup and at the step where allocated memory peaked
+  // ([Note: memory report]).
+  MemoryReport memory_start, memory_peak;
   std::filesystem::path model_dir, checkpoint_dir, metrics_path, csv_path, plot_path;
   std::filesystem::path csv_monitor_dir;  // empty without csv_monitor
 };
@@ -99,10 +103,13 @@ struct TrainSummary {
 struct TrainCallbacks {
   std::function<void(const StepMetrics&)> on_log;
   std::function<void(int64_t done, int64_t total, double loss)> on_step;
+  std::function<void(const MemoryReport&)> on_memory_start;  // once, after setup
 };
 
 // Throws ValueError for a bad config, a resume checkpoint without its COMPLETE marker, one saved
-// with another seq_len / micro_batch / grad_accum / seed / dtype, or one already at `steps`.
+// with another seq_len / micro_batch / grad_accum / seed / dtype, or one already at `steps`;
+// OutOfMemoryError("[train] out of memory in ...") with the advice of out_of_memory.h when an
+// allocation fails ([Note: out of memory]).
 TrainSummary train(const TrainConfig& config, const TrainCallbacks& callbacks = {});
 
 }  // namespace zt::train
