@@ -9,6 +9,7 @@
 //   out.json]
 //   zerotrain launch -n 4 -- build/bin/train_bench --model 1b --mbs 2 --json ddp.json
 //   zerotrain launch -n 4 -- build/bin/train_bench --model 8b --mbs 1 --zero-stage 3
+//   build/bin/train_bench --model 3b --mbs 1 --gpu-memory-cap 24GiB   # rehearse a 24 GiB GPU
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
@@ -19,7 +20,9 @@
 #include <random>
 
 #include "zerotrain/comm/process_group.h"
+#include "zerotrain/core/allocator.h"
 #include "zerotrain/core/tensor.h"
+#include "zerotrain/estimate/units.h"
 #include "zerotrain/nn/block_runner.h"
 #include "zerotrain/nn/transformer.h"
 #include "zerotrain/train/grad_clip.h"
@@ -50,6 +53,7 @@ int main(int argc, char** argv) {
   bool ac = false;
   int64_t bucket = 500'000'000;
   int zero_stage = 0;
+  std::string gpu_cap;
   app.add_option("--model", model, "tiny, 1b, 3b or 8b")
       ->check(CLI::IsMember({"tiny", "1b", "3b", "8b"}));
   app.add_option("--seq", seq, "sequence length");
@@ -62,6 +66,8 @@ int main(int argc, char** argv) {
   app.add_option("--commit", commit, "commit recorded in the JSON");
   app.add_option("--reduce-bucket-size", bucket, "data-parallel: elements per all-reduce bucket");
   app.add_option("--zero-stage", zero_stage, "ZeRO stage 0-3")->check(CLI::Range(0, 3));
+  app.add_option("--gpu-memory-cap", gpu_cap,
+                 "cap the GPU allocator (24GiB) to rehearse a smaller GPU");
   CLI11_PARSE(app, argc, argv);
   try {
     const auto [h, layers, heads, kv, inter, vocab] = kShapes.at(model);
@@ -82,6 +88,11 @@ int main(int argc, char** argv) {
     const Device asked = parse_device(device_name);
     const Device dev = group && asked.is_cuda() ? group->local_device() : asked;
     const Stream stream = dev.is_cuda() ? Stream::default_for(dev) : Stream{};
+    if (!gpu_cap.empty()) {
+      if (!dev.is_cuda()) throw ValueError("train_bench", "--gpu-memory-cap needs --device cuda");
+      set_cuda_memory_cap(dev.index,
+                          static_cast<size_t>(estimate::parse_size(gpu_cap, "--gpu-memory-cap")));
+    }
     nn::TransformerOptions mo;
     mo.device = dev;
     mo.param_dtype = dev.is_cuda() ? DType::bf16 : DType::f32;

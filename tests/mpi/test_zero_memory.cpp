@@ -2,7 +2,9 @@
 // after the first step (zero::ZeroStage::memory): stage 1 holds less optimizer state than stage 0,
 // stage 2 fewer gradient bytes than stage 1, stage 3 fewer value bytes than stage 2, and the
 // sharded optimizer state shrinks with the world size as 1/W up to shard padding. A model with
-// 64-wide layers, so that the padding of shards to whole norm chunks does not dominate.
+// 64-wide layers, so that the padding of shards to whole norm chunks does not dominate. Each
+// rank's memory report (train/memory_report.h) adds up to its allocator's peak and holds the
+// engine's model states.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -41,6 +43,18 @@ TEST(ZeroMemory, EachStageHoldsLessThanTheOneBefore) {
     c.out = dir / ("stage" + std::to_string(stage));
     s[stage] = train::train(c);
     EXPECT_EQ(s[stage].zero_stage, stage);
+    // The memory report ([Note: memory report]): this rank's categories add up to its
+    // allocator's peak, and its model states are the engine's.
+    const train::MemoryReport& peak = s[stage].memory_peak;
+    EXPECT_NEAR(static_cast<double>(peak.total()), s[stage].peak_mem_gib * 1073741824.0, 1.0);
+    EXPECT_EQ(peak.optimizer, s[stage].optimizer_bytes);
+    EXPECT_GT(peak.activations, 0);
+    if (stage < 3) {
+      EXPECT_EQ(s[stage].memory_start.params, s[stage].param_bytes);
+      EXPECT_EQ(peak.params, s[stage].param_bytes);
+    } else {
+      EXPECT_GT(peak.params, s[stage].param_bytes);  // gathered blocks in flight at the peak
+    }
   }
   // Stage 0: bf16 values, f32 gradients, f32 master + two moments per parameter.
   const int64_t params = mc.num_params();

@@ -13,9 +13,11 @@
 #include "zerotrain/cli/commands.h"
 #include "zerotrain/comm/process_group.h"
 #include "zerotrain/config/load.h"
+#include "zerotrain/core/allocator.h"
 #include "zerotrain/core/device.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/core/progress.h"
+#include "zerotrain/estimate/units.h"
 #include "zerotrain/io/hf_config.h"
 #include "zerotrain/train/ds_train_config.h"
 #include "zerotrain/train/trainer.h"
@@ -54,6 +56,9 @@ void print_summary(const train::TrainSummary& s, int world) {
   if (s.skipped_steps > 0 || s.loss_scale != 1.0)
     std::printf("%-22s %s (gradient overflow); final loss scale %s\n", "steps skipped",
                 std::to_string(s.skipped_steps).c_str(), fmt("%g", s.loss_scale).c_str());
+  std::printf("%-22s %s\n", "memory at start", train::format_memory_report(s.memory_start).c_str());
+  std::printf("%-22s step %lld: %s\n", "memory at peak", static_cast<long long>(s.memory_peak.step),
+              train::format_memory_report(s.memory_peak).c_str());
   std::printf("%-22s %s\n", "model", s.model_dir.string().c_str());
   std::printf("%-22s %s\n", "checkpoint", s.checkpoint_dir.string().c_str());
   std::printf("%-22s %s\n", "metrics", s.metrics_path.string().c_str());
@@ -83,6 +88,27 @@ void print_summary(const train::TrainSummary& s, int world) {
   cargv.push_back(nullptr);
   ::execv("/proc/self/exe", cargv.data());
   throw BackendError("train", str("cannot re-run under zerotrain launch: execv failed"));
+}
+
+// A --gpu-memory-cap / --host-memory-cap value in bytes (0: not given).
+size_t memory_cap(const std::string& text, const char* option) {
+  if (text.empty()) return 0;
+  try {
+    return static_cast<size_t>(estimate::parse_size(text, option));
+  } catch (const ValueError& e) {
+    throw ValueError("train", std::string(e.what()).substr(e.component().size() + 3));
+  }
+}
+
+// Applies the caps to the run device's allocators (see [Note: caching allocator]).
+void apply_memory_caps(const std::string& gpu, const std::string& host, Device device) {
+  if (const size_t cap = memory_cap(gpu, "--gpu-memory-cap")) {
+    if (!device.is_cuda())
+      throw ValueError("train", str("--gpu-memory-cap ", gpu, ": the run is on ", to_string(device),
+                                    " (use --host-memory-cap for a CPU run)"));
+    set_cuda_memory_cap(device.index, cap);
+  }
+  if (const size_t cap = memory_cap(host, "--host-memory-cap")) set_cpu_memory_cap(cap);
 }
 
 // Options whose explicit use `--deepspeed` checks against the file.
@@ -127,6 +153,8 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
   auto grad_accum_dtype = std::make_shared<std::string>("f32");
   auto comm_dtype = std::make_shared<std::string>("f32");
   auto deepspeed = std::make_shared<std::string>();
+  auto gpu_cap = std::make_shared<std::string>();
+  auto host_cap = std::make_shared<std::string>();
   auto f = std::make_shared<FlagOptions>();
   cmd->add_option("--model", c->model,
                   "Hugging Face model directory, or a config.json for a random init")
@@ -238,6 +266,12 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
   cmd->add_option("--save-every", c->save_every,
                   "also write <out>/checkpoint every N steps (0: only at the end)")
       ->capture_default_str();
+  cmd->add_option("--gpu-memory-cap", *gpu_cap,
+                  "cap what the GPU allocator may reserve (24GiB, 24GB, 24 = GiB), to rehearse a "
+                  "smaller GPU; a run that does not fit stops with what it needed and what fits");
+  cmd->add_option("--host-memory-cap", *host_cap,
+                  "cap the tensor memory of the host allocator (sizes as --gpu-memory-cap), to "
+                  "rehearse a smaller machine with --device cpu");
   cmd->footer(
       "Examples:\n"
       "  zerotrain train --model assets/models/kjv-llama-5m --data data/kjv.tokens --out runs/kjv\n"
@@ -256,6 +290,10 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       "      --deepspeed ds_config.json --lr 3e-4\n"
       "  zerotrain train --model config.json --data tokens.bin --out runs/prof --device cuda "
       "--wall-clock-breakdown\n"
+      "  zerotrain train --model assets/models/gpt2-xl/config.json --data tokens.bin --out runs/xl "
+      "--device cuda "
+      "--dtype bf16 \\\n"
+      "      --micro-batch 1 --seq-len 1024 --gpu-memory-cap 24GiB   # says what fits 24 GiB\n"
       "\n"
       "Writes <out>/metrics.jsonl and metrics.csv (one row per logged step), loss.png (loss and\n"
       "tokens/s; redrawn at each checkpoint), model/ and checkpoint/. With --deepspeed, a "
@@ -263,10 +301,10 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       "section replaces --schedule/--warmup (DeepSpeed's formulas; without one --schedule "
       "applies),\n"
       "csv_monitor writes DeepSpeed's per-metric CSV files, wall_clock_breakdown = the flag.");
-  cmd->callback([&action, c, device, dtype, grad_accum_dtype, comm_dtype, nproc, args, deepspeed,
-                 f] {
-    action = [c, device, dtype, grad_accum_dtype, comm_dtype, nproc, args, deepspeed,
-              given = f->given()] {
+  cmd->callback([&action, c, device, dtype, grad_accum_dtype, comm_dtype, nproc, args, deepspeed, f,
+                 gpu_cap, host_cap] {
+    action = [c, device, dtype, grad_accum_dtype, comm_dtype, nproc, args, deepspeed, gpu_cap,
+              host_cap, given = f->given()] {
       c->device = parse_device(*device);
       c->dtype = parse_dtype(*dtype);
       c->grad_accum_dtype = parse_dtype(*grad_accum_dtype);
@@ -289,6 +327,7 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
         }
       }
       if (!deepspeed->empty()) apply_deepspeed(*deepspeed, given, *c);
+      apply_memory_caps(*gpu_cap, *host_cap, c->device);
       const bool rank0 = env.rank == 0;
       if (!rank0) {
         train::train(*c);
@@ -310,6 +349,10 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       po.unit = "step";
       ProgressBar bar("train", static_cast<uint64_t>(c->steps), po);
       train::TrainCallbacks cb;
+      cb.on_memory_start = [](const train::MemoryReport& m) {
+        std::printf("memory at start (rank 0): %s\n", train::format_memory_report(m).c_str());
+        std::fflush(stdout);
+      };
       auto last_rate = std::make_shared<double>(0.0);
       cb.on_log = [&bar, last_rate](const train::StepMetrics& m) {
         *last_rate = m.tokens_per_s;

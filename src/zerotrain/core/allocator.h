@@ -47,5 +47,9 @@ Allocator& default_allocator(Device d);
 // Caps what the CUDA allocator of device `index` may reserve (0 removes the cap), so a smaller
 // GPU can be rehearsed on a larger one.
 void set_cuda_memory_cap(int index, size_t bytes);
+// Caps what cpu_allocator() may hand out at once (0 removes the cap): an allocation that would pass
+// it throws OutOfMemoryError, so the out-of-memory path of a CPU run can be rehearsed (and tested).
+// Counts the tensors' storage only, not other heap use.
+void set_cpu_memory_cap(size_t bytes);
 
 }  // namespace zt

@@ -58,7 +58,10 @@ void* CachingAllocator::allocate_from_source(size_t rounded, size_t asked) {
     std::string msg =
         str("out of memory on ", to_string(device_), ": asked ", format_bytes(asked), ", in use ",
             format_bytes(stats_.allocated), " (reserved ", format_bytes(stats_.reserved), ")");
-    if (stats_.cap) msg += str(", cap ", format_bytes(stats_.cap));
+    if (stats_.cap)
+      msg +=
+          str(", cap ", format_bytes(stats_.cap), " (free under it ",
+              format_bytes(stats_.cap > stats_.reserved ? stats_.cap - stats_.reserved : 0), ")");
     if (source_.free_bytes) msg += str(", device free ", format_bytes(source_.free_bytes()));
     throw OutOfMemoryError("alloc", msg);
   }

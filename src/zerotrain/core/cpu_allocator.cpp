@@ -30,9 +30,22 @@ class CpuAllocator final : public Allocator {
   void* allocate(size_t n, Stream) override {
     if (n == 0) return nullptr;
     const size_t rounded = (n + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, rounded);
-    if (!p) throw OutOfMemoryError("alloc", str("out of host memory: asked ", format_bytes(n)));
     const size_t now = allocated_.fetch_add(rounded) + rounded;
+    const size_t cap = cap_.load();
+    if (cap && now > cap) {
+      allocated_ -= rounded;
+      const size_t used = now - rounded;
+      throw OutOfMemoryError(
+          "alloc", str("out of memory on cpu: asked ", format_bytes(n), ", in use ",
+                       format_bytes(used), ", cap ", format_bytes(cap), " (free under it ",
+                       format_bytes(cap > used ? cap - used : 0), ")"));
+    }
+    void* p = std::aligned_alloc(64, rounded);
+    if (!p) {
+      allocated_ -= rounded;
+      throw OutOfMemoryError("alloc", str("out of host memory: asked ", format_bytes(n),
+                                          ", in use ", format_bytes(now - rounded)));
+    }
     size_t peak = peak_.load();
     while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
     }
@@ -50,19 +63,29 @@ class CpuAllocator final : public Allocator {
     s.allocated = s.reserved = allocated_.load();
     s.peak_allocated = s.peak_reserved = peak_.load();
     s.num_allocs = s.num_source_allocs = num_allocs_.load();
+    s.cap = cap_.load();
     return s;
   }
   void reset_peak() override { peak_ = allocated_.load(); }
+  void set_cap(size_t bytes) { cap_ = bytes; }
 
  private:
-  std::atomic<size_t> allocated_{0}, peak_{0}, num_allocs_{0};
+  std::atomic<size_t> allocated_{0}, peak_{0}, num_allocs_{0}, cap_{0};
 };
+
+CpuAllocator& the_cpu_allocator() {
+  static CpuAllocator a;
+  return a;
+}
 
 }  // namespace
 
 Allocator& cpu_allocator() {
-  static CpuAllocator a;
-  return a;
+  return the_cpu_allocator();
+}
+
+void set_cpu_memory_cap(size_t bytes) {
+  the_cpu_allocator().set_cap(bytes);
 }
 
 Allocator& default_allocator(Device d) {

@@ -1,6 +1,7 @@
 // Where a tensor lives: the host, or CUDA device N.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -26,5 +27,6 @@ Device parse_device(std::string_view s);  // "cpu", "cuda", "cuda:3"
 bool cuda_available();
 int cuda_device_count();                  // 0 without CUDA
 std::string cuda_device_name(int index);  // "NVIDIA H100 80GB HBM3"; throws without CUDA
+size_t cuda_device_memory(int index);     // total bytes of the device; throws without CUDA
 
 }  // namespace zt

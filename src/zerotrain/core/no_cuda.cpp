@@ -12,6 +12,10 @@ std::string cuda_device_name(int) {
   throw_no_cuda("device");
 }
 
+size_t cuda_device_memory(int) {
+  throw_no_cuda("device");
+}
+
 void synchronize(Stream) {}
 void synchronize_device(Device) {}
 

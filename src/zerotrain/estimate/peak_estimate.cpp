@@ -30,6 +30,8 @@ void validate(const RunSetup& s) {
     throw ValueError(kComponent, str("offload_param: needs ZeRO stage 3, got stage ", s.stage));
   if (s.offload_param && !s.offload_optimizer)
     throw ValueError(kComponent, "offload_param: needs offload_optimizer=cpu as well");
+  if (s.host_run && (s.offload_optimizer || s.offload_param))
+    throw ValueError(kComponent, "offload_optimizer: does not apply to a run on the CPU");
   require_positive(s.buckets.reduce_bucket_size, "reduce_bucket_size");
   require_positive(s.buckets.allgather_bucket_size, "allgather_bucket_size");
   require_non_negative(s.buckets.prefetch_bucket_size, "prefetch_bucket_size");
@@ -137,12 +139,13 @@ PeakEstimate estimate_peak(const RunSetup& s) {
   e.activations = estimate_activations(s.model, ao);
   add(s.activation_checkpointing ? "activations (checkpointed)" : "activations", e.activations.peak,
       str("peak in the ", e.activations.phase, " phase"));
-  add("cuBLASLt workspace", kCublasWorkspaceBytes, "32 MiB, one stream");
+  if (!s.host_run) add("cuBLASLt workspace", kCublasWorkspaceBytes, "32 MiB, one stream");
 
   for (const MemoryItem& it : e.items)
     e.peak_allocated += it.bytes;
-  e.margin =
-      kFragmentationFraction * e.peak_allocated + kContextBytes + (s.gpus > 1 ? kNcclBytes : 0.0);
+  if (!s.host_run)
+    e.margin =
+        kFragmentationFraction * e.peak_allocated + kContextBytes + (s.gpus > 1 ? kNcclBytes : 0.0);
   e.needed = e.peak_allocated + e.margin;
   e.host_per_gpu = host;
   e.host_per_node = host * static_cast<double>(s.gpus_per_node);

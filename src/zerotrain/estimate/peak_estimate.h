@@ -57,6 +57,9 @@ struct RunSetup {
   DType grad_dtype = DType::f32;   // gradient accumulation: f32 or `dtype`
   DType comm_dtype = DType::f32;   // gradient reduction across GPUs: f32, bf16 or f16
   ZeroBuckets buckets;
+  // A CPU run (zerotrain train --device cpu): what cpu_allocator() holds, without the GPU's
+  // cuBLASLt workspace and margin (no cache, no CUDA context, no NCCL); offload does not apply.
+  bool host_run = false;
 };
 
 // "stage 3 + offload_optimizer=cpu, micro-batch 2, activation checkpointing"
@@ -66,7 +69,8 @@ std::string describe(const RunSetup& setup);
 // The estimate's peak is what the caching allocator reports as peak allocated bytes (what
 // train/metrics.h and the benchmarks measure). A GPU also needs room for the allocator's cached
 // but unused blocks (fragmentation, taken as 5% of the peak), the CUDA context and kernels
-// (0.5 GiB) and, with more than one GPU, NCCL's buffers (0.5 GiB); `needed` adds them.
+// (0.5 GiB) and, with more than one GPU, NCCL's buffers (0.5 GiB); `needed` adds them. A host run
+// (RunSetup::host_run) has no margin: the CPU allocator caches nothing.
 inline constexpr double kFragmentationFraction = 0.05;
 inline constexpr double kContextBytes = 0.5 * 1073741824.0;
 inline constexpr double kNcclBytes = 0.5 * 1073741824.0;
@@ -91,8 +95,8 @@ struct PeakEstimate {
 };
 
 // Throws ValueError naming a bad field: stage outside 0..3, offload_param without stage 3 or
-// without offload_optimizer, offload_optimizer at stage 0, non-positive sizes, a dtype other than
-// bf16/f32, or an invalid model config.
+// without offload_optimizer, offload_optimizer at stage 0, offload in a host run, non-positive
+// sizes, a dtype other than bf16/f32, or an invalid model config.
 PeakEstimate estimate_peak(const RunSetup& setup);
 
 }  // namespace zt::estimate

@@ -35,7 +35,10 @@ struct Recommendation {
 };
 
 // base: the model, GPUs, sequence, requested micro-batch, dtype and buckets; its stage, offload
-// and checkpointing fields are searched over. Throws ValueError for gpu_memory <= 0 or a bad base.
-Recommendation recommend(const RunSetup& base, double gpu_memory);
+// and checkpointing fields are searched over, through `strategies` in their order (those with
+// offload are left out of a host run's search). Throws ValueError for gpu_memory <= 0, an empty
+// search or a bad base.
+Recommendation recommend(const RunSetup& base, double gpu_memory,
+                         const std::vector<Strategy>& strategies = strategies_in_order());
 
 }  // namespace zt::estimate

@@ -115,6 +115,14 @@ std::vector<std::pair<std::string, double>> metric_fields(const StepMetrics& m) 
     f.emplace_back("comm_ms", m.wall_clock->comm_ms);
     f.emplace_back("step_ms", m.wall_clock->step_ms);
   }
+  if (m.memory_peak) {
+    f.emplace_back("peak_step", static_cast<double>(m.memory_peak->step));
+    f.emplace_back("peak_params_gib", m.memory_peak->params);
+    f.emplace_back("peak_grads_gib", m.memory_peak->grads);
+    f.emplace_back("peak_optimizer_gib", m.memory_peak->optimizer);
+    f.emplace_back("peak_activations_gib", m.memory_peak->activations);
+    f.emplace_back("peak_other_gib", m.memory_peak->other);
+  }
   return f;
 }
 

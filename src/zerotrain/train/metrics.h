@@ -66,6 +66,12 @@ struct WallClockTimes {
   double step_ms = 0;      // clipping and the optimizer update
 };
 
+// This rank's memory at the step where allocated memory peaked so far (memory_report.h), in GiB.
+struct MemorySplitGib {
+  int64_t step = 0;
+  double params = 0, grads = 0, optimizer = 0, activations = 0, other = 0;
+};
+
 // One logged step. NaN marks a value that is not known (written as null).
 struct StepMetrics {
   int64_t step = 0;
@@ -82,12 +88,15 @@ struct StepMetrics {
   double mem_gib = 0;       // allocated at the end of the step
   double peak_mem_gib = 0;  // peak allocated during the logged interval
   double reserved_gib = 0;
-  std::optional<WallClockTimes> wall_clock;  // only with wall_clock_breakdown
+  std::optional<WallClockTimes> wall_clock;   // only with wall_clock_breakdown
+  std::optional<MemorySplitGib> memory_peak;  // set by the trainer
 };
 
 // The columns of a metrics record in file order: step, loss, lr, grad_norm, loss_scale, skipped,
 // tokens_per_s, tokens_per_s_per_gpu, world_size, mfu, mem_gib, peak_mem_gib, reserved_gib, then
-// forward_ms, backward_ms, comm_ms, step_ms when `m` has wall-clock times.
+// forward_ms, backward_ms, comm_ms, step_ms when `m` has wall-clock times, then peak_step,
+// peak_params_gib, peak_grads_gib, peak_optimizer_gib, peak_activations_gib, peak_other_gib when it
+// has a memory split.
 std::vector<std::pair<std::string, double>> metric_fields(const StepMetrics& m);
 // A field value as the files write it: "%.9g", "null" for NaN.
 std::string format_metric(double value);

@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "zerotrain/core/allocator.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/core/stream.h"
 #include "zerotrain/io/data_loader.h"
@@ -15,7 +16,9 @@
 #include "zerotrain/train/checkpoint.h"
 #include "zerotrain/train/fp16_step.h"
 #include "zerotrain/train/loss_plot.h"
+#include "zerotrain/train/memory_report.h"
 #include "zerotrain/train/optimizer.h"
+#include "zerotrain/train/out_of_memory.h"
 #include "zerotrain/train/run_log.h"
 #include "zerotrain/train/train_scheduler.h"
 #include "zerotrain/train/wall_clock.h"
@@ -81,9 +84,14 @@ double mean_of(const std::vector<double>& xs) {
   return n ? s / n : std::nan("");
 }
 
-}  // namespace
+MemorySplitGib gib_of(const MemoryReport& r) {
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  auto g = [](int64_t b) { return static_cast<double>(b) / kGiB; };
+  return {r.step, g(r.params), g(r.grads), g(r.optimizer), g(r.activations), g(r.other)};
+}
 
-TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
+// The run; `where` follows it ("setup", "step 3", "save") for the out-of-memory message.
+TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& where) {
   check_config(c);
   const fs::path config_path = fs::is_directory(c.model) ? c.model / "config.json" : c.model;
   if (!fs::exists(config_path))
@@ -186,7 +194,8 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   nn::RunnerOptions ro;
   ro.checkpoint_layers = c.activation_checkpointing;
   nn::BlockRunner runner(model.blocks(), ro);
-  runner.set_hooks(engine->hooks());
+  MemoryTracker memory(*engine, default_allocator(c.device));  // [Note: memory report]
+  runner.set_hooks(memory.wrap(engine->hooks()));
 
   const double per_token = flops_per_token(
       {mc.num_non_embedding_params(), mc.num_layers, mc.num_heads, mc.head_dim, c.seq_len});
@@ -213,6 +222,8 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   ctx.compute_dtype = c.dtype;
 
   reset_peak_memory(c.device);
+  sum.memory_start = memory.start();
+  if (cb.on_memory_start) cb.on_memory_start(sum.memory_start);
   StepTimer timer, total_timer, step_timer;
   std::vector<double> interval_losses, interval_norms;
   int64_t interval_skipped = 0;
@@ -220,6 +231,7 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   bool logged = false;
   // Collective: every rank takes part in gathering the (sharded) state; rank 0 writes it.
   auto save = [&](int64_t done) {
+    where = "save";
     const OptimizerState opt_state = engine->full_optimizer_state();
     engine->begin_full_parameters();
     if (writer_rank) {
@@ -235,6 +247,8 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
     engine->end_full_parameters();
   };
   for (int64_t step = resumed.step; step < c.steps; ++step) {
+    where = str("step ", step + 1);
+    memory.begin_step(step + 1);
     engine->zero_grad();
     double loss = 0;
     const double loss_scale = scaler ? scaler->scale() : 1.0;
@@ -272,6 +286,7 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
       ++sum.skipped_steps;
     }
     synchronize(stream);
+    memory.end_step();
     wall.lap(Phase::step);
     if (step == resumed.step) {
       const zero::MemoryBytes mem = engine->memory();
@@ -313,6 +328,7 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
       r.mem_gib = mem.allocated_gib;
       r.peak_mem_gib = mem.peak_allocated_gib;
       r.reserved_gib = mem.reserved_gib;
+      r.memory_peak = gib_of(memory.peak_report());
       sum.peak_mem_gib = std::max(sum.peak_mem_gib, r.peak_mem_gib);
       if (!logged) sum.first_loss = r.loss;
       logged = true;
@@ -334,6 +350,8 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   sum.seconds = total_timer.lap();
   sum.tokens_per_s = tokens_per_second(sum.tokens, sum.seconds);
   sum.mfu = mfu(sum.tokens_per_s, per_token, peak);
+  sum.memory_peak = memory.peak_report();
+  where = "save";
   engine->begin_full_parameters();
   if (writer_rank) {
     write_loss_plot(sum.plot_path, plot_points);
@@ -342,6 +360,18 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   engine->end_full_parameters();
   save(c.steps);
   return sum;
+}
+
+}  // namespace
+
+TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
+  std::string where = "setup";
+  try {
+    return run(c, cb, where);
+  } catch (const OutOfMemoryError& e) {
+    if (e.component() != "alloc") throw;     // already the run's message
+    throw out_of_memory_error(c, where, e);  // [Note: out of memory]
+  }
 }
 
 }  // namespace zt::train

@@ -19,6 +19,7 @@
 #include "zerotrain/core/device.h"
 #include "zerotrain/core/dtype.h"
 #include "zerotrain/train/loss_scaler.h"
+#include "zerotrain/train/memory_report.h"
 #include "zerotrain/train/metrics.h"
 
 namespace zt::train {
@@ -118,6 +119,9 @@ struct TrainSummary {
   // the end (1 without fp16).
   int64_t skipped_steps = 0;
   double loss_scale = 1;
+  // This rank's memory after setup and at the step where allocated memory peaked
+  // ([Note: memory report]).
+  MemoryReport memory_start, memory_peak;
   std::filesystem::path model_dir, checkpoint_dir, metrics_path, csv_path, plot_path;
   std::filesystem::path csv_monitor_dir;  // empty without csv_monitor
 };
@@ -126,10 +130,13 @@ struct TrainSummary {
 struct TrainCallbacks {
   std::function<void(const StepMetrics&)> on_log;
   std::function<void(int64_t done, int64_t total, double loss)> on_step;
+  std::function<void(const MemoryReport&)> on_memory_start;  // once, after setup
 };
 
 // Throws ValueError for a bad config, a resume checkpoint without its COMPLETE marker, one saved
-// with another seq_len / micro_batch / grad_accum / seed / dtype, or one already at `steps`.
+// with another seq_len / micro_batch / grad_accum / seed / dtype, or one already at `steps`;
+// OutOfMemoryError("[train] out of memory in ...") with the advice of out_of_memory.h when an
+// allocation fails ([Note: out of memory]).
 TrainSummary train(const TrainConfig& config, const TrainCallbacks& callbacks = {});
 
 }  // namespace zt::train

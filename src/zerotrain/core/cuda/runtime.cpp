@@ -46,6 +46,12 @@ std::string cuda_device_name(int index) {
   return prop.name;
 }
 
+size_t cuda_device_memory(int index) {
+  cudaDeviceProp prop{};
+  ZT_CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
+  return prop.totalGlobalMem;
+}
+
 void synchronize(Stream s) {
   if (s.device.is_cpu() && !s.handle) return;
   CudaDeviceGuard g(s.device);

@@ -1,0 +1,127 @@
+// The one-line out-of-memory error of a training run; see out_of_memory.h ([Note: out of memory]).
+// Tested by tests/train/test_out_of_memory.cpp.
+#include "zerotrain/train/out_of_memory.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <optional>
+
+#include "zerotrain/core/allocator.h"
+#include "zerotrain/estimate/peak_estimate.h"
+#include "zerotrain/io/hf_config.h"
+
+namespace zt::train {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The allocator's message without its "[alloc] out of memory on cpu: " lead.
+std::string_view body_of(const Error& e) {
+  std::string_view s = e.what();
+  const std::string prefix = str("[", e.component(), "] ");
+  if (s.substr(0, prefix.size()) == prefix) s.remove_prefix(prefix.size());
+  constexpr std::string_view lead = "out of memory on ";
+  const size_t colon = s.find(": ");
+  if (s.substr(0, lead.size()) == lead && colon != std::string_view::npos)
+    s.remove_prefix(colon + 2);
+  return s;
+}
+
+std::string bytes_text(double b) {
+  return format_bytes(static_cast<size_t>(b > 0 ? b : 0));
+}
+
+double host_memory() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
+}
+
+// "; the run needs about X per GPU (...); <advice>", or the reason there is no estimate.
+std::string advice(const TrainConfig& c, int world) {
+  const fs::path config_path = fs::is_directory(c.model) ? c.model / "config.json" : c.model;
+  const estimate::RunSetup setup = run_setup(c, io::read_hf_config(config_path), world);
+  const char* per = c.device.is_cpu() ? "rank" : "GPU";
+  const estimate::PeakEstimate now = estimate::estimate_peak(setup);
+  std::string s = str("; the run needs about ", bytes_text(now.needed), " per ", per,
+                      " (estimated peak of ", estimate::describe(setup), ")");
+  const double budget = memory_budget(c.device);
+  if (!(budget > 0)) return s + "; the memory to aim at is unknown";
+  // See [Note: out of memory]: an estimate under the budget asks for 10% less than itself.
+  const bool missed = now.needed <= budget;
+  const double target = missed ? 0.9 * now.needed : budget;
+  estimate::Recommendation r = estimate::recommend(setup, target, train_strategies());
+  const std::string aim =
+      missed ? str("10% under that estimate, which missed (budget ", bytes_text(budget), ")")
+             : bytes_text(budget);
+  if (r.found)
+    return s + str("; fits in ", aim, ": ", estimate::describe(r.estimate.setup), " (about ",
+                   bytes_text(r.estimate.needed), "): ", setup_flags(c, r.estimate.setup));
+  if (!setup.host_run) {
+    const estimate::Recommendation off = estimate::recommend(setup, target);
+    if (off.found)
+      return s + str("; only offload fits in ", aim,
+                     " (not in zerotrain train yet): ", estimate::describe(off.estimate.setup),
+                     " (about ", bytes_text(off.estimate.needed), ")");
+  }
+  return s + str("; nothing zerotrain train runs fits in ", aim, ": the most frugal (",
+                 estimate::describe(r.estimate.setup), ") needs about ",
+                 bytes_text(r.estimate.needed), "; use more ranks or a shorter --seq-len");
+}
+
+}  // namespace
+
+std::vector<estimate::Strategy> train_strategies() {
+  return {{0, false, false}, {1, false, false}, {2, false, false}, {3, false, false}};
+}
+
+double memory_budget(Device device) {
+  const AllocatorStats s = default_allocator(device).stats();
+  if (s.cap) return static_cast<double>(s.cap);
+  return device.is_cuda() ? static_cast<double>(cuda_device_memory(device.index)) : host_memory();
+}
+
+estimate::RunSetup run_setup(const TrainConfig& c, const nn::ModelConfig& model, int world) {
+  estimate::RunSetup s;
+  s.model = model;
+  s.stage = c.zero_stage;
+  s.gpus = world;
+  s.gpus_per_node = world;
+  s.seq = c.seq_len;
+  s.micro_batch = c.micro_batch;
+  s.activation_checkpointing = c.activation_checkpointing;
+  // Two-byte dtypes (bf16, f16) hold the same bytes; the estimate counts them as bf16.
+  s.dtype = dtype_size(c.dtype) == 4 ? DType::f32 : DType::bf16;
+  s.buckets.reduce_bucket_size = static_cast<double>(c.reduce_bucket_elements);
+  s.buckets.prefetch_bucket_size = static_cast<double>(c.prefetch_elements);
+  s.buckets.max_live_parameters = static_cast<double>(c.max_live_elements);
+  s.host_run = c.device.is_cpu();
+  return s;
+}
+
+std::string setup_flags(const TrainConfig& c, const estimate::RunSetup& s) {
+  std::string f = str("--zero-stage ", s.stage, " --micro-batch ", s.micro_batch);
+  const int64_t rows = c.micro_batch * c.grad_accum;  // per rank per optimizer step
+  if (s.micro_batch != c.micro_batch && rows % s.micro_batch == 0)
+    f += str(" --grad-accum ", rows / s.micro_batch);
+  if (s.activation_checkpointing) f += " --activation-checkpointing";
+  return f;
+}
+
+OutOfMemoryError out_of_memory_error(const TrainConfig& c, std::string_view where,
+                                     const OutOfMemoryError& cause) {
+  const int world = c.comm ? c.comm->size() : 1;
+  std::string msg = str("out of memory in ", where, " on ", to_string(c.device));
+  if (world > 1) msg += str(" (rank ", c.comm->rank(), " of ", world, ")");
+  msg += str(": ", body_of(cause));
+  try {
+    msg += advice(c, world);
+  } catch (const std::exception& e) {
+    msg += str("; no estimate: ", e.what());
+  }
+  return OutOfMemoryError("train", msg);
+}
+
+}  // namespace zt::train

@@ -1,0 +1,52 @@
+// Out of memory as a message, not a crash: the one-line error of a training run whose allocation
+// failed, naming the allocation and what was in use and free (the allocator's words), the
+// estimated peak of the whole run (estimate/peak_estimate.h), and the fastest setup zerotrain
+// train can run that the estimate fits under the cap (estimate/recommend.h), as flags. See
+// [Note: out of memory]. Tested by tests/train/test_out_of_memory.cpp.
+//
+// [Note: out of memory]
+// train::train() catches the allocator's OutOfMemoryError from setup, any step or a save; by then
+// the run's tensors are freed (their owners unwound), and it throws this error instead, which the
+// CLI prints as one line and exits with 1. The budget the advice aims at is the allocator's cap
+// (--gpu-memory-cap / --host-memory-cap), else the GPU's memory, else the host's. When the
+// estimate of the failed setup is already under that budget (the estimate missed something), the
+// advice asks for 10% less than that estimate instead. Outputs: a failure at setup or in a step
+// leaves metrics.jsonl/metrics.csv with the steps logged so far and no model/ or checkpoint/ of
+// this run (checkpoints written by --save-every before the failure stay valid; a checkpoint is
+// complete only with its COMPLETE marker). Multi-rank runs: the error is raised on the rank that
+// failed, which exits non-zero; the other ranks wait in their next collective. `zerotrain launch`
+// (and --nproc) stops them as soon as one rank exits non-zero, and mpirun aborts the job; left on
+// their own, MPI ranks give up after the collective timeout ([Note: collective timeout]) and NCCL
+// ranks after the watchdog's ([Note: NCCL timeout]).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "zerotrain/core/error.h"
+#include "zerotrain/estimate/recommend.h"
+#include "zerotrain/train/trainer.h"
+
+namespace zt::train {
+
+// The strategies zerotrain train runs (stages 0-3; no offload yet), fastest first.
+std::vector<estimate::Strategy> train_strategies();
+
+// The bytes the advice aims at for `device`: the allocator's cap when set, else the device's
+// memory.
+double memory_budget(Device device);
+
+// The estimate's view of the run: config, world size and model, on config.device.
+estimate::RunSetup run_setup(const TrainConfig& config, const nn::ModelConfig& model, int world);
+
+// "--zero-stage 2 --micro-batch 1 --grad-accum 8 --activation-checkpointing": the flags that turn
+// `config` into `setup`, keeping the global batch when the micro-batch shrinks.
+std::string setup_flags(const TrainConfig& config, const estimate::RunSetup& setup);
+
+// The error train() throws for `cause`, raised while the run was at `where` ("setup", "step 3").
+// Never throws itself: an estimate that cannot be made is left out of the message with the reason.
+OutOfMemoryError out_of_memory_error(const TrainConfig& config, std::string_view where,
+                                     const OutOfMemoryError& cause);
+
+}  // namespace zt::train

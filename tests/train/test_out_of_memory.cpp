@@ -1,0 +1,148 @@
+// Out of memory as one line (train/out_of_memory.h) on the CPU with the host allocator's cap: the
+// cap itself, the message of a run that does not fit (the failed allocation, what was in use and
+// free, the estimated need, a fitting setup as flags) at setup and in a step, no model or
+// checkpoint left behind, and the advised setup then running under the same cap. The CLI's exit
+// code is checked by the ctest train_out_of_memory (tests/CMakeLists.txt).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <regex>
+#include <string>
+
+#include "io/io_test_util.h"
+#include "train/train_test_util.h"
+#include "zerotrain/core/allocator.h"
+#include "zerotrain/core/error.h"
+#include "zerotrain/estimate/recommend.h"
+#include "zerotrain/train/out_of_memory.h"
+#include "zerotrain/train/trainer.h"
+
+namespace zt {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Caps the host allocator for one scope.
+class HostCap {
+ public:
+  explicit HostCap(size_t bytes) { set_cpu_memory_cap(bytes); }
+  ~HostCap() { set_cpu_memory_cap(0); }
+  HostCap(const HostCap&) = delete;
+  HostCap& operator=(const HostCap&) = delete;
+};
+
+train::TrainConfig config_in(const test::TempDir& dir, const std::string& name) {
+  train::TrainConfig c = test::tiny_train_config(dir.path(), DType::f32);
+  c.out = dir / name;
+  c.steps = 2;
+  c.grad_accum = 1;
+  c.micro_batch = 8;
+  c.seq_len = 32;
+  return c;
+}
+
+std::string oom_message(const train::TrainConfig& c) {
+  try {
+    train::train(c);
+  } catch (const OutOfMemoryError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "the run did not run out of memory";
+  return {};
+}
+
+TEST(HostMemoryCap, RefusesWhatWouldPassItAndReportsIt) {
+  Allocator& a = cpu_allocator();
+  const size_t in_use = a.stats().allocated;
+  HostCap cap(in_use + (1 << 20));
+  EXPECT_EQ(a.stats().cap, in_use + (1 << 20));
+  void* fits = a.allocate(512 << 10, Stream{});
+  try {
+    a.allocate(1 << 20, Stream{});
+    ADD_FAILURE() << "1 MiB more passed the cap";
+  } catch (const OutOfMemoryError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("[alloc] out of memory on cpu: asked 1.0 MiB"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("free under it"), std::string::npos) << msg;
+  }
+  EXPECT_EQ(a.stats().allocated, in_use + (512 << 10));  // the refused request left no trace
+  a.deallocate(fits, 512 << 10, Stream{});
+  set_cpu_memory_cap(0);
+  void* big = a.allocate(4 << 20, Stream{});  // no cap any more
+  a.deallocate(big, 4 << 20, Stream{});
+}
+
+TEST(OutOfMemory, AStepThatDoesNotFitSaysWhatFitsAndTheAdviceRuns) {
+  test::TempDir dir;
+  train::TrainConfig c = config_in(dir, "free");
+  const train::TrainSummary free_run = train::train(c);
+  const auto cap = static_cast<size_t>(free_run.memory_peak.total() - 1);
+  HostCap guard(cap);
+  c.out = dir / "capped";
+  const std::string msg = oom_message(c);
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  EXPECT_EQ(msg.rfind("[train] out of memory in step ", 0), 0u) << msg;
+  EXPECT_NE(msg.find("on cpu: asked "), std::string::npos) << msg;
+  EXPECT_NE(msg.find(str("cap ", format_bytes(cap))), std::string::npos) << msg;
+  EXPECT_NE(msg.find("free under it"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("the run needs about "), std::string::npos) << msg;
+  EXPECT_NE(msg.find("(estimated peak of stage 0, micro-batch 8)"), std::string::npos) << msg;
+  EXPECT_FALSE(fs::exists(c.out / "model"));
+  EXPECT_FALSE(fs::exists(c.out / "checkpoint"));
+  // The advice, as flags, then runs under the same cap.
+  const std::regex flags(
+      "--zero-stage ([0-3]) --micro-batch ([0-9]+)( --grad-accum ([0-9]+))?"
+      "( --activation-checkpointing)?$");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(msg, m, flags)) << msg;
+  c.zero_stage = std::stoi(m[1]);
+  c.micro_batch = std::stoll(m[2]);
+  if (m[4].matched) c.grad_accum = std::stoll(m[4]);
+  EXPECT_EQ(c.micro_batch * c.grad_accum, 8);  // the global batch stays
+  c.activation_checkpointing = m[5].matched;
+  c.out = dir / "advised";
+  const train::TrainSummary advised = train::train(c);
+  EXPECT_LE(advised.memory_peak.total(), static_cast<int64_t>(cap));
+}
+
+TEST(OutOfMemory, SetupThatCannotFitSaysNothingFits) {
+  test::TempDir dir;
+  train::TrainConfig c = config_in(dir, "setup");
+  HostCap guard(cpu_allocator().stats().allocated + 4096);
+  const std::string msg = oom_message(c);
+  EXPECT_EQ(msg.rfind("[train] out of memory in setup on cpu: asked ", 0), 0u) << msg;
+  EXPECT_NE(msg.find("nothing zerotrain train runs fits in "), std::string::npos) << msg;
+  EXPECT_NE(msg.find("(stage 3, micro-batch 1, activation checkpointing)"), std::string::npos)
+      << msg;
+  EXPECT_FALSE(fs::exists(c.out / "metrics.jsonl"));
+}
+
+TEST(OutOfMemory, FlagsKeepTheGlobalBatch) {
+  train::TrainConfig c;
+  c.micro_batch = 8;
+  c.grad_accum = 2;
+  estimate::RunSetup s;
+  s.stage = 2;
+  s.micro_batch = 2;
+  s.activation_checkpointing = true;
+  EXPECT_EQ(train::setup_flags(c, s),
+            "--zero-stage 2 --micro-batch 2 --grad-accum 8 --activation-checkpointing");
+  s.micro_batch = 8;
+  s.activation_checkpointing = false;
+  EXPECT_EQ(train::setup_flags(c, s), "--zero-stage 2 --micro-batch 8");
+  c.micro_batch = 5;
+  c.grad_accum = 1;
+  s.micro_batch = 2;  // 5 rows per step do not split into micro-batches of 2
+  EXPECT_EQ(train::setup_flags(c, s), "--zero-stage 2 --micro-batch 2");
+}
+
+TEST(OutOfMemory, TrainRunsNoOffload) {
+  for (const estimate::Strategy& s : train::train_strategies()) {
+    EXPECT_FALSE(s.offload_optimizer);
+    EXPECT_FALSE(s.offload_param);
+  }
+  EXPECT_EQ(train::train_strategies().size(), 4u);
+}
+
+}  // namespace
+}  // namespace zt
