@@ -1,6 +1,7 @@
 // ZeRO stages 1, 2 and 3 against stage 0 on the same world size under mpirun (2 and 4 ranks): the
 // per-step losses and gradient norms are equal and the final model.safetensors and the
-// checkpoint's optimizer.safetensors are byte-identical, in f32 and bf16, with 1 and 4
+// checkpoint's optimizer.safetensors are byte-identical, in f32, bf16 with f32 masters and bf16 in
+// the low-precision mode (bf16 moments, no masters), with 1 and 4
 // accumulation steps and clipping on (max norm small enough that every step clips). The tiny
 // gpt2 case has tied embeddings (stage 3 gathers the embedding's group for the head) and runs with
 // activation checkpointing (stage 3 gathers again before the recomputation). A run of stage 2
@@ -34,6 +35,8 @@ struct ParityCase {
   int64_t persistence_threshold = 0;
   // Stage 3: the default gathers every block ahead (the model is tiny); 0 gathers none ahead.
   int64_t prefetch_elements = 50'000'000;
+  // low: bf16 values stepped in place with bf16 moments, no f32 masters (train/precision.h).
+  train::Precision precision = train::Precision::mixed;
 };
 
 constexpr int64_t kSteps = 8;
@@ -53,6 +56,7 @@ train::TrainConfig config_for(const fs::path& dir, const ParityCase& k, int stag
   c.log_every = 1;
   c.seed = 5;
   c.dtype = k.dtype;
+  c.precision = k.precision;
   c.activation_checkpointing = k.activation_checkpointing;
   c.comm = &test::process_group().host();
   c.reduce_bucket_elements = 3000;  // stage 0: several buckets
@@ -119,6 +123,16 @@ TEST(ZeroParity, LlamaBf16Accumulation4) {
 
 TEST(ZeroParity, Gpt2TiedBf16CheckpointedAccumulation2) {
   run_parity({"gpt2_bf16_a2", test::tiny_gpt2(), DType::bf16, 2, true, 0, 10000});
+}
+
+TEST(ZeroParity, LlamaBf16LowPrecisionNoAccumulation) {
+  run_parity({"llama_bf16_low_a1", test::tiny_llama(), DType::bf16, 1, false, 0, 50'000'000,
+              train::Precision::low});
+}
+
+TEST(ZeroParity, Gpt2TiedBf16LowPrecisionCheckpointedAccumulation2) {
+  run_parity({"gpt2_bf16_low_a2", test::tiny_gpt2(), DType::bf16, 2, true, 2000, 10000,
+              train::Precision::low});
 }
 
 TEST(ZeroParity, LlamaF32PersistentSmallBlocksAccumulation2) {

@@ -28,6 +28,7 @@ struct GivenFlags {
   bool micro_batch = false, grad_accum = false, steps = false, warmup = false, lr = false;
   bool beta1 = false, beta2 = false, eps = false, weight_decay = false, clip = false;
   bool dtype = false, log_every = false;
+  bool precision = false;
 };
 
 // Every TrainConfig value fills an "auto"; the given ones also fill missing keys and must agree
@@ -35,7 +36,8 @@ struct GivenFlags {
 config::ConfigOverrides train_overrides(const TrainConfig& c, const GivenFlags& given,
                                         std::optional<int64_t> hidden_size);
 
-// Sets micro_batch, grad_accum, clip, dtype, the AdamW hyper-parameters, log_every,
+// Sets micro_batch, grad_accum, clip, dtype, precision (low when bf16.bf16_master_weights_and_grads
+// and bf16.bf16_optimizer_states are both on), the AdamW hyper-parameters, log_every,
 // activation_checkpointing, the scheduler, wall_clock_breakdown (on when the file or the flag
 // says so) and csv_monitor_dir (<output_path>/<job_name>) from `ds`. Throws ValueError for an
 // unsupported setting or one that contradicts a given flag (naming both).

@@ -18,6 +18,7 @@
 #include "zerotrain/core/device.h"
 #include "zerotrain/core/dtype.h"
 #include "zerotrain/train/metrics.h"
+#include "zerotrain/train/precision.h"
 
 namespace zt::train {
 
@@ -47,6 +48,10 @@ struct TrainConfig {
   uint64_t seed = 1234;
   Device device = Device::cpu();
   DType dtype = DType::f32;  // parameters and activations; f32 masters and grads when bf16
+  // With bf16: mixed keeps f32 masters and moments; low steps the bf16 values in place with bf16
+  // moments ([Note: precision modes] in precision.h). Either way the precision guard
+  // (precision_guard.h) checks rank 0's updates and warns once when they vanish.
+  Precision precision = Precision::mixed;
   bool activation_checkpointing = false;
   int64_t log_every = 10;
   int64_t plot_every = 0;  // also write loss.png every N steps (0: at the end only)
@@ -99,6 +104,8 @@ struct TrainSummary {
 struct TrainCallbacks {
   std::function<void(const StepMetrics&)> on_log;
   std::function<void(int64_t done, int64_t total, double loss)> on_step;
+  // Rank 0's warnings (the precision guard); unset: printed to stderr.
+  std::function<void(const std::string& line)> on_warning;
 };
 
 // Throws ValueError for a bad config, a resume checkpoint without its COMPLETE marker, one saved
