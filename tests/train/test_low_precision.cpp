@@ -1,7 +1,8 @@
 // The low-precision mode ([Note: precision modes] in train/precision.h): train::AdamW keeps bf16
 // moments and no masters for bf16 values (state() names and dtypes, a third of the mixed mode's
 // bytes) and resumes bitwise through state()/load_state, also from f32 moments; the trainer
-// warns once at a tiny lr in stage 0 and stage 2 (ShardedAdam) and not in mixed precision;
+// warns once at a tiny lr in stage 0 and stage 2 (ShardedAdam) and not in mixed precision, and
+// reports a third of the mixed mode's optimizer bytes;
 // `--precision` parsing and the ds_config mapping (bf16_master_weights_and_grads +
 // bf16_optimizer_states).
 #include <gtest/gtest.h>
@@ -122,8 +123,14 @@ TEST(LowPrecision, AdamWRejectsF16ValuesInLowPrecision) {
   EXPECT_THROW(train::AdamW({&p}, low()), DTypeError);
 }
 
-// A 4-step trainer run at lr 1e-7 (constant, no warmup); returns the warnings rank 0 got.
-std::vector<std::string> train_warnings(Precision precision, int stage) {
+struct TrainRun {
+  std::vector<std::string> warnings;
+  int64_t optimizer_bytes = 0;
+};
+
+// A 4-step trainer run at lr 1e-7 (constant, no warmup): the warnings rank 0 got, the optimizer
+// state's bytes.
+TrainRun train_run(Precision precision, int stage) {
   test::TempDir dir;
   train::TrainConfig c = test::tiny_train_config(dir.path(), DType::bf16);
   c.out = dir.path() / "out";
@@ -133,20 +140,23 @@ std::vector<std::string> train_warnings(Precision precision, int stage) {
   c.schedule = "constant";
   c.precision = precision;
   c.zero_stage = stage;
-  std::vector<std::string> lines;
+  TrainRun out;
   train::TrainCallbacks cb;
-  cb.on_warning = [&lines](const std::string& l) { lines.push_back(l); };
-  train::train(c, cb);
-  return lines;
+  cb.on_warning = [&out](const std::string& l) { out.warnings.push_back(l); };
+  out.optimizer_bytes = train::train(c, cb).optimizer_bytes;
+  return out;
 }
 
 TEST(LowPrecision, TrainerWarnsOnceAtATinyLrInLowPrecisionOnly) {
   for (int stage : {0, 2}) {
-    const std::vector<std::string> w = train_warnings(Precision::low, stage);
-    ASSERT_EQ(w.size(), 1u) << "stage " << stage;
-    EXPECT_NE(w[0].find("bf16"), std::string::npos) << w[0];
+    const TrainRun low = train_run(Precision::low, stage);
+    ASSERT_EQ(low.warnings.size(), 1u) << "stage " << stage;
+    EXPECT_NE(low.warnings[0].find("bf16"), std::string::npos) << low.warnings[0];
+    const TrainRun mixed = train_run(Precision::mixed, stage);
+    EXPECT_TRUE(mixed.warnings.empty()) << "stage " << stage << ": " << mixed.warnings[0];
+    // bf16 moments (4 bytes per parameter) against f32 moments and masters (12).
+    EXPECT_EQ(low.optimizer_bytes * 3, mixed.optimizer_bytes) << "stage " << stage;
   }
-  EXPECT_TRUE(train_warnings(Precision::mixed, 0).empty());
 }
 
 TEST(LowPrecision, TrainerRejectsLowPrecisionWithF32) {

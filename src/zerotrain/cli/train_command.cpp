@@ -156,7 +156,9 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
   cmd->add_option("--seed", c->seed, "seed for the init and the data order")->capture_default_str();
   cmd->add_option("--device", *device, "cpu, cuda or cuda:N")->capture_default_str();
   f->dtype =
-      cmd->add_option("--dtype", *dtype, "f32, or bf16 (bf16 compute, f32 masters and gradients)")
+      cmd->add_option(
+             "--dtype", *dtype,
+             "f32, or bf16 (bf16 compute, f32 gradients; f32 masters unless --precision low)")
           ->check(CLI::IsMember({"f32", "bf16"}))
           ->capture_default_str();
   f->precision =
@@ -275,12 +277,15 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
         train::train(*c);
         return 0;
       }
-      std::printf("zerotrain train: %s on %s%s, %s, %lld steps x %lld x %lld tokens\n",
-                  c->model.string().c_str(), to_string(c->device).c_str(),
-                  env.world_size > 1 ? str(" x ", env.world_size, " ranks").c_str() : "",
-                  std::string(dtype_name(c->dtype)).c_str(), static_cast<long long>(c->steps),
-                  static_cast<long long>(c->micro_batch * c->grad_accum * env.world_size),
-                  static_cast<long long>(c->seq_len));
+      std::printf(
+          "zerotrain train: %s on %s%s, %s, %lld steps x %lld x %lld tokens\n",
+          c->model.string().c_str(), to_string(c->device).c_str(),
+          env.world_size > 1 ? str(" x ", env.world_size, " ranks").c_str() : "",
+          str(dtype_name(c->dtype), c->precision == train::Precision::low ? " low precision" : "")
+              .c_str(),
+          static_cast<long long>(c->steps),
+          static_cast<long long>(c->micro_batch * c->grad_accum * env.world_size),
+          static_cast<long long>(c->seq_len));
       ProgressOptions po;
       po.unit = "step";
       ProgressBar bar("train", static_cast<uint64_t>(c->steps), po);
