@@ -1,13 +1,14 @@
 // ZeRO stages 1, 2 and 3 against stage 0 on the same world size under mpirun (2 and 4 ranks): the
 // per-step losses and gradient norms are equal and the final model.safetensors and the
-// checkpoint's optimizer.safetensors are byte-identical, in f32 and bf16, with 1 and 4
-// accumulation steps, gradients accumulated in f32 or bf16 and summed across the ranks in f32,
-// bf16 or f16 (those cases also differ from the f32/f32 run), and clipping on (max norm small
-// enough that every step clips). The tiny gpt2 cases have tied embeddings (stage 3 gathers the
-// embedding's group for the head) and runs with activation checkpointing (stage 3 gathers again
-// before the recomputation). A run of stage 2 interrupted after its step-4 checkpoint and resumed
-// from it in stage 3 ends bitwise where an uninterrupted stage 0 run ends (the checkpoint holds the
-// gathered full optimizer state). See [Note: ZeRO stages] in src/zerotrain/zero/zero_stage.h.
+// checkpoint's optimizer.safetensors are byte-identical, in f32, bf16 with f32 masters and bf16 in
+// the low-precision mode (bf16 moments, no masters), with 1 and 4 accumulation steps, gradients
+// accumulated in f32 or bf16 and summed across the ranks in f32, bf16 or f16 (those cases also
+// differ from the f32/f32 run), and clipping on (max norm small enough that every step clips). The
+// tiny gpt2 cases have tied embeddings (stage 3 gathers the embedding's group for the head) and
+// runs with activation checkpointing (stage 3 gathers again before the recomputation). A run of
+// stage 2 interrupted after its step-4 checkpoint and resumed from it in stage 3 ends bitwise where
+// an uninterrupted stage 0 run ends (the checkpoint holds the gathered full optimizer state). See
+// [Note: ZeRO stages] in src/zerotrain/zero/zero_stage.h.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -38,6 +39,8 @@ struct ParityCase {
   // [Note: communication dtype]: the dtype gradients accumulate in and the one they are summed in.
   DType grad_accum_dtype = DType::f32;
   DType comm_dtype = DType::f32;
+  // low: bf16 values stepped in place with bf16 moments, no f32 masters (train/precision.h).
+  train::Precision precision = train::Precision::mixed;
 };
 
 constexpr int64_t kSteps = 8;
@@ -59,6 +62,7 @@ train::TrainConfig config_for(const fs::path& dir, const ParityCase& k, int stag
   c.dtype = k.dtype;
   c.grad_accum_dtype = k.grad_accum_dtype;
   c.comm_dtype = k.comm_dtype;
+  c.precision = k.precision;
   c.activation_checkpointing = k.activation_checkpointing;
   c.comm = &test::process_group().host();
   c.reduce_bucket_elements = 3000;  // stage 0: several buckets
@@ -148,6 +152,16 @@ TEST(ZeroParity, LlamaBf16Accumulation4) {
 
 TEST(ZeroParity, Gpt2TiedBf16CheckpointedAccumulation2) {
   run_parity({"gpt2_bf16_a2", test::tiny_gpt2(), DType::bf16, 2, true, 0, 10000});
+}
+
+TEST(ZeroParity, LlamaBf16LowPrecisionNoAccumulation) {
+  run_parity({"llama_bf16_low_a1", test::tiny_llama(), DType::bf16, 1, false, 0, 50'000'000,
+              train::Precision::low});
+}
+
+TEST(ZeroParity, Gpt2TiedBf16LowPrecisionCheckpointedAccumulation2) {
+  run_parity({"gpt2_bf16_low_a2", test::tiny_gpt2(), DType::bf16, 2, true, 2000, 10000,
+              train::Precision::low});
 }
 
 TEST(ZeroParity, LlamaF32PersistentSmallBlocksAccumulation2) {

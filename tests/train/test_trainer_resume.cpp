@@ -1,8 +1,8 @@
 // The trainer's checkpoint and --resume on the CPU, with a tiny llama and a small token file: a run
 // interrupted during step 5 (its checkpoint saved at step 3 by save_every, step 4 logged) and
-// resumed to step 6 matches a straight 6-step run bit for bit (every step's loss, the
-// metrics.jsonl lines with step 4 logged once, the final weights and optimizer state); a resume
-// with another seq_len, or from a directory without the COMPLETE marker, is refused. The
+// resumed to step 6 (also in low precision) matches a straight 6-step run bit for bit (every step's
+// loss, the metrics.jsonl lines with step 4 logged once, the final weights and optimizer state); a
+// resume with another seq_len, or from a directory without the COMPLETE marker, is refused. The
 // interruption is an exception from on_step: `steps` is the schedule's total, so a run that stops
 // early must be one that was asked for all 6 steps.
 #include <gtest/gtest.h>
@@ -54,10 +54,14 @@ std::vector<nlohmann::json> metrics_lines(const fs::path& path) {
   return out;
 }
 
-void expect_resume_matches_straight_run(DType dtype, const nlohmann::json& scheduler = {}) {
+void expect_resume_matches_straight_run(DType dtype, const nlohmann::json& scheduler = {},
+                                        train::Precision precision = train::Precision::mixed,
+                                        int zero_stage = 0) {
   test::TempDir dir;
   train::TrainConfig c = make_config(dir.path(), dtype);
   c.scheduler = scheduler;
+  c.precision = precision;
+  c.zero_stage = zero_stage;
 
   std::vector<double> straight;
   c.out = dir / "straight";
@@ -118,6 +122,12 @@ TEST(TrainerResume, InterruptedAndResumedRunMatchesAStraightRunF32) {
 
 TEST(TrainerResume, InterruptedAndResumedRunMatchesAStraightRunBf16) {
   expect_resume_matches_straight_run(DType::bf16);
+}
+
+// Low precision (bf16 moments in the checkpoint, no masters) in stage 2: train::AdamW loads the
+// moments (read back as f32, cast to bf16) and ShardedAdam copies its shard of them.
+TEST(TrainerResume, InterruptedAndResumedRunMatchesAStraightRunBf16LowPrecisionStage2) {
+  expect_resume_matches_straight_run(DType::bf16, {}, train::Precision::low, 2);
 }
 
 // A DeepSpeed WarmupDecayLR schedule (from --deepspeed) continues exactly after a resume: the

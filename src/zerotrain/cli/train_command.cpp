@@ -114,7 +114,7 @@ void apply_memory_caps(const std::string& gpu, const std::string& host, Device d
 // Options whose explicit use `--deepspeed` checks against the file.
 struct FlagOptions {
   CLI::Option *micro_batch, *grad_accum, *steps, *warmup, *lr, *beta1, *beta2, *eps, *weight_decay,
-      *clip, *dtype, *log_every, *grad_accum_dtype, *comm_dtype;
+      *clip, *dtype, *log_every, *grad_accum_dtype, *comm_dtype, *precision;
 
   train::GivenFlags given() const {
     auto g = [](const CLI::Option* o) { return o->count() > 0; };
@@ -123,6 +123,7 @@ struct FlagOptions {
                         g(weight_decay), g(clip),       g(dtype), g(log_every)};
     f.grad_accum_dtype = g(grad_accum_dtype);
     f.comm_dtype = g(comm_dtype);
+    f.precision = g(precision);
     return f;
   }
 };
@@ -152,6 +153,7 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
   auto dtype = std::make_shared<std::string>("f32");
   auto grad_accum_dtype = std::make_shared<std::string>("f32");
   auto comm_dtype = std::make_shared<std::string>("f32");
+  auto precision = std::make_shared<std::string>("mixed");
   auto deepspeed = std::make_shared<std::string>();
   auto gpu_cap = std::make_shared<std::string>();
   auto host_cap = std::make_shared<std::string>();
@@ -194,10 +196,18 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
   cmd->add_option("--seed", c->seed, "seed for the init and the data order")->capture_default_str();
   cmd->add_option("--device", *device, "cpu, cuda or cuda:N")->capture_default_str();
   f->dtype = cmd->add_option("--dtype", *dtype,
-                             "f32, bf16 or f16 (also fp16) (16-bit compute, f32 masters; f16 with "
-                             "DeepSpeed's dynamic loss scaling)")
+                             "f32, bf16 or f16 (also fp16) (16-bit compute, f32 masters unless "
+                             "--precision low; f16 with DeepSpeed's dynamic loss scaling)")
                  ->check(CLI::IsMember({"f32", "bf16", "f16", "fp16"}))
                  ->capture_default_str();
+  f->precision =
+      cmd->add_option("--precision", *precision,
+                      "with --dtype bf16: mixed keeps f32 master weights and moments (DeepSpeed); "
+                      "low steps the bf16 weights in place with bf16 moments, no masters (FSDP's "
+                      "low-precision mode: 4 instead of 12 optimizer bytes per parameter; updates "
+                      "below bf16 resolution vanish and a warning says so)")
+          ->check(CLI::IsMember({"mixed", "low"}))
+          ->capture_default_str();
   f->grad_accum_dtype =
       cmd->add_option("--grad-accum-dtype", *grad_accum_dtype,
                       "dtype gradients accumulate in over micro-steps: f32, or --dtype's bf16/f16 "
@@ -294,6 +304,9 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       "--device cuda "
       "--dtype bf16 \\\n"
       "      --micro-batch 1 --seq-len 1024 --gpu-memory-cap 24GiB   # says what fits 24 GiB\n"
+      "  zerotrain train --model config.json --data tokens.bin --out runs/lowp --device cuda "
+      "--dtype bf16 \\\n"
+      "      --precision low --lr 1e-3 --zero-stage 3 --nproc 8\n"
       "\n"
       "Writes <out>/metrics.jsonl and metrics.csv (one row per logged step), loss.png (loss and\n"
       "tokens/s; redrawn at each checkpoint), model/ and checkpoint/. With --deepspeed, a "
@@ -301,14 +314,15 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       "section replaces --schedule/--warmup (DeepSpeed's formulas; without one --schedule "
       "applies),\n"
       "csv_monitor writes DeepSpeed's per-metric CSV files, wall_clock_breakdown = the flag.");
-  cmd->callback([&action, c, device, dtype, grad_accum_dtype, comm_dtype, nproc, args, deepspeed, f,
-                 gpu_cap, host_cap] {
-    action = [c, device, dtype, grad_accum_dtype, comm_dtype, nproc, args, deepspeed, gpu_cap,
-              host_cap, given = f->given()] {
+  cmd->callback([&action, c, device, dtype, grad_accum_dtype, comm_dtype, precision, nproc, args,
+                 deepspeed, f, gpu_cap, host_cap] {
+    action = [c, device, dtype, grad_accum_dtype, comm_dtype, precision, nproc, args, deepspeed,
+              gpu_cap, host_cap, given = f->given()] {
       c->device = parse_device(*device);
       c->dtype = parse_dtype(*dtype);
       c->grad_accum_dtype = parse_dtype(*grad_accum_dtype);
       c->comm_dtype = parse_dtype(*comm_dtype);
+      c->precision = train::parse_precision(*precision);
       const comm::ProcessEnv env = comm::detect_process_env();
       if (*nproc > 1 && env.world_size == 1) relaunch(args, *nproc, !c->device.is_cuda());
       if (*nproc > 1 && env.world_size != *nproc)
@@ -335,6 +349,7 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       }
       // Gradient dtypes are named only when they differ from f32 (zero/grad_comm.h).
       std::string dtypes(dtype_name(c->dtype));
+      if (c->precision == train::Precision::low) dtypes += " low precision";
       if (c->grad_accum_dtype != DType::f32)
         dtypes += str(", ", dtype_name(c->grad_accum_dtype), " gradients");
       if (c->comm_dtype != DType::f32 && env.world_size > 1)

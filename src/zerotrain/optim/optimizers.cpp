@@ -8,6 +8,7 @@
 
 #include "zerotrain/core/error.h"
 #include "zerotrain/kernels/dispatch.h"
+#include "zerotrain/optim/adam_common.h"
 #include "zerotrain/optim/cpu/driver.h"
 #if ZT_WITH_CUDA
 #include "zerotrain/optim/cuda/launch.h"
@@ -82,32 +83,40 @@ float f(double x) {
 
 }  // namespace
 
-void adam_step(std::span<const AdamShard> runs, const AdamParams& hp, const StepArgs& args,
-               Device device, Stream stream) {
-  constexpr std::string_view op = "adam_step";
+void check_adam(std::string_view op, const AdamParams& hp, const StepArgs& args) {
   check_lr(op, hp.lr);
   check_beta(op, "beta1", hp.beta1);
   check_beta(op, "beta2", hp.beta2);
   check_eps(op, hp.eps);
   check_args(op, args);
+}
+
+cpu::AdamConsts adam_consts(const AdamParams& hp, const StepArgs& args, float weight_decay) {
+  const double lr = hp.lr, b1 = hp.beta1, b2 = hp.beta2, t = static_cast<double>(args.step);
+  cpu::AdamConsts c{};
+  c.beta1 = hp.beta1;
+  c.beta2 = hp.beta2;
+  c.one_minus_beta1 = f(1.0 - b1);
+  c.one_minus_beta2 = f(1.0 - b2);
+  c.step_size = f(hp.bias_correction ? lr / (1.0 - std::pow(b1, t)) : lr);
+  c.bc2_sqrt = f(hp.bias_correction ? std::sqrt(1.0 - std::pow(b2, t)) : 1.0);
+  c.eps = hp.eps;
+  c.grad_scale = args.grad_scale;
+  c.decay = hp.decoupled ? f(1.0 - lr * static_cast<double>(weight_decay)) : 1.0f;
+  c.l2_wd = hp.decoupled ? 0.0f : weight_decay;
+  return c;
+}
+
+void adam_step(std::span<const AdamShard> runs, const AdamParams& hp, const StepArgs& args,
+               Device device, Stream stream) {
+  constexpr std::string_view op = "adam_step";
+  check_adam(op, hp, args);
   std::vector<cpu::Run> rs;
   std::vector<cpu::AdamConsts> cs;
-  const double lr = hp.lr, b1 = hp.beta1, b2 = hp.beta2, t = static_cast<double>(args.step);
   for (size_t i = 0; i < runs.size(); ++i) {
     const AdamShard& s = runs[i];
     rs.push_back(check_run(op, s, i, s.exp_avg, s.exp_avg_sq, 2));
-    cpu::AdamConsts c{};
-    c.beta1 = hp.beta1;
-    c.beta2 = hp.beta2;
-    c.one_minus_beta1 = f(1.0 - b1);
-    c.one_minus_beta2 = f(1.0 - b2);
-    c.step_size = f(hp.bias_correction ? lr / (1.0 - std::pow(b1, t)) : lr);
-    c.bc2_sqrt = f(hp.bias_correction ? std::sqrt(1.0 - std::pow(b2, t)) : 1.0);
-    c.eps = hp.eps;
-    c.grad_scale = args.grad_scale;
-    c.decay = hp.decoupled ? f(1.0 - lr * static_cast<double>(s.weight_decay)) : 1.0f;
-    c.l2_wd = hp.decoupled ? 0.0f : s.weight_decay;
-    cs.push_back(c);
+    cs.push_back(adam_consts(hp, args, s.weight_decay));
   }
   if (device.is_cuda())
     ZT_ON_CUDA("adam_step", cuda::adam(rs, cs, device, stream));

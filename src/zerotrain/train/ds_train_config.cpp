@@ -90,6 +90,12 @@ const std::vector<NotYet>& not_yet() {
       {"memory_breakdown", [](const DsConfig& d) { return d.memory_breakdown; },
        "memory breakdowns (train logs peak memory)"},
       {"dump_state", [](const DsConfig& d) { return d.dump_state; }, "state dumps"},
+      {"bf16.bf16_master_weights_and_grads",
+       [](const DsConfig& d) {
+         return d.bf16.bf16_master_weights_and_grads && !d.bf16.bf16_optimizer_states;
+       },
+       "bf16 masters with fp32 optimizer states (set bf16_optimizer_states too for the "
+       "low-precision mode)"},
   };
   return list;
 }
@@ -180,6 +186,14 @@ void apply_ds_config(const DsConfig& ds, const GivenFlags& g, TrainConfig& c) {
     c.loss_scaler.consecutive_hysteresis = ds.fp16.consecutive_hysteresis;
     c.loss_scaler.min_loss_scale = static_cast<double>(ds.fp16.min_loss_scale);
   }
+  // DeepSpeed's bf16 masters and bf16 optimizer states are the low-precision mode (precision.h).
+  const Precision precision =
+      ds.bf16.bf16_master_weights_and_grads ? Precision::low : Precision::mixed;
+  if (g.precision && precision != c.precision)
+    conflict("bf16.bf16_master_weights_and_grads",
+             ds.bf16.bf16_master_weights_and_grads ? "true" : "false", "--precision",
+             std::string(precision_name(c.precision)));
+  c.precision = precision;
   if (ds.optimizer) {
     const auto& a = std::get<config::AdamParams>(ds.optimizer->params);
     set(g.lr, "optimizer.params.lr", "--lr", a.lr, c.lr);

@@ -37,6 +37,7 @@ struct GivenFlags {
   bool beta1 = false, beta2 = false, eps = false, weight_decay = false, clip = false;
   bool dtype = false, log_every = false;
   bool grad_accum_dtype = false, comm_dtype = false;
+  bool precision = false;
 };
 
 // Every TrainConfig value fills an "auto"; the given ones also fill missing keys and must agree
@@ -44,12 +45,14 @@ struct GivenFlags {
 config::ConfigOverrides train_overrides(const TrainConfig& c, const GivenFlags& given,
                                         std::optional<int64_t> hidden_size);
 
-// Sets micro_batch, grad_accum, clip, dtype (and fp16's loss scaler), the AdamW hyper-parameters,
-// log_every, activation_checkpointing, grad_accum_dtype (data_types.grad_accum_dtype), comm_dtype
-// (communication_data_type; both stay f32 when unset, not DeepSpeed's defaults: see
-// [Note: communication dtype] in zero/grad_comm.h), the scheduler, wall_clock_breakdown (on when
-// the file or the flag says so) and csv_monitor_dir (<output_path>/<job_name>) from `ds`. Throws
-// ValueError for an unsupported setting or one that contradicts a given flag (naming both).
+// Sets micro_batch, grad_accum, clip, dtype (and fp16's loss scaler), precision (low when
+// bf16.bf16_master_weights_and_grads and bf16.bf16_optimizer_states are both on), the AdamW
+// hyper-parameters, log_every, activation_checkpointing, grad_accum_dtype
+// (data_types.grad_accum_dtype), comm_dtype (communication_data_type; both stay f32 when unset,
+// not DeepSpeed's defaults: see [Note: communication dtype] in zero/grad_comm.h), the scheduler,
+// wall_clock_breakdown (on when the file or the flag says so) and csv_monitor_dir
+// (<output_path>/<job_name>) from `ds`. Throws ValueError for an unsupported setting or one that
+// contradicts a given flag (naming both).
 void apply_ds_config(const config::DsConfig& ds, const GivenFlags& given, TrainConfig& c);
 
 }  // namespace zt::train

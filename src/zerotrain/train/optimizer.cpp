@@ -8,7 +8,9 @@
 #include <utility>
 
 #include "zerotrain/kernels/cast.h"
+#include "zerotrain/optim/low_precision.h"
 #include "zerotrain/optim/optimizers.h"
+#include "zerotrain/train/precision_guard.h"
 
 namespace zt::train {
 
@@ -20,25 +22,33 @@ constexpr char kExpAvg[] = ".exp_avg";
 constexpr char kExpAvgSq[] = ".exp_avg_sq";
 constexpr char kMaster[] = ".master";
 
-// A state tensor from a checkpoint: present, f32, shaped like the parameter.
+// A state tensor from a checkpoint: present, f32 (or `also`), shaped like the parameter.
 const Tensor& expect_state_tensor(const std::map<std::string, Tensor>& tensors,
-                                  const std::string& name, const nn::Parameter& p) {
+                                  const std::string& name, const nn::Parameter& p,
+                                  DType also = DType::f32) {
   auto it = tensors.find(name);
   if (it == tensors.end()) throw ValueError(kComponent, str(name, ": missing from the state"));
   const Tensor& t = it->second;
   if (!t.defined()) throw ValueError(kComponent, str(name, ": undefined tensor"));
-  if (t.dtype() != DType::f32)
-    throw DTypeError(kComponent, str(name, ": expected f32, got ", t.describe()));
+  if (t.dtype() != DType::f32 && t.dtype() != also)
+    throw DTypeError(kComponent, str(name, ": expected ", dtype_name(DType::f32),
+                                     also != DType::f32 ? str(" or ", dtype_name(also)) : "",
+                                     ", got ", t.describe()));
   if (t.shape() != p.value.shape())
     throw ShapeError(kComponent,
                      str(name, ": expected ", to_string(p.value.shape()), ", got ", t.describe()));
   return t;
 }
 
-// A copy of `src` in new memory on `device`.
-Tensor copy_to_device(const Tensor& src, Device device, Stream stream) {
-  Tensor dst = Tensor::empty(src.shape(), src.dtype(), device, stream);
-  dst.copy_from(src, stream);
+// A copy of `src` in new memory on `device`, cast to `dtype`.
+Tensor copy_to_device(const Tensor& src, Device device, DType dtype, Stream stream) {
+  Tensor dst = Tensor::empty(src.shape(), dtype, device, stream);
+  if (src.dtype() == dtype) {
+    dst.copy_from(src, stream);
+  } else {
+    const Tensor on_device = src.to(device, stream);
+    kernels::cast(on_device, dst, stream);
+  }
   return dst;
 }
 
@@ -77,6 +87,9 @@ AdamW::AdamW(std::vector<nn::Parameter*> params, AdamWOptions options)
     if (p->value.defined() && !is_floating(p->value.dtype()))
       throw DTypeError(kComponent, str(p->name, ": value is ", p->value.describe(),
                                        ", expected f32, f16 or bf16"));
+    if (options_.precision == Precision::low && p->value.dtype() == DType::f16)
+      throw DTypeError(kComponent, str(p->name, ": value is ", p->value.describe(),
+                                       ": low precision steps bf16 or f32 values"));
     Slot s;
     s.param = p;
     s.decay = options_.decays(*p);
@@ -86,14 +99,18 @@ AdamW::AdamW(std::vector<nn::Parameter*> params, AdamWOptions options)
 }
 
 bool AdamW::needs_master(const Slot& s) const {
-  return s.param->value.dtype() != DType::f32;
+  return s.param->value.dtype() != DType::f32 && !low_precision(s);
+}
+
+bool AdamW::low_precision(const Slot& s) const {
+  return options_.precision == Precision::low && s.param->value.dtype() == DType::bf16;
 }
 
 void AdamW::create_state(Stream stream) {
   for (Slot& s : slots_) {
     const Tensor& value = s.param->value;
-    s.exp_avg = Tensor::zeros(value.shape(), DType::f32, value.device(), stream);
-    s.exp_avg_sq = Tensor::zeros(value.shape(), DType::f32, value.device(), stream);
+    s.exp_avg = Tensor::zeros(value.shape(), state_dtype(s), value.device(), stream);
+    s.exp_avg_sq = Tensor::zeros(value.shape(), state_dtype(s), value.device(), stream);
     if (needs_master(s)) {
       s.master = Tensor::empty(value.shape(), DType::f32, value.device(), stream);
       kernels::cast(value, s.master, stream);
@@ -126,9 +143,31 @@ void AdamW::step(float lr, float grad_scale, Stream stream) {
   // region on the host or fused launches on the GPU.
   const optim::AdamParams hp = adam_params(options_, lr);
   const optim::StepArgs args{step_, grad_scale};
-  std::vector<std::pair<Device, std::vector<optim::AdamShard>>> by_device;
+  // Runs per device: f32 masters (or f32 values), and bf16 values stepped in place.
+  struct DeviceRuns {
+    Device device;
+    std::vector<optim::AdamShard> mixed;
+    std::vector<optim::AdamShardLowp> low;
+  };
+  std::vector<DeviceRuns> by_device;
   for (Slot& s : slots_) {
     nn::Parameter& p = *s.param;
+    auto it = std::find_if(by_device.begin(), by_device.end(),
+                           [&](const DeviceRuns& d) { return d.device == p.value.device(); });
+    if (it == by_device.end()) it = by_device.insert(by_device.end(), {p.value.device(), {}, {}});
+    const float wd = s.decay ? options_.weight_decay : 0.0f;
+    if (low_precision(s)) {
+      optim::AdamShardLowp shard;
+      shard.param = static_cast<bf16*>(p.value.data());
+      shard.exp_avg = static_cast<bf16*>(s.exp_avg.data());
+      shard.exp_avg_sq = static_cast<bf16*>(s.exp_avg_sq.data());
+      shard.grad = p.grad.data();
+      shard.grad_dtype = p.grad.dtype();
+      shard.n = p.value.numel();
+      shard.weight_decay = wd;
+      it->low.push_back(shard);
+      continue;
+    }
     optim::AdamShard shard;
     shard.master = static_cast<float*>(s.master.defined() ? s.master.data() : p.value.data());
     shard.exp_avg = static_cast<float*>(s.exp_avg.data());
@@ -138,14 +177,23 @@ void AdamW::step(float lr, float grad_scale, Stream stream) {
     shard.param_copy = s.master.defined() ? p.value.data() : nullptr;
     shard.param_dtype = p.value.dtype();
     shard.n = p.value.numel();
-    shard.weight_decay = s.decay ? options_.weight_decay : 0.0f;
-    auto it = std::find_if(by_device.begin(), by_device.end(),
-                           [&](const auto& d) { return d.first == p.value.device(); });
-    if (it == by_device.end()) it = by_device.insert(by_device.end(), {p.value.device(), {}});
-    it->second.push_back(shard);
+    shard.weight_decay = wd;
+    it->mixed.push_back(shard);
   }
-  for (const auto& [device, shards] : by_device)
-    optim::adam_step(shards, hp, args, device, stream);
+  for (const DeviceRuns& d : by_device) {
+    if (!d.mixed.empty()) optim::adam_step(d.mixed, hp, args, d.device, stream);
+    if (!d.low.empty()) optim::adam_step_lowp(d.low, hp, args, d.device, stream);
+  }
+  check_updates(lr, stream);
+}
+
+void AdamW::check_updates(float lr, Stream stream) {
+  if (!options_.guard || !options_.guard->due(step_)) return;
+  std::vector<GuardTensors> tensors;
+  for (const Slot& s : slots_)
+    tensors.push_back({s.master.defined() ? s.master : s.param->value, s.exp_avg, s.exp_avg_sq,
+                       s.decay ? options_.weight_decay : 0.0f});
+  options_.guard->check(step_, adam_params(options_, lr), tensors, stream);
 }
 
 void AdamW::set_betas(float beta1, float beta2) {
@@ -189,8 +237,8 @@ void AdamW::load_state(const OptimizerState& state, Stream stream) {
     if (!s.param->value.defined())
       throw ValueError(kComponent, str(s.param->name, ": value is undefined"));
     const std::string& name = s.param->name;
-    expect_state_tensor(state.tensors, name + kExpAvg, *s.param);
-    expect_state_tensor(state.tensors, name + kExpAvgSq, *s.param);
+    expect_state_tensor(state.tensors, name + kExpAvg, *s.param, state_dtype(s));
+    expect_state_tensor(state.tensors, name + kExpAvgSq, *s.param, state_dtype(s));
     expected += 2;
     if (needs_master(s)) {
       expect_state_tensor(state.tensors, name + kMaster, *s.param);
@@ -210,10 +258,11 @@ void AdamW::load_state(const OptimizerState& state, Stream stream) {
   for (Slot& s : slots_) {
     const std::string& name = s.param->name;
     const Device device = s.param->value.device();
-    s.exp_avg = copy_to_device(state.tensors.at(name + kExpAvg), device, stream);
-    s.exp_avg_sq = copy_to_device(state.tensors.at(name + kExpAvgSq), device, stream);
+    s.exp_avg = copy_to_device(state.tensors.at(name + kExpAvg), device, state_dtype(s), stream);
+    s.exp_avg_sq =
+        copy_to_device(state.tensors.at(name + kExpAvgSq), device, state_dtype(s), stream);
     if (needs_master(s)) {
-      s.master = copy_to_device(state.tensors.at(name + kMaster), device, stream);
+      s.master = copy_to_device(state.tensors.at(name + kMaster), device, DType::f32, stream);
       kernels::cast(s.master, s.param->value, stream);
     } else {
       s.master = Tensor();

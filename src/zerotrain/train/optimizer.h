@@ -11,6 +11,9 @@
 // value == round(master) after every step. An f32 parameter is stepped in place, its value being
 // its own master. State tensors live on their parameter's device, shaped like the parameter.
 //
+// In Precision::low ([Note: precision modes] in precision.h) a bf16 parameter has no master: it is
+// stepped in place with bf16 moments (optim::adam_step_lowp), and its state tensors are bf16.
+//
 // State is created on the first step from the values as they are then (as torch does), or by
 // load_state; until then the optimizer is Fresh and state() is empty.
 #pragma once
@@ -18,14 +21,18 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "zerotrain/core/tensor.h"
 #include "zerotrain/nn/parameter.h"
 #include "zerotrain/optim/optimizers.h"
+#include "zerotrain/train/precision.h"
 
 namespace zt::train {
+
+class PrecisionGuard;
 
 // Says whether weight decay applies to a parameter.
 using DecayRule = std::function<bool(const nn::Parameter&)>;
@@ -39,6 +46,9 @@ struct AdamWOptions {
   float weight_decay = 0.01f;  // torch.optim.AdamW's default; applied to the "decay" group only
   bool bias_correction = true;
   DecayRule decays = decay_kinds({nn::ParamKind::weight});
+  Precision precision = Precision::mixed;  // low: bf16 values stepped in place, bf16 moments
+  // Checks the updates after the steps it says are due (precision_guard.h); null: no checks.
+  std::shared_ptr<PrecisionGuard> guard;
 };
 
 // The flat-shard step's hyper-parameters for one update at `lr` (AdamW: decoupled decay; the
@@ -52,7 +62,8 @@ struct ParamGroup {
 };
 
 // What a checkpoint saves. Names: "<param>.exp_avg", "<param>.exp_avg_sq" and, for f16/bf16
-// parameters, "<param>.master"; every tensor f32 and shaped like its parameter.
+// parameters in mixed precision, "<param>.master"; every tensor f32 (bf16 moments of bf16
+// parameters in low precision) and shaped like its parameter.
 struct OptimizerState {
   int64_t step = 0;  // updates taken
   std::map<std::string, Tensor> tensors;
@@ -84,9 +95,10 @@ class AdamW {
   // The state as named tensors sharing storage with the optimizer (no copy); empty while Fresh.
   OptimizerState state() const;
   // Copies a saved state in (from any device). Every expected name must be present with the
-  // parameter's shape and dtype f32, and no other; masters are cast back into the f16/bf16 values
-  // so that value == round(master) holds. Throws ValueError / ShapeError / DTypeError naming the
-  // tensor. A state with step 0 and no tensors makes the optimizer Fresh again.
+  // parameter's shape and dtype f32 (f32 or bf16 for low-precision moments), and no other; masters
+  // are cast back into the f16/bf16 values so that value == round(master) holds. Throws ValueError
+  // / ShapeError / DTypeError naming the tensor. A state with step 0 and no tensors makes the
+  // optimizer Fresh again.
   void load_state(const OptimizerState& state, Stream stream = {});
 
  private:
@@ -96,12 +108,15 @@ class AdamW {
     nn::Parameter* param = nullptr;
     bool decay = false;
     Tensor master;      // [shape] f32 for f16/bf16 values; undefined for f32 values
-    Tensor exp_avg;     // [shape] f32
-    Tensor exp_avg_sq;  // [shape] f32
+    Tensor exp_avg;     // [shape] f32, or bf16 when low_precision(slot)
+    Tensor exp_avg_sq;  // [shape] f32, or bf16 when low_precision(slot)
   };
 
   bool needs_master(const Slot& s) const;
-  void create_state(Stream stream);  // Fresh -> Ready, from the current values
+  bool low_precision(const Slot& s) const;  // a bf16 value in Precision::low
+  DType state_dtype(const Slot& s) const { return low_precision(s) ? DType::bf16 : DType::f32; }
+  void check_updates(float lr, Stream stream);  // the precision guard, when due
+  void create_state(Stream stream);             // Fresh -> Ready, from the current values
 
   AdamWOptions options_;
   std::vector<Slot> slots_;

@@ -19,6 +19,7 @@
 #include "zerotrain/train/memory_report.h"
 #include "zerotrain/train/optimizer.h"
 #include "zerotrain/train/out_of_memory.h"
+#include "zerotrain/train/precision_guard.h"
 #include "zerotrain/train/run_log.h"
 #include "zerotrain/train/train_scheduler.h"
 #include "zerotrain/train/wall_clock.h"
@@ -62,6 +63,8 @@ void check_config(const TrainConfig& c) {
     throw ValueError("train", str("zero_stage must be 0, 1, 2 or 3, got ", c.zero_stage));
   if (c.dtype != DType::f32 && c.dtype != DType::bf16 && c.dtype != DType::f16)
     throw ValueError("train", str("dtype must be f32, bf16 or f16, got ", dtype_name(c.dtype)));
+  if (c.precision == Precision::low && c.dtype != DType::bf16)
+    throw ValueError("train", str("precision low needs dtype bf16, got ", dtype_name(c.dtype)));
   for (int64_t s : c.inject_overflow_steps)
     if (s < 1) throw ValueError("train", str("inject_overflow_steps holds ", s, ", not >= 1"));
   check_grad_dtypes(c);
@@ -157,6 +160,8 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   ao.beta2 = static_cast<float>(c.beta2);
   ao.eps = static_cast<float>(c.eps);
   ao.weight_decay = static_cast<float>(c.weight_decay);
+  ao.precision = c.precision;
+  if (rank == 0) ao.guard = make_precision_guard(cb.on_warning);
   const std::vector<nn::Parameter*> params = model.parameters();
   AdamW optimizer(params, ao);
   if (resuming) load_checkpoint_weights(c.resume, model, optimizer, stream);

@@ -21,6 +21,7 @@
 #include "zerotrain/train/loss_scaler.h"
 #include "zerotrain/train/memory_report.h"
 #include "zerotrain/train/metrics.h"
+#include "zerotrain/train/precision.h"
 
 namespace zt::train {
 
@@ -53,6 +54,10 @@ struct TrainConfig {
   // (loss_scaler, [Note: fp16 step] in fp16_step.h).
   DType dtype = DType::f32;
   LossScalerOptions loss_scaler;  // f16 only: ds_config's fp16 section (DeepSpeed's defaults)
+  // With bf16: mixed keeps f32 masters and moments; low steps the bf16 values in place with bf16
+  // moments ([Note: precision modes] in precision.h). Either way the precision guard
+  // (precision_guard.h) checks rank 0's updates and warns once when they vanish.
+  Precision precision = Precision::mixed;
   // The dtype gradients accumulate in over the micro-steps: f32 or `dtype`
   // (data_types.grad_accum_dtype), and the dtype they are summed in across the ranks: f32, bf16 or
   // f16 (communication_data_type). f32 for both unless set: see [Note: communication dtype] in
@@ -131,6 +136,8 @@ struct TrainCallbacks {
   std::function<void(const StepMetrics&)> on_log;
   std::function<void(int64_t done, int64_t total, double loss)> on_step;
   std::function<void(const MemoryReport&)> on_memory_start;  // once, after setup
+  // Rank 0's warnings (the precision guard); unset: printed to stderr.
+  std::function<void(const std::string& line)> on_warning;
 };
 
 // Throws ValueError for a bad config, a resume checkpoint without its COMPLETE marker, one saved

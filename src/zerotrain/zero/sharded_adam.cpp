@@ -5,7 +5,9 @@
 
 #include "zerotrain/core/error.h"
 #include "zerotrain/kernels/cast.h"
+#include "zerotrain/optim/low_precision.h"
 #include "zerotrain/optim/optimizers.h"
+#include "zerotrain/train/precision_guard.h"
 
 namespace zt::zero {
 
@@ -13,13 +15,19 @@ namespace {
 
 constexpr std::string_view kComponent = "zero";
 
-// Copies the shard's part of one full per-parameter state tensor into `shard_state`.
+// Copies the shard's part of one full per-parameter state tensor into `shard_state` (cast to its
+// dtype when they differ: an f32 checkpoint into bf16 moments).
 void copy_in(const Tensor& full, const ShardPiece& piece, int64_t shard_offset,
              const Tensor& shard_state, Stream stream) {
   const Tensor src =
       full.flatten().slice(0, piece.begin - piece.param_offset, piece.end - piece.param_offset);
-  shard_state.slice(0, piece.begin - shard_offset, piece.end - shard_offset)
-      .copy_from(src.to(shard_state.device(), stream), stream);
+  Tensor dst = shard_state.slice(0, piece.begin - shard_offset, piece.end - shard_offset);
+  if (src.dtype() == dst.dtype()) {
+    dst.copy_from(src.to(dst.device(), stream), stream);
+  } else {
+    const Tensor on_device = src.contiguous(stream).to(dst.device(), stream);
+    kernels::cast(on_device, dst, stream);
+  }
 }
 
 }  // namespace
@@ -30,9 +38,11 @@ ShardedAdam::ShardedAdam(std::vector<ParamGroup*> groups, train::AdamWOptions op
   for (ParamGroup* g : groups) {
     Slot s{g, {}, {}, {}};
     const Tensor& v = g->value_shard();
-    s.exp_avg = Tensor::zeros({g->shard_numel()}, DType::f32, v.device(), stream);
-    s.exp_avg_sq = Tensor::zeros({g->shard_numel()}, DType::f32, v.device(), stream);
-    if (g->value_dtype() != DType::f32) {
+    s.low = options_.precision == train::Precision::low && g->value_dtype() == DType::bf16;
+    const DType state = s.low ? DType::bf16 : DType::f32;
+    s.exp_avg = Tensor::zeros({g->shard_numel()}, state, v.device(), stream);
+    s.exp_avg_sq = Tensor::zeros({g->shard_numel()}, state, v.device(), stream);
+    if (g->value_dtype() != DType::f32 && !s.low) {
       s.master = Tensor::empty({g->shard_numel()}, DType::f32, v.device(), stream);
       kernels::cast(v, s.master, stream);
     }
@@ -66,6 +76,7 @@ void ShardedAdam::step(float lr, float grad_scale, Stream stream) {
   const optim::AdamParams hp = train::adam_params(options_, lr);
   const optim::StepArgs args{step_, grad_scale};
   std::vector<optim::AdamShard> runs;
+  std::vector<optim::AdamShardLowp> low_runs;
   Device device = Device::cpu();
   for (const Slot& s : slots_) {
     const ParamGroup& g = *s.group;
@@ -76,12 +87,26 @@ void ShardedAdam::step(float lr, float grad_scale, Stream stream) {
     const int64_t base = g.shard_offset();
     for (const ShardPiece& piece : g.shard_pieces()) {
       const int64_t at = piece.begin - base;
+      const float wd = options_.decays(*piece.param) ? options_.weight_decay : 0.0f;
+      const void* grad = static_cast<const char*>(g.grad_shard().data()) +
+                         at * static_cast<int64_t>(g.grad_shard().element_size());
+      if (s.low) {
+        optim::AdamShardLowp r;
+        r.param = static_cast<bf16*>(g.value_shard().data()) + at;
+        r.exp_avg = static_cast<bf16*>(s.exp_avg.data()) + at;
+        r.exp_avg_sq = static_cast<bf16*>(s.exp_avg_sq.data()) + at;
+        r.grad = grad;
+        r.grad_dtype = g.grad_shard().dtype();
+        r.n = piece.end - piece.begin;
+        r.weight_decay = wd;
+        low_runs.push_back(r);
+        continue;
+      }
       optim::AdamShard r;
       r.master = static_cast<float*>(master.data()) + at;
       r.exp_avg = static_cast<float*>(s.exp_avg.data()) + at;
       r.exp_avg_sq = static_cast<float*>(s.exp_avg_sq.data()) + at;
-      r.grad = static_cast<const char*>(g.grad_shard().data()) +
-               at * static_cast<int64_t>(g.grad_shard().element_size());
+      r.grad = grad;
       r.grad_dtype = g.grad_shard().dtype();
       r.param_copy = s.master.defined()
                          ? static_cast<char*>(g.value_shard().data()) +
@@ -89,11 +114,29 @@ void ShardedAdam::step(float lr, float grad_scale, Stream stream) {
                          : nullptr;
       r.param_dtype = g.value_dtype();
       r.n = piece.end - piece.begin;
-      r.weight_decay = options_.decays(*piece.param) ? options_.weight_decay : 0.0f;
+      r.weight_decay = wd;
       runs.push_back(r);
     }
   }
   if (!runs.empty()) optim::adam_step(runs, hp, args, device, stream);
+  if (!low_runs.empty()) optim::adam_step_lowp(low_runs, hp, args, device, stream);
+  check_updates(lr, stream);
+}
+
+void ShardedAdam::check_updates(float lr, Stream stream) {
+  if (!options_.guard || !options_.guard->due(step_)) return;
+  std::vector<train::GuardTensors> tensors;
+  for (const Slot& s : slots_) {
+    const Tensor master = master_of(s);
+    const int64_t base = s.group->shard_offset();
+    for (const ShardPiece& piece : s.group->shard_pieces()) {
+      const int64_t a = piece.begin - base, b = piece.end - base;
+      tensors.push_back({master.slice(0, a, b), s.exp_avg.slice(0, a, b),
+                         s.exp_avg_sq.slice(0, a, b),
+                         options_.decays(*piece.param) ? options_.weight_decay : 0.0f});
+    }
+  }
+  options_.guard->check(step_, train::adam_params(options_, lr), tensors, stream);
 }
 
 train::OptimizerState ShardedAdam::full_state(comm::Communicator* comm, bool keep,
@@ -105,12 +148,12 @@ train::OptimizerState ShardedAdam::full_state(comm::Communicator* comm, bool kee
     const ParamGroup& g = *s.group;
     // Gathers one state tensor of the group and, when kept, copies each parameter's part out.
     auto gather = [&](const Tensor& shard, const char* suffix) {
-      Tensor full = Tensor::empty({g.padded_numel()}, DType::f32, shard.device(), stream);
+      Tensor full = Tensor::empty({g.padded_numel()}, shard.dtype(), shard.device(), stream);
       if (comm == nullptr || comm->size() == 1)
         full.copy_from(shard, stream);
       else
         comm->all_gather(shard.data(), full.data(), static_cast<size_t>(g.shard_numel()),
-                         DType::f32, stream);
+                         shard.dtype(), stream);
       if (!keep) return;
       const Tensor host = full.to(Device::cpu(), stream);
       synchronize(stream);

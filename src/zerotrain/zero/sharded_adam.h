@@ -7,7 +7,8 @@
 //
 // Masters: a bf16/f16 group keeps an f32 master shard and writes round(master) into the value
 // shard in the same pass; an f32 group's value shard is its own master (as train::AdamW steps f32
-// parameters in place).
+// parameters in place). In Precision::low a bf16 group has no master: its value shard is stepped in
+// place with bf16 moments (optim::adam_step_lowp), as train::AdamW steps whole bf16 parameters.
 #pragma once
 
 #include <cstdint>
@@ -42,10 +43,12 @@ class ShardedAdam {
   struct Slot {
     ParamGroup* group;
     Tensor master;      // [shard] f32 for bf16/f16 groups; undefined for f32 (the value shard)
-    Tensor exp_avg;     // [shard] f32
-    Tensor exp_avg_sq;  // [shard] f32
+    Tensor exp_avg;     // [shard] f32, or bf16 when low
+    Tensor exp_avg_sq;  // [shard] f32, or bf16 when low
+    bool low = false;   // a bf16 group in Precision::low: the value shard is stepped in place
   };
   Tensor master_of(const Slot& s) const;
+  void check_updates(float lr, Stream stream);  // the precision guard, when due
 
   train::AdamWOptions options_;
   std::vector<Slot> slots_;

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "zerotrain/core/dtype.h"
+#include "zerotrain/core/half.h"
 
 namespace zt::optim::cpu {
 
@@ -18,6 +19,16 @@ struct Run {
   DType grad_dtype = DType::f32;
   void* copy = nullptr;  // [n] copy_dtype or null
   DType copy_dtype = DType::bf16;
+  int64_t n = 0;
+};
+
+// One run of a low-precision shard (optim/low_precision.h): bf16 values and moments, no copy.
+struct RunLowp {
+  bf16* p = nullptr;   // [n] bf16 values, updated in place
+  bf16* s0 = nullptr;  // [n] bf16 exp_avg
+  bf16* s1 = nullptr;  // [n] bf16 exp_avg_sq
+  const void* grad = nullptr;
+  DType grad_dtype = DType::bf16;
   int64_t n = 0;
 };
 

@@ -11,14 +11,14 @@ namespace {
 
 // Calls fn(run index, block index, lo, hi) for every block of every run. schedule(static) hands
 // each thread one contiguous range of blocks, so a thread streams through its part of memory.
-template <class Fn>
-void for_blocks(std::span<const Run> runs, Fn&& fn) {
+template <class R, class Fn>
+void for_blocks(std::span<const R> runs, Fn&& fn) {
   std::vector<int64_t> first(runs.size() + 1, 0);  // first[r]: index of run r's first block
   for (size_t r = 0; r < runs.size(); ++r)
     first[r + 1] = first[r] + (runs[r].n + kBlock - 1) / kBlock;
   const int64_t blocks = first.back();
   int64_t elements = 0;
-  for (const Run& r : runs)
+  for (const R& r : runs)
     elements += r.n;
     // Small steps (many short runs) stay on one thread: a parallel region costs more than they do.
 #pragma omp parallel for schedule(static) if (elements >= 2 * kBlock)
@@ -75,6 +75,13 @@ const KernelTable& kernel_table(CpuIsa isa) {
 void adam(std::span<const Run> runs, std::span<const AdamConsts> consts, const KernelTable& k) {
   for_blocks(
       runs, [&](size_t r, int64_t, int64_t lo, int64_t hi) { k.adam(runs[r], lo, hi, consts[r]); });
+}
+
+void adam_lowp(std::span<const RunLowp> runs, std::span<const AdamConsts> consts,
+               const KernelTable& k) {
+  for_blocks(runs, [&](size_t r, int64_t, int64_t lo, int64_t hi) {
+    k.adam_lowp(runs[r], lo, hi, consts[r]);
+  });
 }
 
 void lion(std::span<const Run> runs, std::span<const LionConsts> consts, const KernelTable& k) {

@@ -20,6 +20,8 @@ constexpr int64_t kBlock = 16384;
 const KernelTable& kernel_table(CpuIsa isa);
 
 void adam(std::span<const Run> runs, std::span<const AdamConsts> consts, const KernelTable& k);
+void adam_lowp(std::span<const RunLowp> runs, std::span<const AdamConsts> consts,
+               const KernelTable& k);
 void lion(std::span<const Run> runs, std::span<const LionConsts> consts, const KernelTable& k);
 void sgd(std::span<const Run> runs, std::span<const SgdConsts> consts, const KernelTable& k);
 std::vector<LambNorms> lamb_moments(std::span<const Run> runs, std::span<const LambConsts> consts,

@@ -18,6 +18,8 @@ struct KernelTable {
   // Updates m and v, returns the block's sum p^2 and sum u^2.
   LambNorms (*lamb_moments)(const Run& r, int64_t lo, int64_t hi, const LambConsts& c);
   void (*lamb_apply)(const Run& r, int64_t lo, int64_t hi, const LambConsts& c);
+  // Adam on bf16 values and moments (optim/low_precision.h).
+  void (*adam_lowp)(const RunLowp& r, int64_t lo, int64_t hi, const AdamConsts& c);
 };
 
 // The tables; avx2 / avx512 return null when the build has no such code path (not x86-64).

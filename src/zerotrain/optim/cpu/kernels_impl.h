@@ -208,10 +208,43 @@ void sgd_block(const Run& r, int64_t lo, int64_t hi, const SgdConsts& c) {
     dispatch<V>(r, lo, hi, SgdOp<0>{c});
 }
 
+// Adam over bf16 values and moments (see [Note: low-precision optimizer] in
+// optim/low_precision.h): each is widened to f32 at the load and rounded once at the store.
+template <class V, class G>
+inline void adam_lowp_loop(const RunLowp& r, int64_t lo, int64_t hi, const AdamOp& op_in) {
+  const AdamOp op = op_in;
+  bf16* __restrict__ p = r.p;
+  bf16* __restrict__ s0 = r.s0;
+  bf16* __restrict__ s1 = r.s1;
+  const G* __restrict__ g = static_cast<const G*>(r.grad);
+  auto one = [&]<class W>(int64_t i) {
+    W pw = W::load(p + i), a = W::load(s0 + i), b = W::load(s1 + i);
+    op.template apply<W>(pw, W::load(g + i), a, b);
+    pw.store(p + i);
+    a.store(s0 + i);
+    b.store(s1 + i);
+  };
+  int64_t i = lo;
+  for (; i + V::kWidth <= hi; i += V::kWidth)
+    one.template operator()<V>(i);
+  for (; i < hi; ++i)
+    one.template operator()<VScalar>(i);
+}
+
+template <class V>
+void adam_lowp_block(const RunLowp& r, int64_t lo, int64_t hi, const AdamConsts& c) {
+  if (r.grad_dtype == DType::f32)
+    adam_lowp_loop<V, float>(r, lo, hi, AdamOp{c});
+  else if (r.grad_dtype == DType::bf16)
+    adam_lowp_loop<V, bf16>(r, lo, hi, AdamOp{c});
+  else
+    adam_lowp_loop<V, f16>(r, lo, hi, AdamOp{c});
+}
+
 template <class V>
 const KernelTable* make_table() {
-  static const KernelTable table{&adam_block<V>, &lion_block<V>, &sgd_block<V>,
-                                 &lamb_moments_block<V>, &lamb_apply_block<V>};
+  static const KernelTable table{&adam_block<V>,         &lion_block<V>,       &sgd_block<V>,
+                                 &lamb_moments_block<V>, &lamb_apply_block<V>, &adam_lowp_block<V>};
   return &table;
 }
 

@@ -14,6 +14,9 @@ namespace zt::optim::cuda {
 
 void adam(std::span<const cpu::Run> runs, std::span<const cpu::AdamConsts> consts, Device device,
           Stream stream);
+// Adam on bf16 values and moments, in place (optim/low_precision.h); cuda/optimizers_lowp.cu.
+void adam_lowp(std::span<const cpu::RunLowp> runs, std::span<const cpu::AdamConsts> consts,
+               Device device, Stream stream);
 void lion(std::span<const cpu::Run> runs, std::span<const cpu::LionConsts> consts, Device device,
           Stream stream);
 void sgd(std::span<const cpu::Run> runs, std::span<const cpu::SgdConsts> consts, Device device,
