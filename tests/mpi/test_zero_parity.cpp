@@ -156,12 +156,12 @@ TEST(ZeroParity, Gpt2TiedBf16CheckpointedAccumulation2) {
 
 TEST(ZeroParity, LlamaBf16LowPrecisionNoAccumulation) {
   run_parity({"llama_bf16_low_a1", test::tiny_llama(), DType::bf16, 1, false, 0, 50'000'000,
-              train::Precision::low});
+              DType::f32, DType::f32, train::Precision::low});
 }
 
 TEST(ZeroParity, Gpt2TiedBf16LowPrecisionCheckpointedAccumulation2) {
-  run_parity({"gpt2_bf16_low_a2", test::tiny_gpt2(), DType::bf16, 2, true, 2000, 10000,
-              train::Precision::low});
+  run_parity({"gpt2_bf16_low_a2", test::tiny_gpt2(), DType::bf16, 2, true, 2000, 10000, DType::f32,
+              DType::f32, train::Precision::low});
 }
 
 TEST(ZeroParity, LlamaF32PersistentSmallBlocksAccumulation2) {
