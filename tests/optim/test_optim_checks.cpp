@@ -100,6 +100,11 @@ TEST(OptimChecks, CudaRunsNeedTheCudaBackend) {
   GTEST_SKIP() << "CUDA build without a device";
 #else
   EXPECT_THROW(optim::adam_step(s, {}, {}, Device::cuda(0)), DeviceError);
+  EXPECT_THROW(optim::lamb_step(s, {}, {}, Device::cuda(0)), DeviceError);
+  // The hyper-parameters are checked before the backend is looked for.
+  optim::LambParams bad;
+  bad.max_coeff = -1.0f;
+  EXPECT_THROW(optim::lamb_step(s, bad, {}, Device::cuda(0)), ValueError);
 #endif
 }
 

@@ -1,9 +1,12 @@
 // The CUDA optimizers (fused multi-tensor launches) against the CPU scalar path: masters, states
 // and copies bitwise equal after a few steps, for 40 runs (two launches) of mixed lengths, some
 // starting off 16-byte alignment (the element-wise path), every grad dtype and copy dtype.
+// LAMB: bitwise equal with the trust ratio clamped to 1; with a free trust ratio the params
+// within a bound derived from the norms' summation order (see LambTrustRatioMatchesCpu).
 // Skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -151,6 +154,111 @@ TEST(OptimCuda, SgdNesterovMatchesCpu) {
     optim::sgd_step(s, hp, a, d ? Device::cuda(0) : Device::cpu());
     if (d) synchronize(Stream{Device::cuda(0)});
   });
+}
+
+optim::LambShard lamb_shard(RunBuffers& h, const DeviceRun* d, int r) {
+  const float wd = r % 2 ? 0.0f : 0.0625f;
+  return d ? device_adam(h, *d, wd) : h.adam(wd);
+}
+
+void lamb_on(const optim::LambParams& hp, std::vector<RunBuffers>& h, std::vector<DeviceRun>* d,
+             int step) {
+  std::vector<optim::LambShard> s;
+  for (int r = 0; r < kRuns; ++r)
+    s.push_back(lamb_shard(h[r], d ? &(*d)[r] : nullptr, r));
+  optim::StepArgs a{step, 0.5f, optim::CpuIsa::scalar};
+  optim::lamb_step(s, hp, a, d ? Device::cuda(0) : Device::cpu());
+  if (d) synchronize(Stream{Device::cuda(0)});
+}
+
+// min_coeff = max_coeff = 1 pins the trust ratio to 1 whatever the norms, so everything else of
+// the update (moments, u, the copy) must equal the CPU scalar path bit for bit.
+TEST(OptimCuda, LambClampedMatchesCpuBitwise) {
+  ZT_SKIP_WITHOUT_CUDA();
+  optim::LambParams hp;
+  hp.lr = 0.015625f;
+  hp.min_coeff = 1.0f;
+  hp.max_coeff = 1.0f;
+  for_all_dtypes([&](std::vector<RunBuffers>& h, std::vector<DeviceRun>* d, int step) {
+    lamb_on(hp, h, d, step);
+  });
+}
+
+// [Note: LAMB GPU tolerance]
+// With a free trust ratio the GPU and the CPU differ only in how they sum |p|^2 and |u|^2: the GPU
+// in f64 (exact to ~1e-15 here), the CPU scalar path serially in f32 over each 16384-element
+// block, whose relative error is a random walk of ~sqrt(n) 2^-24 (below 4e-6 for n = 16384, as
+// measured over random inputs). The ratio of the two norms then differs by at most the sum of half
+// of each, so lr * coeff differs by delta <= 1e-5 relative, and so does each step's displacement
+// d_t = p_{t-1} - p_t; m and v do not depend on p and stay bitwise equal. Rounding the shifted
+// product and difference adds at most an ulp of d_t and of p_t per step, hence per element
+//   |p_gpu - p_cpu| <= sum_t (1e-5 |d_t| + 2^-23 (|d_t| + |p_t|)).
+// A relative bound on p itself cannot hold where p is near 0 while it moves by O(lr).
+TEST(OptimCuda, LambTrustRatioMatchesCpu) {
+  ZT_SKIP_WITHOUT_CUDA();
+  optim::LambParams hp;  // DeepSpeed's clamp [0.01, 10]
+  hp.lr = 0.015625f;
+  for (DType gd : {DType::f32, DType::bf16}) {
+    std::vector<RunBuffers> host;
+    std::vector<DeviceRun> dev, again;  // two device replicas: the result must repeat bitwise
+    for (int r = 0; r < kRuns; ++r) {
+      std::vector<float> start = test::stream_values(21, 0, static_cast<uint64_t>(r), run_size(r));
+      if (r == 5) start.assign(start.size(), 0.0f);  // |p| = 0 on step 1: trust ratio 1
+      host.emplace_back(start, gd, true, DType::bf16);
+      for (std::vector<DeviceRun>* v : {&dev, &again}) {
+        DeviceRun d;
+        d.off = r % 3 == 1 ? 1 : 0;
+        d.n = host.back().n();
+        d.master = DeviceRun::upload(start, DType::f32, d.off);
+        d.s0 = DeviceRun::upload(host.back().s0, DType::f32, d.off);
+        d.s1 = DeviceRun::upload(host.back().s1, DType::f32, d.off);
+        d.copy = DeviceRun::upload(std::vector<float>(run_size(r), 0.0f), DType::bf16, d.off);
+        v->push_back(d);
+      }
+    }
+    std::vector<std::vector<double>> bound(kRuns);
+    for (int r = 0; r < kRuns; ++r)
+      bound[r].assign(run_size(r), 0.0);
+    for (int step = 1; step <= 3; ++step) {
+      for (int r = 0; r < kRuns; ++r) {
+        const auto g = test::stream_values(22, static_cast<uint64_t>(step),
+                                           static_cast<uint64_t>(r), run_size(r));
+        host[r].set_grad(g);
+        dev[r].grad = DeviceRun::upload(g, gd, dev[r].off);
+        again[r].grad = dev[r].grad;
+      }
+      std::vector<std::vector<float>> before;
+      for (const RunBuffers& h : host)
+        before.push_back(h.master);
+      lamb_on(hp, host, nullptr, step);
+      lamb_on(hp, host, &dev, step);
+      lamb_on(hp, host, &again, step);
+      for (int r = 0; r < kRuns; ++r)
+        for (size_t i = 0; i < bound[r].size(); ++i) {
+          const double d = std::abs(static_cast<double>(before[r][i]) - host[r].master[i]);
+          bound[r][i] += 1e-5 * d + 0x1p-23 * (d + std::abs(host[r].master[i]));
+        }
+    }
+    for (int r = 0; r < kRuns; ++r) {
+      const std::string what = str("run ", r, " grad ", dtype_name(gd));
+      const std::vector<float> master = dev[r].download(dev[r].master);
+      EXPECT_EQ(dev[r].download(dev[r].s0), host[r].s0) << what;
+      EXPECT_EQ(dev[r].download(dev[r].s1), host[r].s1) << what;
+      EXPECT_EQ(again[r].download(again[r].master), master) << what << ": not repeatable";
+      size_t bad = 0, first_bad = 0;
+      std::vector<float> rounded(master.size());
+      for (size_t i = 0; i < master.size(); ++i) {
+        if (std::abs(static_cast<double>(master[i]) - host[r].master[i]) > bound[r][i] &&
+            bad++ == 0)
+          first_bad = i;
+        rounded[i] = static_cast<float>(bf16(master[i]));
+      }
+      EXPECT_EQ(bad, 0u) << what << ": element " << first_bad << " gpu " << master[first_bad]
+                         << " cpu " << host[r].master[first_bad] << " bound "
+                         << bound[r][first_bad];
+      EXPECT_EQ(dev[r].download(dev[r].copy), rounded) << what << ": copy != bf16(master)";
+    }
+  }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "zerotrain/kernels/dispatch.h"
 #include "zerotrain/optim/cpu/driver.h"
 #if ZT_WITH_CUDA
+#include "zerotrain/optim/cuda/lamb.h"
 #include "zerotrain/optim/cuda/launch.h"
 #endif
 
@@ -245,7 +246,17 @@ void lamb_apply(std::span<const LambShard> runs, const LambParams& hp, const Ste
   cpu::lamb_apply(rs, cs, cpu::kernel_table(args.isa));
 }
 
-void lamb_step(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args) {
+void lamb_step(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
+               Device device, Stream stream) {
+  if (device.is_cuda()) {
+    check_lamb(hp, args);
+    std::vector<cpu::Run> rs;
+    std::vector<cpu::LambConsts> cs;
+    lamb_runs(runs, hp, args, rs, cs);
+    ZT_ON_CUDA("lamb_step", cuda::lamb(rs, cs, cuda::LambTrust{hp.lr, hp.min_coeff, hp.max_coeff},
+                                       device, stream));
+    return;
+  }
   const std::vector<LambNorms> norms = lamb_moments(runs, hp, args);
   lamb_apply(runs, hp, args, norms);
 }

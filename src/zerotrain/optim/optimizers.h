@@ -75,15 +75,17 @@ void lion_step(std::span<const LionShard> runs, const LionParams& hp, const Step
 void sgd_step(std::span<const SgdShard> runs, const SgdParams& hp, const StepArgs& args,
               Device device = Device::cpu(), Stream stream = {});
 
-// LAMB on the CPU in two passes: lamb_moments updates m and v and returns each run's norms;
-// lamb_apply updates the params from those norms. A ZeRO engine whose run is part of a parameter
-// sums the norms of that parameter's runs over the ranks in between; lamb_step does both passes
-// treating each run as a whole parameter.
+// LAMB in two passes: lamb_moments updates m and v and returns each run's norms; lamb_apply
+// updates the params from those norms (both on the CPU; optim/cuda/lamb.h has the device-side
+// pair). A ZeRO engine whose run is part of a parameter sums the norms of that parameter's runs
+// over the ranks in between; lamb_step does both passes treating each run as a whole parameter,
+// on the CPU or, with the norms kept on the device, on `device`.
 std::vector<LambNorms> lamb_moments(std::span<const LambShard> runs, const LambParams& hp,
                                     const StepArgs& args);
 void lamb_apply(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
                 std::span<const LambNorms> norms);
-void lamb_step(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args);
+void lamb_step(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
+               Device device = Device::cpu(), Stream stream = {});
 
 // The CPU paths this machine can run (scalar always; avx2 needs AVX2+FMA+F16C; avx512 needs
 // AVX-512 F/BW/VL/DQ), and the one CpuIsa::best picks.
