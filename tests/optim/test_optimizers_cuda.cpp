@@ -123,6 +123,24 @@ TEST(OptimCuda, AdamWMatchesCpu) {
   });
 }
 
+// Adam's L2 term in the gradient and no bias correction: the other branches of the constants.
+TEST(OptimCuda, AdamL2WithoutBiasCorrectionMatchesCpu) {
+  ZT_SKIP_WITHOUT_CUDA();
+  for_all_dtypes([](std::vector<RunBuffers>& h, std::vector<DeviceRun>* d, int step) {
+    std::vector<optim::AdamShard> s;
+    for (int r = 0; r < kRuns; ++r)
+      s.push_back(d ? device_adam(h[r], (*d)[r], r % 2 ? 0.0f : 0.1f)
+                    : h[r].adam(r % 2 ? 0.0f : 0.1f));
+    optim::AdamParams hp;
+    hp.decoupled = false;
+    hp.bias_correction = false;
+    hp.eps = 1e-3f;
+    optim::StepArgs a{step, 2.0f, optim::CpuIsa::scalar};
+    optim::adam_step(s, hp, a, d ? Device::cuda(0) : Device::cpu());
+    if (d) synchronize(Stream{Device::cuda(0)});
+  });
+}
+
 TEST(OptimCuda, LionMatchesCpu) {
   ZT_SKIP_WITHOUT_CUDA();
   for_all_dtypes([](std::vector<RunBuffers>& h, std::vector<DeviceRun>* d, int step) {
