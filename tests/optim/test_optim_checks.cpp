@@ -75,6 +75,20 @@ TEST(OptimChecks, RejectsBadRuns) {
   a.param_copy = r.copy.data();
   a.param_dtype = DType::f32;
   EXPECT_THROW(optim::adam_step({&a, 1}, {}, {}), DTypeError);
+  optim::AdamParams ams;
+  ams.amsgrad = true;
+  a = r.adam(0.0f);
+  expect_error_with(
+      [&] {
+        optim::adam_step({&a, 1}, ams, {});
+      },
+      "run #0: max_exp_avg_sq is null with amsgrad");
+  a = r.adam(0.0f, true);
+  expect_error_with(
+      [&] {
+        optim::adam_step({&a, 1}, {}, {});
+      },
+      "max_exp_avg_sq given but amsgrad = false");
   optim::SgdShard s = r.sgd(0.0f, true);
   expect_error_with(
       [&] {

@@ -1,4 +1,5 @@
-// The CUDA optimizers (fused multi-tensor launches) against the CPU scalar path: masters, states
+// The CUDA optimizers (fused multi-tensor launches) against the CPU scalar path (Adam also with
+// amsgrad, SGD with a leading empty run): masters, states
 // and copies bitwise equal after a few steps, for 40 runs (two launches) of mixed lengths, some
 // starting off 16-byte alignment (the element-wise path), every grad dtype and copy dtype.
 // LAMB: bitwise equal with the trust ratio clamped to 1; with a free trust ratio the params
@@ -30,7 +31,7 @@ size_t run_size(int r) {
 
 // One run's buffers on the GPU, each one element past a 16-byte boundary when `offset`.
 struct DeviceRun {
-  Tensor master, s0, s1, grad, copy;
+  Tensor master, s0, s1, s2, grad, copy;
   int64_t off = 0;
   int64_t n = 0;
 
@@ -64,6 +65,7 @@ void compare(const Step& step_fn, DType gd, bool copy, DType cd) {
     d.master = DeviceRun::upload(host.back().master, DType::f32, d.off);
     d.s0 = DeviceRun::upload(host.back().s0, DType::f32, d.off);
     d.s1 = DeviceRun::upload(host.back().s1, DType::f32, d.off);
+    d.s2 = DeviceRun::upload(host.back().s2, DType::f32, d.off);
     d.copy = DeviceRun::upload(std::vector<float>(run_size(r), 0.0f), cd, d.off);
     dev.push_back(d);
   }
@@ -82,6 +84,7 @@ void compare(const Step& step_fn, DType gd, bool copy, DType cd) {
     EXPECT_EQ(dev[r].download(dev[r].master), host[r].master) << what;
     EXPECT_EQ(dev[r].download(dev[r].s0), host[r].s0) << what;
     EXPECT_EQ(dev[r].download(dev[r].s1), host[r].s1) << what;
+    EXPECT_EQ(dev[r].download(dev[r].s2), host[r].s2) << what;
     if (copy) {
       std::vector<float> want(host[r].copy.size());
       for (size_t i = 0; i < want.size(); ++i)
@@ -99,11 +102,12 @@ void for_all_dtypes(const Step& fn) {
 }
 
 // The Adam shard of host run `h` re-pointed at the device buffers of `d`.
-optim::AdamShard device_adam(RunBuffers& h, const DeviceRun& d, float wd) {
+optim::AdamShard device_adam(RunBuffers& h, const DeviceRun& d, float wd, bool amsgrad = false) {
   optim::AdamShard s = h.adam(wd);
   s.master = d.at<float>(d.master);
   s.exp_avg = d.at<float>(d.s0);
   s.exp_avg_sq = d.at<float>(d.s1);
+  s.max_exp_avg_sq = amsgrad ? d.at<float>(d.s2) : nullptr;
   s.grad = static_cast<const char*>(d.grad.data()) +
            d.off * static_cast<int64_t>(dtype_size(d.grad.dtype()));
   s.param_copy = s.param_copy ? static_cast<void*>(d.at<uint16_t>(d.copy)) : nullptr;
@@ -136,6 +140,23 @@ TEST(OptimCuda, AdamL2WithoutBiasCorrectionMatchesCpu) {
     hp.bias_correction = false;
     hp.eps = 1e-3f;
     optim::StepArgs a{step, 2.0f, optim::CpuIsa::scalar};
+    optim::adam_step(s, hp, a, d ? Device::cuda(0) : Device::cpu());
+    if (d) synchronize(Stream{Device::cuda(0)});
+  });
+}
+
+TEST(OptimCuda, AdamAmsgradMatchesCpu) {
+  ZT_SKIP_WITHOUT_CUDA();
+  for_all_dtypes([](std::vector<RunBuffers>& h, std::vector<DeviceRun>* d, int step) {
+    std::vector<optim::AdamShard> s;
+    for (int r = 0; r < kRuns; ++r) {
+      const float wd = r % 2 ? 0.0f : 0.1f;
+      s.push_back(d ? device_adam(h[r], (*d)[r], wd, true) : h[r].adam(wd, true));
+    }
+    optim::AdamParams hp;
+    hp.beta2 = 0.5f;  // v falls below its running max within the three steps
+    hp.amsgrad = true;
+    optim::StepArgs a{step, 1.0f, optim::CpuIsa::scalar};
     optim::adam_step(s, hp, a, d ? Device::cuda(0) : Device::cpu());
     if (d) synchronize(Stream{Device::cuda(0)});
   });
@@ -277,6 +298,35 @@ TEST(OptimCuda, LambTrustRatioMatchesCpu) {
       EXPECT_EQ(dev[r].download(dev[r].copy), rounded) << what << ": copy != bf16(master)";
     }
   }
+}
+
+// The launch picks the momentum kernel from any run, not the first: an empty run may leave its
+// momentum buffer null.
+TEST(OptimCuda, SgdMomentumAfterAnEmptyRunMatchesCpu) {
+  ZT_SKIP_WITHOUT_CUDA();
+  RunBuffers h(test::stream_values(31, 0, 0, 1000), DType::f32, false, DType::bf16);
+  DeviceRun d;
+  d.n = h.n();
+  d.master = DeviceRun::upload(h.master, DType::f32, 0);
+  d.s0 = DeviceRun::upload(h.s0, DType::f32, 0);
+  optim::SgdParams hp;
+  hp.momentum = 0.9f;
+  for (int step = 1; step <= 2; ++step) {
+    const auto g = test::stream_values(32, static_cast<uint64_t>(step), 0, 1000);
+    h.set_grad(g);
+    d.grad = DeviceRun::upload(g, DType::f32, 0);
+    optim::SgdShard on_host[2] = {optim::SgdShard{}, h.sgd(0.0f, true)};
+    optim::SgdShard on_dev[2] = {optim::SgdShard{}, h.sgd(0.0f, true)};
+    on_dev[1].master = d.at<float>(d.master);
+    on_dev[1].momentum_buffer = d.at<float>(d.s0);
+    on_dev[1].grad = d.grad.data();
+    const optim::StepArgs a{step, 1.0f, optim::CpuIsa::scalar};
+    optim::sgd_step(on_host, hp, a);
+    optim::sgd_step(on_dev, hp, a, Device::cuda(0));
+    synchronize(Stream{Device::cuda(0)});
+  }
+  EXPECT_EQ(d.download(d.master), h.master);
+  EXPECT_EQ(d.download(d.s0), h.s0);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Adam, AdamW, SGD (torch.optim, torch 1.13) and Lion, LAMB (the generator's own float32
-// implementations of the paper / DeepSpeed formulas) over 50 steps, recorded by
+// Adam, AdamW (also with amsgrad), SGD (torch.optim, torch 1.13) and Lion, LAMB (the generator's
+// own float32 implementations of the paper / DeepSpeed formulas) over 50 steps, recorded by
 // tools/reference/make_optimizer_reference.py in tests/data/optim/optimizer_reference.json.
 // Every CPU path this machine supports must stay within 1e-6 relative of the recorded params and
 // final states, element by element (SGD with momentum: relative to the summed magnitudes, see
@@ -114,9 +114,10 @@ void replay(const nlohmann::json& c, const std::vector<int64_t>& sizes, int step
       hp.beta2 = hyper(c, "beta2");
       hp.eps = hyper(c, "eps");
       hp.decoupled = kind == "adamw";
+      hp.amsgrad = c.at("hyper").value("amsgrad", false);
       std::vector<optim::AdamShard> shards;
       for (size_t t = 0; t < runs.size(); ++t)
-        shards.push_back(runs[t].adam(decay(t)));
+        shards.push_back(runs[t].adam(decay(t), hp.amsgrad));
       optim::adam_step(shards, hp, args);
     } else if (kind == "sgd") {
       optim::SgdParams hp;
@@ -171,6 +172,9 @@ void replay(const nlohmann::json& c, const std::vector<int64_t>& sizes, int step
                        "momentum_buffer " + std::to_string(t), &sgd_scale[t].buf);
     if (state.contains("exp_avg_sq"))
       expect_close_rel(runs[t].s1, state.at("exp_avg_sq").at(t), "exp_avg_sq " + std::to_string(t));
+    if (state.contains("max_exp_avg_sq"))
+      expect_close_rel(runs[t].s2, state.at("max_exp_avg_sq").at(t),
+                       "max_exp_avg_sq " + std::to_string(t));
   }
 }
 
@@ -178,7 +182,7 @@ TEST(OptimTorch, EveryCaseOnEveryCpuPath) {
   const nlohmann::json doc = load_reference();
   const auto sizes = doc.at("sizes").get<std::vector<int64_t>>();
   const int steps = doc.at("steps").get<int>();
-  ASSERT_GE(doc.at("cases").size(), 10u);
+  ASSERT_GE(doc.at("cases").size(), 13u);
   for (CpuIsa isa : test::supported_isas())
     for (const auto& c : doc.at("cases")) {
       SCOPED_TRACE(std::string(optim::cpu_isa_name(isa)) + " " + c.at("name").get<std::string>());
@@ -193,6 +197,12 @@ TEST(OptimTorch, ReferenceCoversEveryOptimizer) {
                                    [&](const auto& c) { return c.at("optimizer") == kind; });
     EXPECT_TRUE(found) << kind;
   }
+  const bool amsgrad =
+      std::any_of(doc.at("cases").begin(), doc.at("cases").end(), [](const auto& c) {
+        return c.at("hyper").value("amsgrad", false) &&
+               c.at("final_state").contains("max_exp_avg_sq");
+      });
+  EXPECT_TRUE(amsgrad) << "adam with amsgrad";
 }
 
 }  // namespace

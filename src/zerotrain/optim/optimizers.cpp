@@ -97,6 +97,12 @@ void adam_step(std::span<const AdamShard> runs, const AdamParams& hp, const Step
   for (size_t i = 0; i < runs.size(); ++i) {
     const AdamShard& s = runs[i];
     rs.push_back(check_run(op, s, i, s.exp_avg, s.exp_avg_sq, 2));
+    if (hp.amsgrad && s.n > 0 && !s.max_exp_avg_sq)
+      throw ValueError(kComponent, str(op, ": run #", i, ": max_exp_avg_sq is null with amsgrad"));
+    if (!hp.amsgrad && s.max_exp_avg_sq)
+      throw ValueError(kComponent,
+                       str(op, ": run #", i, ": max_exp_avg_sq given but amsgrad = false"));
+    rs.back().s2 = s.max_exp_avg_sq;
     cpu::AdamConsts c{};
     c.beta1 = hp.beta1;
     c.beta2 = hp.beta2;

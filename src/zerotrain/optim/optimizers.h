@@ -4,6 +4,7 @@
 //   Adam   (torch.optim.Adam):  g += wd p; m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
 //                               p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)
 //   AdamW  (torch.optim.AdamW): p *= 1 - lr wd, then the Adam update without the g += wd p
+//   amsgrad (either):           vmax = max(vmax, v), and sqrt(vmax) replaces sqrt(v)
 //   Lion   (Chen et al. 2023):  p *= 1 - lr wd; p -= lr sign(b1 m + (1-b1) g); m = b2 m + (1-b2) g
 //   SGD    (torch.optim.SGD):   d = g + wd p; buf = d on step 1, else mu buf + (1-dampening) d;
 //                               d = nesterov ? d + mu buf : buf; p -= lr d
@@ -32,6 +33,7 @@ struct AdamParams {
   float eps = 1e-8f;
   bool decoupled = true;  // true: AdamW's decoupled decay; false: Adam's L2 term in the gradient
   bool bias_correction = true;
+  bool amsgrad = false;  // torch's: the denominator uses max(v) over the steps so far
 };
 
 struct LionParams {
