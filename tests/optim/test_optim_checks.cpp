@@ -98,6 +98,13 @@ TEST(OptimChecks, RejectsBadRuns) {
   std::vector<optim::LambShard> ls = {r.adam(0.0f)};
   std::vector<optim::LambNorms> none;
   expect_error_with([&] { optim::lamb_apply(ls, {}, {}, none); }, "0 norms for 1 runs");
+  double norms[2] = {};
+  expect_error_with([&] { optim::lamb_moments(ls, {}, {}, norms, Device::cpu()); },
+                    "lamb_moments: device = cpu");
+  expect_error_with([&] { optim::lamb_apply(ls, {}, {}, norms, Device::cpu()); },
+                    "lamb_apply: device = cpu");
+  expect_error_with([&] { optim::lamb_moments(ls, {}, {}, nullptr, Device::cuda(0)); },
+                    "device_norms is null for 1 runs");
 }
 
 TEST(OptimChecks, EmptyRunsAreNoOps) {
@@ -115,6 +122,9 @@ TEST(OptimChecks, CudaRunsNeedTheCudaBackend) {
 #else
   EXPECT_THROW(optim::adam_step(s, {}, {}, Device::cuda(0)), DeviceError);
   EXPECT_THROW(optim::lamb_step(s, {}, {}, Device::cuda(0)), DeviceError);
+  double norms[2] = {};
+  EXPECT_THROW(optim::lamb_moments(s, {}, {}, norms, Device::cuda(0)), DeviceError);
+  EXPECT_THROW(optim::lamb_apply(s, {}, {}, norms, Device::cuda(0)), DeviceError);
   // The hyper-parameters are checked before the backend is looked for.
   optim::LambParams bad;
   bad.max_coeff = -1.0f;

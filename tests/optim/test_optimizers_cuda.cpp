@@ -300,6 +300,65 @@ TEST(OptimCuda, LambTrustRatioMatchesCpu) {
   }
 }
 
+// The device-norm two passes: the same result as lamb_step on the device, bitwise, and per-run
+// norms within [Note: LAMB GPU tolerance]'s 1e-5 of the CPU's (the sums of squares; the test
+// compares each step's, when the GPU's and the CPU's p still agree to ~1e-9).
+TEST(OptimCuda, LambDeviceNormsTwoPassMatchesLambStep) {
+  ZT_SKIP_WITHOUT_CUDA();
+  optim::LambParams hp;
+  hp.lr = 0.015625f;
+  std::vector<RunBuffers> host;
+  std::vector<DeviceRun> one_call, two_pass;
+  for (int r = 0; r < kRuns; ++r) {
+    host.emplace_back(test::stream_values(41, 0, static_cast<uint64_t>(r), run_size(r)),
+                      DType::bf16, true, DType::bf16);
+    for (std::vector<DeviceRun>* v : {&one_call, &two_pass}) {
+      DeviceRun d;
+      d.off = r % 3 == 1 ? 1 : 0;
+      d.n = host.back().n();
+      d.master = DeviceRun::upload(host.back().master, DType::f32, d.off);
+      d.s0 = DeviceRun::upload(host.back().s0, DType::f32, d.off);
+      d.s1 = DeviceRun::upload(host.back().s1, DType::f32, d.off);
+      d.copy = DeviceRun::upload(std::vector<float>(run_size(r), 0.0f), DType::bf16, d.off);
+      v->push_back(d);
+    }
+  }
+  const Device gpu = Device::cuda(0);
+  Tensor norms = Tensor::empty({2 * kRuns}, DType::i64, gpu);  // [kRuns, 2] f64 bits
+  for (int step = 1; step <= 2; ++step) {
+    std::vector<optim::LambShard> h, a, b;
+    for (int r = 0; r < kRuns; ++r) {
+      const auto g = test::stream_values(42, static_cast<uint64_t>(step), static_cast<uint64_t>(r),
+                                         run_size(r));
+      host[r].set_grad(g);
+      one_call[r].grad = DeviceRun::upload(g, DType::bf16, one_call[r].off);
+      two_pass[r].grad = one_call[r].grad;
+      h.push_back(lamb_shard(host[r], nullptr, r));
+      a.push_back(lamb_shard(host[r], &one_call[r], r));
+      b.push_back(lamb_shard(host[r], &two_pass[r], r));
+    }
+    const optim::StepArgs args{step, 0.5f, optim::CpuIsa::scalar};
+    const std::vector<optim::LambNorms> want = optim::lamb_moments(h, hp, args);
+    optim::lamb_apply(h, hp, args, want);
+    optim::lamb_step(a, hp, args, gpu);
+    optim::lamb_moments(b, hp, args, static_cast<double*>(norms.data()), gpu);
+    optim::lamb_apply(b, hp, args, static_cast<const double*>(norms.data()), gpu);
+    const Tensor got = norms.to(Device::cpu());
+    const auto* sums = static_cast<const double*>(got.data());
+    for (int r = 0; r < kRuns; ++r) {
+      EXPECT_NEAR(sums[2 * r], want[r].param_sq, 1e-5 * want[r].param_sq) << "run " << r;
+      EXPECT_NEAR(sums[2 * r + 1], want[r].update_sq, 1e-5 * want[r].update_sq) << "run " << r;
+    }
+  }
+  for (int r = 0; r < kRuns; ++r) {
+    const DeviceRun &x = one_call[r], &y = two_pass[r];
+    EXPECT_EQ(y.download(y.master), x.download(x.master)) << "run " << r;
+    EXPECT_EQ(y.download(y.s0), x.download(x.s0)) << "run " << r;
+    EXPECT_EQ(y.download(y.s1), x.download(x.s1)) << "run " << r;
+    EXPECT_EQ(y.download(y.copy), x.download(x.copy)) << "run " << r;
+  }
+}
+
 // The launch picks the momentum kernel from any run, not the first: an empty run may leave its
 // momentum buffer null.
 TEST(OptimCuda, SgdMomentumAfterAnEmptyRunMatchesCpu) {

@@ -252,6 +252,42 @@ void lamb_apply(std::span<const LambShard> runs, const LambParams& hp, const Ste
   cpu::lamb_apply(rs, cs, cpu::kernel_table(args.isa));
 }
 
+namespace {
+
+// The device-norm overloads: a CUDA device and, with runs to update, a norms buffer.
+void check_device_norms(std::string_view op, size_t runs, const void* norms, Device device) {
+  if (!device.is_cuda())
+    throw ValueError(kComponent, str(op,
+                                     ": device = cpu: the device-norm overload runs on CUDA "
+                                     "(the host one returns LambNorms)"));
+  if (runs > 0 && !norms)
+    throw ValueError(kComponent, str(op, ": device_norms is null for ", runs, " runs"));
+}
+
+}  // namespace
+
+void lamb_moments(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
+                  double* device_norms, Device device, Stream stream) {
+  check_lamb(hp, args);
+  check_device_norms("lamb_moments", runs.size(), device_norms, device);
+  std::vector<cpu::Run> rs;
+  std::vector<cpu::LambConsts> cs;
+  lamb_runs(runs, hp, args, rs, cs);
+  ZT_ON_CUDA("lamb_moments", cuda::lamb_moments(rs, cs, device_norms, device, stream));
+}
+
+void lamb_apply(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
+                const double* device_norms, Device device, Stream stream) {
+  check_lamb(hp, args);
+  check_device_norms("lamb_apply", runs.size(), device_norms, device);
+  std::vector<cpu::Run> rs;
+  std::vector<cpu::LambConsts> cs;
+  lamb_runs(runs, hp, args, rs, cs);
+  ZT_ON_CUDA("lamb_apply",
+             cuda::lamb_apply(rs, cs, device_norms,
+                              cuda::LambTrust{hp.lr, hp.min_coeff, hp.max_coeff}, device, stream));
+}
+
 void lamb_step(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
                Device device, Stream stream) {
   if (device.is_cuda()) {

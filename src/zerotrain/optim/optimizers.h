@@ -78,14 +78,19 @@ void sgd_step(std::span<const SgdShard> runs, const SgdParams& hp, const StepArg
               Device device = Device::cpu(), Stream stream = {});
 
 // LAMB in two passes: lamb_moments updates m and v and returns each run's norms; lamb_apply
-// updates the params from those norms (both on the CPU; optim/cuda/lamb.h has the device-side
-// pair). A ZeRO engine whose run is part of a parameter sums the norms of that parameter's runs
-// over the ranks in between; lamb_step does both passes treating each run as a whole parameter,
-// on the CPU or, with the norms kept on the device, on `device`.
+// updates the params from those norms. A ZeRO engine whose run is part of a parameter sums the
+// norms of that parameter's runs over the ranks in between; lamb_step does both passes treating
+// each run as a whole parameter, on the CPU or on `device`.
 std::vector<LambNorms> lamb_moments(std::span<const LambShard> runs, const LambParams& hp,
                                     const StepArgs& args);
 void lamb_apply(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
                 std::span<const LambNorms> norms);
+// The same two passes on a CUDA device, the norms staying there: device_norms is device memory,
+// [2 * runs.size()] f64, sum p^2 at 2 r and sum u^2 at 2 r + 1 for run r (what LambNorms holds).
+void lamb_moments(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
+                  double* device_norms, Device device, Stream stream = {});
+void lamb_apply(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
+                const double* device_norms, Device device, Stream stream = {});
 void lamb_step(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
                Device device = Device::cpu(), Stream stream = {});
 
