@@ -11,7 +11,6 @@
 
 #include "bench/bench_harness.h"
 #include "zerotrain/core/tensor.h"
-#include "zerotrain/kernels/adamw.h"
 #include "zerotrain/kernels/attention.h"
 #include "zerotrain/kernels/cast.h"
 #include "zerotrain/kernels/cross_entropy.h"
@@ -21,6 +20,7 @@
 #include "zerotrain/kernels/norm.h"
 #include "zerotrain/kernels/reduce.h"
 #include "zerotrain/kernels/rope.h"
+#include "zerotrain/optim/optimizers.h"
 
 namespace zt::bench {
 namespace {
@@ -204,13 +204,24 @@ struct Bench {
     Tensor m = random_on({n}, DType::f32, dev, 17, s), v = random_on({n}, DType::f32, dev, 18, s);
     kernels::scale(v, 0.0f, v, s);
     Tensor copy16 = Tensor::empty({n}, DType::bf16, dev, s);
-    AdamWParams ap;
+    // One flat-shard run, as the ZeRO engine steps it (optim::adam_step, AdamW).
+    optim::AdamShard run;
+    run.master = static_cast<float*>(p.data());
+    run.exp_avg = static_cast<float*>(m.data());
+    run.exp_avg_sq = static_cast<float*>(v.data());
+    run.grad = g.data();
+    run.grad_dtype = DType::bf16;
+    run.param_copy = copy16.data();
+    run.param_dtype = DType::bf16;
+    run.n = n;
+    run.weight_decay = 0.1f;
+    optim::AdamParams ap;
     ap.lr = 1e-4f;
-    ap.weight_decay = 0.1f;
+    optim::StepArgs args;
     // p r/w 8, g 2, m r/w 8, v r/w 8, bf16 copy 2 bytes per parameter.
     add({"adamw", std::to_string(n), "f32+bf16", 0, 28.0 * n, 0}, [&] {
-      adamw_step(p, g, m, v, ap, &copy16, s);
-      ++ap.step;
+      optim::adam_step({&run, 1}, ap, args, dev, s);
+      ++args.step;
     });
   }
 

@@ -4,7 +4,7 @@
 // machine measured in the same run (host: multithreaded STREAM triad and an in-place a = s*a + b;
 // device: device-to-device copy), so the table shows the fraction of bandwidth reached. Bytes
 // counted per parameter: 14 read (master, m, v: 4 each; grad 2) + 14 written (master, m, v; copy
-// 2).
+// 2). On the GPU also LAMB (DeepSpeed FusedLamb semantics, its two passes; 40 bytes per parameter).
 //   build/bin/optim_bench [--n 1e9] [--reps 5] [--isa best|scalar|avx2|avx512] [--no-cuda]
 //                         [--peer torch.json] [--json out.json]
 // --peer reads bench/torch_adamw_peer.py's JSON line (same N) and prints the speedup over torch's
@@ -123,8 +123,12 @@ double cpu_adamw_ms(int64_t n, optim::CpuIsa isa, int reps) {
 }
 
 struct GpuResult {
-  double adamw_ms = 0, copy_gbps = 0;
+  double adamw_ms = 0, lamb_ms = 0, copy_gbps = 0;
 };
+
+// LAMB's bytes per parameter on the GPU: pass 1 reads master, m, v (4 each) and the bf16 grad and
+// writes m, v; pass 2 reads master, m, v and writes master and the bf16 copy.
+constexpr double kLambBytesPerParam = 14.0 + 8.0 + 12.0 + 6.0;
 
 GpuResult gpu_adamw(int64_t n, int reps) {
   const Device dev = Device::cuda(0);
@@ -149,6 +153,12 @@ GpuResult gpu_adamw(int64_t n, int reps) {
   r.adamw_ms = time_ms(
       [&] {
         optim::adam_step({&shard, 1}, optim::AdamParams{}, {++step, 1.0f}, dev, s);
+      },
+      s, 2, reps);
+  step = 0;
+  r.lamb_ms = time_ms(
+      [&] {
+        optim::lamb_step({&shard, 1}, optim::LambParams{}, {++step, 1.0f}, dev, s);
       },
       s, 2, reps);
   // Copy probe over the same number of bytes the step moves: 14 bytes per parameter each way.
@@ -238,6 +248,14 @@ int run(int argc, char** argv) {
     std::printf("%-26s %12.5f %14.3e %10.1f %12.1f %9.3f\n", "gpu adamw bf16 (fused)",
                 g.adamw_ms * 1e-3, static_cast<double>(n) / (g.adamw_ms * 1e-3), gbps, g.copy_gbps,
                 gbps / g.copy_gbps);
+    const double lamb_gbps = kLambBytesPerParam * static_cast<double>(n) / (g.lamb_ms * 1e-3) / 1e9;
+    j["gpu_lamb"] = {{"seconds", g.lamb_ms * 1e-3},
+                     {"params_per_s", static_cast<double>(n) / (g.lamb_ms * 1e-3)},
+                     {"gbps", lamb_gbps},
+                     {"fraction_of_bandwidth", lamb_gbps / g.copy_gbps}};
+    std::printf("%-26s %12.5f %14.3e %10.1f %12.1f %9.3f\n", "gpu lamb bf16 (two passes)",
+                g.lamb_ms * 1e-3, static_cast<double>(n) / (g.lamb_ms * 1e-3), lamb_gbps,
+                g.copy_gbps, lamb_gbps / g.copy_gbps);
   }
   std::printf("%s\n", j.dump().c_str());
   if (!json_path.empty()) std::ofstream(json_path) << j.dump(2) << "\n";

@@ -42,7 +42,7 @@ inline std::vector<optim::CpuIsa> supported_isas() {
 
 // Host buffers of one run: master, two states, the grad in its dtype and the copy in its dtype.
 struct RunBuffers {
-  std::vector<float> master, s0, s1;
+  std::vector<float> master, s0, s1, s2;  // s2: Adam's max_exp_avg_sq (amsgrad)
   std::vector<float> grad_f32;
   std::vector<bf16> grad_bf16;
   std::vector<f16> grad_f16;
@@ -55,6 +55,7 @@ struct RunBuffers {
       : master(std::move(start)),
         s0(master.size(), 0.0f),
         s1(master.size(), 0.0f),
+        s2(master.size(), 0.0f),
         grad_dtype(grad_dt),
         copy_dtype(copy_dt),
         has_copy(with_copy) {
@@ -78,8 +79,9 @@ struct RunBuffers {
     return grad_f32.data();
   }
 
-  optim::AdamShard adam(float wd) {
+  optim::AdamShard adam(float wd, bool amsgrad = false) {
     optim::AdamShard s;
+    s.max_exp_avg_sq = amsgrad ? s2.data() : nullptr;
     s.master = master.data();
     s.exp_avg = s0.data();
     s.exp_avg_sq = s1.data();

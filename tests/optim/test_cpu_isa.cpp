@@ -70,6 +70,7 @@ void compare_paths(const StepFn& fn, bool lamb) {
         for (size_t t = 0; t < ref.size(); ++t) {
           expect_bitwise(ref[t].s0, got[t].s0, what + " s0");
           expect_bitwise(ref[t].s1, got[t].s1, what + " s1");
+          expect_bitwise(ref[t].s2, got[t].s2, what + " s2");
           if (!lamb) {
             expect_bitwise(ref[t].master, got[t].master, what + " master");
             EXPECT_EQ(ref[t].copy, got[t].copy) << what << " copy";
@@ -104,6 +105,20 @@ TEST(OptimCpuIsa, AdamL2MatchesScalarBitwise) {
         optim::AdamParams hp;
         hp.decoupled = false;
         hp.bias_correction = false;
+        optim::adam_step(s, hp, a);
+      },
+      false);
+}
+
+TEST(OptimCpuIsa, AdamAmsgradMatchesScalarBitwise) {
+  compare_paths(
+      [](std::vector<RunBuffers>& runs, const optim::StepArgs& a) {
+        std::vector<optim::AdamShard> s;
+        for (size_t t = 0; t < runs.size(); ++t)
+          s.push_back(runs[t].adam(t == 1 ? 0.0f : 0.0625f, true));
+        optim::AdamParams hp;
+        hp.beta2 = 0.875f;  // v often falls below its running max
+        hp.amsgrad = true;
         optim::adam_step(s, hp, a);
       },
       false);

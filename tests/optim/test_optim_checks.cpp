@@ -75,6 +75,20 @@ TEST(OptimChecks, RejectsBadRuns) {
   a.param_copy = r.copy.data();
   a.param_dtype = DType::f32;
   EXPECT_THROW(optim::adam_step({&a, 1}, {}, {}), DTypeError);
+  optim::AdamParams ams;
+  ams.amsgrad = true;
+  a = r.adam(0.0f);
+  expect_error_with(
+      [&] {
+        optim::adam_step({&a, 1}, ams, {});
+      },
+      "run #0: max_exp_avg_sq is null with amsgrad");
+  a = r.adam(0.0f, true);
+  expect_error_with(
+      [&] {
+        optim::adam_step({&a, 1}, {}, {});
+      },
+      "max_exp_avg_sq given but amsgrad = false");
   optim::SgdShard s = r.sgd(0.0f, true);
   expect_error_with(
       [&] {
@@ -84,6 +98,13 @@ TEST(OptimChecks, RejectsBadRuns) {
   std::vector<optim::LambShard> ls = {r.adam(0.0f)};
   std::vector<optim::LambNorms> none;
   expect_error_with([&] { optim::lamb_apply(ls, {}, {}, none); }, "0 norms for 1 runs");
+  double norms[2] = {};
+  expect_error_with([&] { optim::lamb_moments(ls, {}, {}, norms, Device::cpu()); },
+                    "lamb_moments: device = cpu");
+  expect_error_with([&] { optim::lamb_apply(ls, {}, {}, norms, Device::cpu()); },
+                    "lamb_apply: device = cpu");
+  expect_error_with([&] { optim::lamb_moments(ls, {}, {}, nullptr, Device::cuda(0)); },
+                    "device_norms is null for 1 runs");
 }
 
 TEST(OptimChecks, EmptyRunsAreNoOps) {
@@ -100,6 +121,14 @@ TEST(OptimChecks, CudaRunsNeedTheCudaBackend) {
   GTEST_SKIP() << "CUDA build without a device";
 #else
   EXPECT_THROW(optim::adam_step(s, {}, {}, Device::cuda(0)), DeviceError);
+  EXPECT_THROW(optim::lamb_step(s, {}, {}, Device::cuda(0)), DeviceError);
+  double norms[2] = {};
+  EXPECT_THROW(optim::lamb_moments(s, {}, {}, norms, Device::cuda(0)), DeviceError);
+  EXPECT_THROW(optim::lamb_apply(s, {}, {}, norms, Device::cuda(0)), DeviceError);
+  // The hyper-parameters are checked before the backend is looked for.
+  optim::LambParams bad;
+  bad.max_coeff = -1.0f;
+  EXPECT_THROW(optim::lamb_step(s, bad, {}, Device::cuda(0)), ValueError);
 #endif
 }
 

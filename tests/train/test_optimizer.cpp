@@ -1,4 +1,4 @@
-// train::AdamW against the float64 reference of torch.optim.AdamW (tests/kernels/reference_adamw.h)
+// train::AdamW against the float64 reference of torch.optim.AdamW (tests/optim/reference_adamw.h)
 // over several steps with a changing lr and grad_scale: the decay / no_decay groups (default and a
 // custom rule), f32 parameters stepped in place, f16/bf16 parameters with f32 masters (the value
 // always equal to the rounded master), state() naming and sharing, load_state round trips and
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/reference_adamw.h"
+#include "optim/reference_adamw.h"
 #include "support/test_util.h"
 #include "zerotrain/kernels/cast.h"
 #include "zerotrain/train/optimizer.h"
@@ -85,7 +85,7 @@ void check_against_reference(DType value_dtype, DType grad_dtype, const AdamWOpt
     for (size_t i = 0; i < params.size(); ++i) {
       Parameter& p = *params[i];
       p.grad = test::random_tensor(p.shape, grad_dtype, ++seed, -2.f, 2.f);
-      kernels::AdamWParams hp;
+      test::AdamWRefParams hp;
       hp.lr = lrs[step - 1];
       hp.beta1 = options.beta1;
       hp.beta2 = options.beta2;

@@ -2,7 +2,8 @@
 """Writes optimizer trajectories to tests/data/optim/optimizer_reference.json, replayed by
 tests/optim/test_optimizers_torch.cpp through zerotrain's optim/ step functions.
 
-Adam, AdamW and SGD are torch.optim's own (CPU, float32, single-tensor path, foreach=False).
+Adam, AdamW and SGD are torch.optim's own (CPU, float32, single-tensor path, foreach=False),
+Adam and AdamW also with amsgrad (the final state then has max_exp_avg_sq).
 torch 1.13 has neither Lion nor LAMB, so this script implements those two itself with float32
 torch ops, step by step as documented in src/zerotrain/optim/optimizers.h:
   Lion: the update of Chen et al. 2023 ("Symbolic Discovery of Optimization Algorithms",
@@ -47,6 +48,9 @@ CASES = [
                                         eps_inside_sqrt=False, max_coeff=10.0, min_coeff=0.01), 2.0**-6, 1.0),
     ("lamb_clamped_eps_inside", "lamb", dict(lr=2.0**-7, beta1=0.9375, beta2=0.9375, eps=2.0**-12,
                                               eps_inside_sqrt=True, max_coeff=0.5, min_coeff=0.25), 2.0**-3, 1.0),
+    # amsgrad: a small beta2 lets v fall below its running max often.
+    ("adam_amsgrad", "adam", dict(lr=2.0**-7, beta1=0.875, beta2=0.875, eps=2.0**-16, amsgrad=True), 2.0**-5, 1.0),
+    ("adamw_amsgrad_scaled", "adamw", dict(lr=2.0**-8, beta1=0.75, beta2=0.9375, eps=2.0**-20, amsgrad=True), 2.0**-4, 0.5),
 ]
 
 
@@ -124,7 +128,7 @@ def make_optimizer(kind, hp, groups):
     if kind in ("adam", "adamw"):
         cls = torch.optim.AdamW if kind == "adamw" else torch.optim.Adam
         return cls(groups, lr=hp["lr"], betas=(hp["beta1"], hp["beta2"]), eps=hp["eps"],
-                   amsgrad=False, foreach=False)
+                   amsgrad=hp.get("amsgrad", False), foreach=False)
     if kind == "sgd":
         return torch.optim.SGD(groups, lr=hp["lr"], momentum=hp["momentum"],
                                dampening=hp["dampening"], nesterov=hp["nesterov"], foreach=False)
@@ -136,7 +140,10 @@ def make_optimizer(kind, hp, groups):
 def state_of(opt, kind, p):
     if kind in ("adam", "adamw"):
         s = opt.state[p]
-        return {"exp_avg": s["exp_avg"], "exp_avg_sq": s["exp_avg_sq"]}
+        out = {"exp_avg": s["exp_avg"], "exp_avg_sq": s["exp_avg_sq"]}
+        if "max_exp_avg_sq" in s:
+            out["max_exp_avg_sq"] = s["max_exp_avg_sq"]
+        return out
     if kind == "sgd":
         buf = opt.state[p].get("momentum_buffer")
         return {} if buf is None else {"momentum_buffer": buf}

@@ -45,6 +45,9 @@ cpu::RunLowp check_run(const AdamShardLowp& s, size_t index) {
 void adam_step_lowp(std::span<const AdamShardLowp> runs, const AdamParams& hp, const StepArgs& args,
                     Device device, Stream stream) {
   check_adam(kOp, hp, args);
+  if (hp.amsgrad)
+    throw ValueError("optim",
+                     str(kOp, ": amsgrad needs a third moment; the low-precision mode has none"));
   std::vector<cpu::RunLowp> rs;
   std::vector<cpu::AdamConsts> cs;
   for (size_t i = 0; i < runs.size(); ++i) {

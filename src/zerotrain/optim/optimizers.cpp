@@ -11,6 +11,7 @@
 #include "zerotrain/optim/adam_common.h"
 #include "zerotrain/optim/cpu/driver.h"
 #if ZT_WITH_CUDA
+#include "zerotrain/optim/cuda/lamb.h"
 #include "zerotrain/optim/cuda/launch.h"
 #endif
 
@@ -116,6 +117,12 @@ void adam_step(std::span<const AdamShard> runs, const AdamParams& hp, const Step
   for (size_t i = 0; i < runs.size(); ++i) {
     const AdamShard& s = runs[i];
     rs.push_back(check_run(op, s, i, s.exp_avg, s.exp_avg_sq, 2));
+    if (hp.amsgrad && s.n > 0 && !s.max_exp_avg_sq)
+      throw ValueError(kComponent, str(op, ": run #", i, ": max_exp_avg_sq is null with amsgrad"));
+    if (!hp.amsgrad && s.max_exp_avg_sq)
+      throw ValueError(kComponent,
+                       str(op, ": run #", i, ": max_exp_avg_sq given but amsgrad = false"));
+    rs.back().s2 = s.max_exp_avg_sq;
     cs.push_back(adam_consts(hp, args, s.weight_decay));
   }
   if (device.is_cuda())
@@ -254,7 +261,53 @@ void lamb_apply(std::span<const LambShard> runs, const LambParams& hp, const Ste
   cpu::lamb_apply(rs, cs, cpu::kernel_table(args.isa));
 }
 
-void lamb_step(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args) {
+namespace {
+
+// The device-norm overloads: a CUDA device and, with runs to update, a norms buffer.
+void check_device_norms(std::string_view op, size_t runs, const void* norms, Device device) {
+  if (!device.is_cuda())
+    throw ValueError(kComponent, str(op,
+                                     ": device = cpu: the device-norm overload runs on CUDA "
+                                     "(the host one returns LambNorms)"));
+  if (runs > 0 && !norms)
+    throw ValueError(kComponent, str(op, ": device_norms is null for ", runs, " runs"));
+}
+
+}  // namespace
+
+void lamb_moments(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
+                  double* device_norms, Device device, Stream stream) {
+  check_lamb(hp, args);
+  check_device_norms("lamb_moments", runs.size(), device_norms, device);
+  std::vector<cpu::Run> rs;
+  std::vector<cpu::LambConsts> cs;
+  lamb_runs(runs, hp, args, rs, cs);
+  ZT_ON_CUDA("lamb_moments", cuda::lamb_moments(rs, cs, device_norms, device, stream));
+}
+
+void lamb_apply(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
+                const double* device_norms, Device device, Stream stream) {
+  check_lamb(hp, args);
+  check_device_norms("lamb_apply", runs.size(), device_norms, device);
+  std::vector<cpu::Run> rs;
+  std::vector<cpu::LambConsts> cs;
+  lamb_runs(runs, hp, args, rs, cs);
+  ZT_ON_CUDA("lamb_apply",
+             cuda::lamb_apply(rs, cs, device_norms,
+                              cuda::LambTrust{hp.lr, hp.min_coeff, hp.max_coeff}, device, stream));
+}
+
+void lamb_step(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
+               Device device, Stream stream) {
+  if (device.is_cuda()) {
+    check_lamb(hp, args);
+    std::vector<cpu::Run> rs;
+    std::vector<cpu::LambConsts> cs;
+    lamb_runs(runs, hp, args, rs, cs);
+    ZT_ON_CUDA("lamb_step", cuda::lamb(rs, cs, cuda::LambTrust{hp.lr, hp.min_coeff, hp.max_coeff},
+                                       device, stream));
+    return;
+  }
   const std::vector<LambNorms> norms = lamb_moments(runs, hp, args);
   lamb_apply(runs, hp, args, norms);
 }

@@ -4,6 +4,7 @@
 //   Adam   (torch.optim.Adam):  g += wd p; m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
 //                               p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)
 //   AdamW  (torch.optim.AdamW): p *= 1 - lr wd, then the Adam update without the g += wd p
+//   amsgrad (either):           vmax = max(vmax, v), and sqrt(vmax) replaces sqrt(v)
 //   Lion   (Chen et al. 2023):  p *= 1 - lr wd; p -= lr sign(b1 m + (1-b1) g); m = b2 m + (1-b2) g
 //   SGD    (torch.optim.SGD):   d = g + wd p; buf = d on step 1, else mu buf + (1-dampening) d;
 //                               d = nesterov ? d + mu buf : buf; p -= lr d
@@ -32,6 +33,7 @@ struct AdamParams {
   float eps = 1e-8f;
   bool decoupled = true;  // true: AdamW's decoupled decay; false: Adam's L2 term in the gradient
   bool bias_correction = true;
+  bool amsgrad = false;  // torch's: the denominator uses max(v) over the steps so far
 };
 
 struct LionParams {
@@ -75,15 +77,22 @@ void lion_step(std::span<const LionShard> runs, const LionParams& hp, const Step
 void sgd_step(std::span<const SgdShard> runs, const SgdParams& hp, const StepArgs& args,
               Device device = Device::cpu(), Stream stream = {});
 
-// LAMB on the CPU in two passes: lamb_moments updates m and v and returns each run's norms;
-// lamb_apply updates the params from those norms. A ZeRO engine whose run is part of a parameter
-// sums the norms of that parameter's runs over the ranks in between; lamb_step does both passes
-// treating each run as a whole parameter.
+// LAMB in two passes: lamb_moments updates m and v and returns each run's norms; lamb_apply
+// updates the params from those norms. A ZeRO engine whose run is part of a parameter sums the
+// norms of that parameter's runs over the ranks in between; lamb_step does both passes treating
+// each run as a whole parameter, on the CPU or on `device`.
 std::vector<LambNorms> lamb_moments(std::span<const LambShard> runs, const LambParams& hp,
                                     const StepArgs& args);
 void lamb_apply(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
                 std::span<const LambNorms> norms);
-void lamb_step(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args);
+// The same two passes on a CUDA device, the norms staying there: device_norms is device memory,
+// [2 * runs.size()] f64, sum p^2 at 2 r and sum u^2 at 2 r + 1 for run r (what LambNorms holds).
+void lamb_moments(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
+                  double* device_norms, Device device, Stream stream = {});
+void lamb_apply(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
+                const double* device_norms, Device device, Stream stream = {});
+void lamb_step(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
+               Device device = Device::cpu(), Stream stream = {});
 
 // The CPU paths this machine can run (scalar always; avx2 needs AVX2+FMA+F16C; avx512 needs
 // AVX-512 F/BW/VL/DQ), and the one CpuIsa::best picks.

@@ -31,7 +31,8 @@ struct AdamShard {
   void* param_copy = nullptr;  // [n] param_dtype, or null: receives round(master) in the same pass
   DType param_dtype = DType::bf16;
   int64_t n = 0;
-  float weight_decay = 0.0f;  // this run's group value
+  float weight_decay = 0.0f;        // this run's group value
+  float* max_exp_avg_sq = nullptr;  // [n] f32, Adam with amsgrad only: the running max of v
 };
 
 // Lion: one moment.

@@ -1,7 +1,6 @@
 // The kernels the self-check exercises, wrapped as DiffOp / PlainOp. Small odd sizes on purpose.
 #include "zerotrain/selfcheck/diff_ops.h"
 
-#include "zerotrain/kernels/adamw.h"
 #include "zerotrain/kernels/attention.h"
 #include "zerotrain/kernels/cast.h"
 #include "zerotrain/kernels/cross_entropy.h"
@@ -11,6 +10,7 @@
 #include "zerotrain/kernels/norm.h"
 #include "zerotrain/kernels/reduce.h"
 #include "zerotrain/kernels/rope.h"
+#include "zerotrain/optim/optimizers.h"
 
 namespace zt::selfcheck {
 
@@ -225,12 +225,18 @@ std::vector<PlainOp> plain_ops() {
          k::mul(in[3], in[3], sq, s);  // second moments are never negative
          k::cast(sq, v, s);
          Tensor copy16 = Tensor::empty({1003}, DType::bf16, d, s);
-         k::AdamWParams ap;
-         ap.weight_decay = 0.1f;
-         for (int t = 1; t <= 3; ++t) {
-           ap.step = t;
-           k::adamw_step(p, in[1], m, v, ap, &copy16, s);
-         }
+         optim::AdamShard run;  // one flat-shard run over the whole buffers
+         run.master = static_cast<float*>(p.data());
+         run.exp_avg = static_cast<float*>(m.data());
+         run.exp_avg_sq = static_cast<float*>(v.data());
+         run.grad = in[1].data();
+         run.grad_dtype = in[1].dtype();
+         run.param_copy = copy16.data();
+         run.param_dtype = DType::bf16;
+         run.n = 1003;
+         run.weight_decay = 0.1f;
+         for (int t = 1; t <= 3; ++t)
+           optim::adam_step({&run, 1}, optim::AdamParams{}, optim::StepArgs{t}, d, s);
          return std::vector<Tensor>{p, m, v, copy16};
        }});
   return ops;

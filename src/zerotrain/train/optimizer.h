@@ -7,7 +7,7 @@
 //
 // [Note: optimizer masters]
 // A parameter whose value is f16/bf16 gets an f32 master copy; its moments are f32 too. The step
-// updates the master and writes the rounded value in the same pass (adamw_step's param_copy), so
+// updates the master and writes the rounded value in the same pass (the run's param_copy), so
 // value == round(master) after every step. An f32 parameter is stepped in place, its value being
 // its own master. State tensors live on their parameter's device, shaped like the parameter.
 //

@@ -20,6 +20,7 @@ struct Run {
   void* copy = nullptr;  // [n] copy_dtype or null
   DType copy_dtype = DType::bf16;
   int64_t n = 0;
+  float* s2 = nullptr;  // [n] f32: max_exp_avg_sq (Adam with amsgrad), else null
 };
 
 // One run of a low-precision shard (optim/low_precision.h): bf16 values and moments, no copy.

@@ -35,17 +35,24 @@ inline void run_loop(const Run& r, int64_t lo, int64_t hi, const Op& op_in) {
   float* __restrict__ p = r.p;
   float* __restrict__ s0 = r.s0;
   float* __restrict__ s1 = r.s1;
+  float* __restrict__ s2 = r.s2;
   const G* __restrict__ g = static_cast<const G*>(r.grad);
   C* __restrict__ c = static_cast<C*>(r.copy);
   auto one = [&]<class W>(int64_t i) {
-    W pw = W::load(p + i), a{}, b{};
+    W pw = W::load(p + i), a{}, b{}, c3{};
     const W gw = W::load(g + i);
     if constexpr (Op::kStates >= 1) a = W::load(s0 + i);
     if constexpr (Op::kStates >= 2) b = W::load(s1 + i);
-    op.template apply<W>(pw, gw, a, b);
+    if constexpr (Op::kStates >= 3) {
+      c3 = W::load(s2 + i);
+      op.template apply<W>(pw, gw, a, b, c3);
+    } else {
+      op.template apply<W>(pw, gw, a, b);
+    }
     pw.store(p + i);
     if constexpr (Op::kStates >= 1) a.store(s0 + i);
     if constexpr (Op::kStates >= 2) b.store(s1 + i);
+    if constexpr (Op::kStates >= 3) c3.store(s2 + i);
     store_copy<W>(c, i, pw);
   };
   int64_t i = lo;
@@ -85,6 +92,23 @@ struct AdamOp {
     m = W::set1(c.beta1) * m + W::set1(c.one_minus_beta1) * g;
     v = W::set1(c.beta2) * v + W::set1(c.one_minus_beta2) * (g * g);
     const W denom = sqrt(v) / W::set1(c.bc2_sqrt) + W::set1(c.eps);
+    p = p - W::set1(c.step_size) * (m / denom);
+  }
+};
+
+// Adam with amsgrad: the running max of v (third state) in the denominator.
+struct AdamAmsgradOp {
+  static constexpr int kStates = 3;
+  AdamConsts c;
+  template <class W>
+  void apply(W& p, W g, W& m, W& v, W& vmax) const {
+    g = g * W::set1(c.grad_scale);
+    g = g + W::set1(c.l2_wd) * p;
+    p = p * W::set1(c.decay);
+    m = W::set1(c.beta1) * m + W::set1(c.one_minus_beta1) * g;
+    v = W::set1(c.beta2) * v + W::set1(c.one_minus_beta2) * (g * g);
+    vmax = max(vmax, v);
+    const W denom = sqrt(vmax) / W::set1(c.bc2_sqrt) + W::set1(c.eps);
     p = p - W::set1(c.step_size) * (m / denom);
   }
 };
@@ -192,7 +216,10 @@ void lamb_apply_block(const Run& r, int64_t lo, int64_t hi, const LambConsts& c)
 
 template <class V>
 void adam_block(const Run& r, int64_t lo, int64_t hi, const AdamConsts& c) {
-  dispatch<V>(r, lo, hi, AdamOp{c});
+  if (r.s2)
+    dispatch<V>(r, lo, hi, AdamAmsgradOp{c});
+  else
+    dispatch<V>(r, lo, hi, AdamOp{c});
 }
 
 template <class V>

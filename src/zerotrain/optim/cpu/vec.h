@@ -52,6 +52,8 @@ struct VScalar {
   friend VScalar operator*(VScalar a, VScalar b) { return {a.v * b.v}; }
   friend VScalar operator/(VScalar a, VScalar b) { return {a.v / b.v}; }
   friend VScalar sqrt(VScalar a) { return {std::sqrt(a.v)}; }
+  // a > b ? a : b, as maxps: b when either is NaN.
+  friend VScalar max(VScalar a, VScalar b) { return {a.v > b.v ? a.v : b.v}; }
   // torch.sign: -1, 0 or 1.
   friend VScalar sign(VScalar a) { return {a.v > 0.0f ? 1.0f : (a.v < 0.0f ? -1.0f : 0.0f)}; }
 };
@@ -99,6 +101,7 @@ struct V256 {
   friend V256 operator*(V256 a, V256 b) { return {_mm256_mul_ps(a.v, b.v)}; }
   friend V256 operator/(V256 a, V256 b) { return {_mm256_div_ps(a.v, b.v)}; }
   friend V256 sqrt(V256 a) { return {_mm256_sqrt_ps(a.v)}; }
+  friend V256 max(V256 a, V256 b) { return {_mm256_max_ps(a.v, b.v)}; }
   friend V256 sign(V256 a) {
     const __m256 zero = _mm256_setzero_ps();
     const __m256 pos = _mm256_and_ps(_mm256_cmp_ps(a.v, zero, _CMP_GT_OQ), _mm256_set1_ps(1.0f));
@@ -145,6 +148,7 @@ struct V512 {
   friend V512 operator*(V512 a, V512 b) { return {_mm512_mul_ps(a.v, b.v)}; }
   friend V512 operator/(V512 a, V512 b) { return {_mm512_div_ps(a.v, b.v)}; }
   friend V512 sqrt(V512 a) { return {_mm512_sqrt_ps(a.v)}; }
+  friend V512 max(V512 a, V512 b) { return {_mm512_max_ps(a.v, b.v)}; }
   friend V512 sign(V512 a) {
     const __m512 zero = _mm512_setzero_ps();
     const __mmask16 pos = _mm512_cmp_ps_mask(a.v, zero, _CMP_GT_OQ);

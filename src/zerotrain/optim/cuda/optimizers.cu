@@ -5,7 +5,8 @@
 // loads and stores where the run's buffers are 16-byte aligned, element by element otherwise.
 // The math uses explicitly rounded intrinsics (__fmul_rn, __fadd_rn, __fdiv_rn, __fsqrt_rn), so
 // nothing fuses into FMA and every element equals the CPU scalar path's bit for bit.
-// Tested by tests/optim/test_optimizers_cuda.cpp.
+// Adam with amsgrad carries a third state (max_exp_avg_sq). Tested by
+// tests/optim/test_optimizers_cuda.cpp.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -35,6 +36,7 @@ struct RunPtrs {
   void* copy;
   int64_t n;
   int aligned;  // every buffer 16-byte aligned: take the packed path
+  float* s2;    // Adam's max_exp_avg_sq with amsgrad, else null
 };
 
 template <class Consts>
@@ -71,6 +73,33 @@ struct AdamOp {
     p = sub(p, mul(c.step_size, div(m, denom)));
   }
 };
+
+// Adam with amsgrad: the running max of v (third state) in the denominator.
+struct AdamAmsgradOp {
+  using Consts = cpu::AdamConsts;
+  static constexpr int kStates = 3;
+  __device__ static void apply(const Consts& c, float& p, float g, float& m, float& v,
+                               float& vmax) {
+    g = mul(g, c.grad_scale);
+    g = add(g, mul(c.l2_wd, p));
+    p = mul(p, c.decay);
+    m = add(mul(c.beta1, m), mul(c.one_minus_beta1, g));
+    v = add(mul(c.beta2, v), mul(c.one_minus_beta2, mul(g, g)));
+    vmax = vmax > v ? vmax : v;  // the CPU's max: v when either is NaN
+    const float denom = add(div(__fsqrt_rn(vmax), c.bc2_sqrt), c.eps);
+    p = sub(p, mul(c.step_size, div(m, denom)));
+  }
+};
+
+// Calls Op::apply with the third state where the op has one.
+template <class Op>
+__device__ __forceinline__ void apply_op(const typename Op::Consts& c, float& p, float g, float& a,
+                                         float& b, float& c3) {
+  if constexpr (Op::kStates >= 3)
+    Op::apply(c, p, g, a, b, c3);
+  else
+    Op::apply(c, p, g, a, b);
+}
 
 struct LionOp {
   using Consts = cpu::LionConsts;
@@ -147,29 +176,33 @@ __global__ void __launch_bounds__(kThreads) multi_run_kernel(RunList<typename Op
   if (run.aligned) {
     const int64_t packs_end = lo + (hi - lo) / kPack * kPack;
     for (int64_t i = lo + threadIdx.x * kPack; i < packs_end; i += kThreads * kPack) {
-      float p[kPack], g[kPack], a[kPack] = {}, b[kPack] = {};
+      float p[kPack], g[kPack], a[kPack] = {}, b[kPack] = {}, c3[kPack] = {};
       load8(run.p + i, p);
       load8(grad + i, g);
       if (Op::kStates >= 1) load8(run.s0 + i, a);
       if (Op::kStates >= 2) load8(run.s1 + i, b);
+      if (Op::kStates >= 3) load8(run.s2 + i, c3);
 #pragma unroll
       for (int e = 0; e < kPack; ++e)
-        Op::apply(c, p[e], g[e], a[e], b[e]);
+        apply_op<Op>(c, p[e], g[e], a[e], b[e], c3[e]);
       store8(run.p + i, p);
       if (Op::kStates >= 1) store8(run.s0 + i, a);
       if (Op::kStates >= 2) store8(run.s1 + i, b);
+      if (Op::kStates >= 3) store8(run.s2 + i, c3);
       if constexpr (!std::is_same_v<C, NoCopy>) store8(copy + i, p);
     }
     scalar_from = packs_end;
   }
   for (int64_t i = scalar_from + threadIdx.x; i < hi; i += kThreads) {
-    float p = run.p[i], a = 0.f, b = 0.f;
+    float p = run.p[i], a = 0.f, b = 0.f, c3 = 0.f;
     if (Op::kStates >= 1) a = run.s0[i];
     if (Op::kStates >= 2) b = run.s1[i];
-    Op::apply(c, p, to_f(grad[i]), a, b);
+    if (Op::kStates >= 3) c3 = run.s2[i];
+    apply_op<Op>(c, p, to_f(grad[i]), a, b, c3);
     run.p[i] = p;
     if (Op::kStates >= 1) run.s0[i] = a;
     if (Op::kStates >= 2) run.s1[i] = b;
+    if (Op::kStates >= 3) run.s2[i] = c3;
     if constexpr (!std::is_same_v<C, NoCopy>) copy[i] = from_f<C>(p);
   }
 }
@@ -234,7 +267,9 @@ void launch_all(std::span<const cpu::Run> runs, std::span<const typename Op::Con
                   r.copy,
                   r.n,
                   aligned16(r.p) && aligned16(r.grad) && (!r.s0 || aligned16(r.s0)) &&
-                      (!r.s1 || aligned16(r.s1)) && (!r.copy || aligned16(r.copy))};
+                      (!r.s1 || aligned16(r.s1)) && (!r.s2 || aligned16(r.s2)) &&
+                      (!r.copy || aligned16(r.copy)),
+                  r.s2};
       list.c[list.count] = consts[i];
       list.first_chunk[list.count + 1] = list.first_chunk[list.count] + (r.n + kChunk - 1) / kChunk;
       ++list.count;
@@ -248,7 +283,11 @@ void launch_all(std::span<const cpu::Run> runs, std::span<const typename Op::Con
 
 void adam(std::span<const cpu::Run> runs, std::span<const cpu::AdamConsts> consts, Device device,
           Stream stream) {
-  launch_all<AdamOp>(runs, consts, device, stream);
+  // The front-end gives every non-empty run a third state with amsgrad, none without.
+  if (std::any_of(runs.begin(), runs.end(), [](const cpu::Run& r) { return r.s2 != nullptr; }))
+    launch_all<AdamAmsgradOp>(runs, consts, device, stream);
+  else
+    launch_all<AdamOp>(runs, consts, device, stream);
 }
 
 void lion(std::span<const cpu::Run> runs, std::span<const cpu::LionConsts> consts, Device device,
@@ -258,7 +297,8 @@ void lion(std::span<const cpu::Run> runs, std::span<const cpu::LionConsts> const
 
 void sgd(std::span<const cpu::Run> runs, std::span<const cpu::SgdConsts> consts, Device device,
          Stream stream) {
-  if (!runs.empty() && runs.front().s0)
+  // Any run, not the first: an empty run may leave its momentum buffer null.
+  if (std::any_of(runs.begin(), runs.end(), [](const cpu::Run& r) { return r.s0 != nullptr; }))
     launch_all<SgdOp<1>>(runs, consts, device, stream);
   else
     launch_all<SgdOp<0>>(runs, consts, device, stream);

@@ -1,14 +1,26 @@
-// Float64 reference of one torch.optim.AdamW step for the kernel tests, written from the formulas
-// of torch's single-tensor implementation: decoupled decay first, then the moments, then the
-// bias-corrected update with eps added after dividing sqrt(v) by sqrt(1 - beta2^t).
+// Float64 reference of one torch.optim.AdamW step for the optimizer tests
+// (tests/optim/test_adam_reference.cpp, tests/train/test_optimizer.cpp), written from the
+// formulas of torch's single-tensor implementation: decoupled decay first, then the moments, then
+// the bias-corrected update with eps added after dividing sqrt(v) by sqrt(1 - beta2^t).
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
-#include "zerotrain/kernels/adamw.h"
-
 namespace zt::test {
+
+// One step's hyper-parameters, as torch.optim.AdamW takes them.
+struct AdamWRefParams {
+  float lr = 1e-3f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float eps = 1e-8f;
+  float weight_decay = 0.0f;
+  int64_t step = 1;  // 1-based
+  bool bias_correction = true;
+  float grad_scale = 1.0f;
+};
 
 struct AdamWState {
   std::vector<double> p, m, v;
@@ -23,7 +35,7 @@ inline double as_f32(double x) {
 }
 
 inline void adamw_reference_step(AdamWState& s, const std::vector<double>& grad,
-                                 const kernels::AdamWParams& hp) {
+                                 const AdamWRefParams& hp) {
   const double lr = hp.lr, b1 = hp.beta1, b2 = hp.beta2, t = static_cast<double>(hp.step);
   const double bc1 = hp.bias_correction ? 1.0 - std::pow(b1, t) : 1.0;
   const double bc2 = hp.bias_correction ? 1.0 - std::pow(b2, t) : 1.0;

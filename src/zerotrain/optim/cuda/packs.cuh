@@ -1,0 +1,88 @@
+// Device helpers of the LAMB kernels (optim/cuda/lamb.cu): f32 arithmetic with explicit rounding
+// (nothing contracts into FMA, so results equal the CPU scalar path's), 8-element pack loads and
+// stores of f32 / bf16 / f16 through 16-byte words, and a fixed-tree block sum of two doubles.
+// optimizers.cu keeps its own copies of the first two for now. Tested by
+// tests/optim/test_optimizers_cuda.cpp.
+#pragma once
+
+#include <cstdint>
+
+#include "zerotrain/core/cuda/dispatch.cuh"
+
+namespace zt::optim::cuda::packs {
+
+constexpr int kPack = 8;
+
+__device__ __forceinline__ float mul(float a, float b) {
+  return __fmul_rn(a, b);
+}
+__device__ __forceinline__ float add(float a, float b) {
+  return __fadd_rn(a, b);
+}
+__device__ __forceinline__ float sub(float a, float b) {
+  return __fsub_rn(a, b);
+}
+__device__ __forceinline__ float div(float a, float b) {
+  return __fdiv_rn(a, b);
+}
+
+template <typename T>
+struct alignas(16) Pack8 {
+  T v[kPack];
+};
+
+// p must be 16-byte aligned.
+template <typename T>
+__device__ __forceinline__ void load8(const T* p, float (&out)[kPack]) {
+  Pack8<T> r;
+  constexpr int kWords = static_cast<int>(sizeof(Pack8<T>) / 16);
+#pragma unroll
+  for (int w = 0; w < kWords; ++w)
+    reinterpret_cast<uint4*>(&r)[w] = reinterpret_cast<const uint4*>(p)[w];
+#pragma unroll
+  for (int e = 0; e < kPack; ++e)
+    out[e] = zt::dev::to_f(r.v[e]);
+}
+
+template <typename T>
+__device__ __forceinline__ void store8(T* p, const float (&in)[kPack]) {
+  Pack8<T> r;
+#pragma unroll
+  for (int e = 0; e < kPack; ++e)
+    r.v[e] = zt::dev::from_f<T>(in[e]);
+  constexpr int kWords = static_cast<int>(sizeof(Pack8<T>) / 16);
+#pragma unroll
+  for (int w = 0; w < kWords; ++w)
+    reinterpret_cast<uint4*>(p)[w] = reinterpret_cast<const uint4*>(&r)[w];
+}
+
+// Sums a and b over a block of kThreads threads (a multiple of 32) in a fixed order: a shuffle
+// tree inside each warp, then the warps' sums in warp order. The totals are valid in thread 0.
+// Every thread of the block must call it.
+template <int kThreads>
+__device__ __forceinline__ void block_sum2(double& a, double& b) {
+  static_assert(kThreads % 32 == 0, "whole warps");
+  constexpr int kWarps = kThreads / 32;
+  __shared__ double sa[kWarps], sb[kWarps];
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) {
+    a += __shfl_down_sync(0xffffffffu, a, off);
+    b += __shfl_down_sync(0xffffffffu, b, off);
+  }
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  if (threadIdx.x % 32 == 0) {
+    sa[warp] = a;
+    sb[warp] = b;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    a = 0;
+    b = 0;
+    for (int w = 0; w < kWarps; ++w) {
+      a += sa[w];
+      b += sb[w];
+    }
+  }
+}
+
+}  // namespace zt::optim::cuda::packs
