@@ -128,15 +128,15 @@ struct TrainRun {
   int64_t optimizer_bytes = 0;
 };
 
-// A 4-step trainer run at lr 1e-7 (constant, no warmup): the warnings rank 0 got, the optimizer
-// state's bytes.
-TrainRun train_run(Precision precision, int stage) {
+// A 4-step trainer run at `lr` (constant after `warmup` steps rising from lr 0): the warnings rank
+// 0 got, the optimizer state's bytes.
+TrainRun train_run(Precision precision, int stage, double lr = 1e-7, int64_t warmup = 0) {
   test::TempDir dir;
   train::TrainConfig c = test::tiny_train_config(dir.path(), DType::bf16);
   c.out = dir.path() / "out";
   c.steps = 4;
-  c.lr = 1e-7;
-  c.warmup_steps = 0;
+  c.lr = lr;
+  c.warmup_steps = warmup;
   c.schedule = "constant";
   c.precision = precision;
   c.zero_stage = stage;
@@ -156,6 +156,15 @@ TEST(LowPrecision, TrainerWarnsOnceAtATinyLrInLowPrecisionOnly) {
     EXPECT_TRUE(mixed.warnings.empty()) << "stage " << stage << ": " << mixed.warnings[0];
     // bf16 moments (4 bytes per parameter) against f32 moments and masters (12).
     EXPECT_EQ(low.optimizer_bytes * 3, mixed.optimizer_bytes) << "stage " << stage;
+  }
+}
+
+TEST(LowPrecision, TrainerStaysSilentThroughAWarmupFromLrZero) {
+  // The first step of a warmup runs at lr 0 and the next ones at a rising lr: nothing vanishes
+  // that is meant to move, in either mode.
+  for (Precision precision : {Precision::mixed, Precision::low}) {
+    const TrainRun r = train_run(precision, 0, 1e-2, 3);
+    EXPECT_TRUE(r.warnings.empty()) << r.warnings[0];
   }
 }
 

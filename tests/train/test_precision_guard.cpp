@@ -74,7 +74,7 @@ TEST(PrecisionGuard, LowPrecisionAtATinyLrWarnsOnceAndTheValuesDoNotMove) {
   ASSERT_EQ(r.warnings.size(), 1u);
   const std::string& w = r.warnings[0];
   EXPECT_NE(w.find("[precision]"), std::string::npos) << w;
-  EXPECT_NE(w.find("step 1:"), std::string::npos) << w;
+  EXPECT_NE(w.find("step 2:"), std::string::npos) << w;
   EXPECT_NE(w.find("bf16 resolution 0.00195"), std::string::npos) << w;
   EXPECT_NE(w.find("lr 1e-07"), std::string::npos) << w;
   EXPECT_NE(w.find("--precision mixed"), std::string::npos) << w;
@@ -115,8 +115,33 @@ TEST(PrecisionGuard, ChecksEarlyStepsThenPeriodicallyUntilItWarns) {
   const double want = static_cast<double>(1e-6f) / (1.0 - 0.9f) * mb /
                       (std::sqrt(vb) / std::sqrt(1.0 - 0.999f) + static_cast<double>(1e-8f));
   EXPECT_NEAR(r->median_ratio, want, want * 1e-6);
+  // One low reading is not enough (a warmup's lr may still rise); the next one at the same lr
+  // confirms it.
+  EXPECT_FALSE(g.warned());
+  ASSERT_TRUE(g.check(2, hp, t).has_value());
   EXPECT_TRUE(g.warned());
   EXPECT_FALSE(g.due(100));
+}
+
+TEST(PrecisionGuard, StaysSilentAtLrZeroAndWhileTheLrRises) {
+  int lines = 0;
+  PrecisionGuard g([&lines](const std::string&) { ++lines; }, {{1, 2, 3, 4, 5}, 0, 64, 8});
+  Tensor p = Tensor::from_floats(std::vector<float>(10, 1.0f), {10}, DType::bf16);
+  Tensor m = Tensor::from_floats(std::vector<float>(10, 1e-3f), {10}, DType::bf16);
+  Tensor v = Tensor::from_floats(std::vector<float>(10, 1e-6f), {10}, DType::bf16);
+  const std::vector<train::GuardTensors> t = {{p, m, v, 0.0f}};
+  optim::AdamParams hp;
+  // A warmup: lr 0, then rising lrs whose updates are all below bf16's resolution.
+  for (int64_t s = 1; s <= 4; ++s) {
+    hp.lr = static_cast<float>(s - 1) * 1e-7f;
+    const auto r = g.check(s, hp, t);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_LT(r->median_ratio, r->threshold) << s;
+  }
+  EXPECT_EQ(lines, 0);
+  // The warmup is over: the lr stays and the updates still vanish.
+  g.check(5, hp, t);
+  EXPECT_EQ(lines, 1);
 }
 
 TEST(PrecisionGuard, SamplesAFixedStridedSubsetAndSkipsZeros) {

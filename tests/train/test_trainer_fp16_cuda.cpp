@@ -12,8 +12,10 @@
 #include <vector>
 
 #include "io/io_test_util.h"
+#include "nn/nn_test_util.h"
 #include "support/test_util.h"
 #include "train/train_test_util.h"
+#include "zerotrain/io/hf_config.h"
 #include "zerotrain/train/checkpoint.h"
 #include "zerotrain/train/trainer.h"
 
@@ -35,6 +37,8 @@ TEST(TrainerFp16Cuda, InjectedOverflowsMatchTheCpuRun) {
   ZT_SKIP_WITHOUT_CUDA();
   test::TempDir dir;
   train::TrainConfig c = test::tiny_train_config(dir.path(), DType::f16);
+  // The CUDA attention needs a head size of 32 or more.
+  io::write_hf_config(test::tiny_cuda_config(nn::Family::llama), c.model);
   c.steps = 6;
   c.loss_scaler.initial_scale_power = 8;
   c.loss_scaler.loss_scale_window = 2;

@@ -125,7 +125,12 @@ std::optional<GuardReading> PrecisionGuard::check(int64_t step, const optim::Ada
   const auto mid = ratios.begin() + static_cast<std::ptrdiff_t>(ratios.size() / 2);
   std::nth_element(ratios.begin(), mid, ratios.end());
   r.median_ratio = *mid;
-  if (r.median_ratio < r.threshold) {
+  // [Note: precision guard]: one low reading warns only when the previous one was low at an lr
+  // no lower than this one; at lr 0 nothing is meant to move.
+  const bool low = lr > 0 && r.median_ratio < r.threshold;
+  const bool confirmed = low && last_low_lr_ && lr <= *last_low_lr_;
+  last_low_lr_ = low ? std::optional<double>(lr) : std::nullopt;
+  if (confirmed) {
     warned_ = true;
     sink_(precision_warning(r, step, lr));
   }

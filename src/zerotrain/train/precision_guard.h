@@ -10,8 +10,10 @@
 //   |u| = |step_size * m / (sqrt(v) / sqrt(1 - b2^t) + eps) + lr * wd * p|   (wd: AdamW only)
 // relative to |p|, skipping zero parameters. An update below half an ulp of p rounds back to p;
 // half an ulp relative to p is at least 2^-(mantissa bits + 2): 2^-9 for bf16 updated in place,
-// 2^-12 for f16, 2^-25 for f32 masters. When the median ratio is below that resolution the guard
-// emits one line through its sink and stays quiet afterwards. The trainer gives a guard to rank 0
+// 2^-12 for f16, 2^-25 for f32 masters. When the median ratio is below that resolution at two
+// checks in a row, the second at an lr no higher than the first, the guard emits one line through
+// its sink and stays quiet afterwards: a warmup's first steps (lr 0, or an lr still rising) are
+// meant to move little and must not warn a healthy run. The trainer gives a guard to rank 0
 // only, which samples its own (shard of the) state.
 #pragma once
 
@@ -38,7 +40,7 @@ struct GuardTensors {
 };
 
 struct PrecisionGuardOptions {
-  std::vector<int64_t> early_steps = {1, 2, 3, 5, 10};
+  std::vector<int64_t> early_steps = {1, 2, 3, 5, 10, 20, 50, 100, 200, 500};
   int64_t every = 1000;   // then every N steps (0: early steps only)
   int64_t sample = 1024;  // elements read per check, at most
   int64_t window = 32;    // consecutive elements per read
@@ -68,8 +70,9 @@ class PrecisionGuard {
   bool due(int64_t step) const;
   // After update `step` with `hp`: samples `tensors` (dtype: the value tensors' dtype, the one
   // the optimizer updated in), warns through the sink when the median ratio is below the
-  // resolution. Returns the reading, or nothing when the sample has no non-zero parameter.
-  // Throws ValueError naming a tensor whose moments do not match its value.
+  // resolution at this check and the previous one (see the Note). Returns the reading, or nothing
+  // when the sample has no non-zero parameter. Throws ValueError naming a tensor whose moments do
+  // not match its value.
   std::optional<GuardReading> check(int64_t step, const optim::AdamParams& hp,
                                     std::span<const GuardTensors> tensors, Stream stream = {});
   bool warned() const { return warned_; }
@@ -78,6 +81,7 @@ class PrecisionGuard {
   WarningSink sink_;
   PrecisionGuardOptions options_;
   bool warned_ = false;
+  std::optional<double> last_low_lr_;  // the lr of the previous check, when it read low
 };
 
 // A guard with the default options writing to `sink`, or to stderr when `sink` is unset (the
