@@ -105,9 +105,6 @@ TEST(DsTrainConfig, UnsupportedSettingsAreNamed) {
                  "params": {"last_batch_iteration": 5}}})")
                 .find("scheduler.params.last_batch_iteration: not supported yet"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"train_batch_size": 8, "tensorboard": {"enabled": true}})")
-                .find("tensorboard.enabled: not supported yet"),
-            std::string::npos);
   EXPECT_NE(error_of(R"({"train_batch_size": 8, "wandb": {"enabled": true}})")
                 .find("never contacts a service"),
             std::string::npos);
@@ -162,6 +159,26 @@ TEST(DsTrainConfig, MonitorAndWallClockSettingsMap) {
                   {}, c);
   EXPECT_TRUE(c.wall_clock_breakdown);
   EXPECT_EQ(c.csv_monitor_dir, std::filesystem::path("logs/run1"));
+  EXPECT_TRUE(c.tensorboard_dir.empty());
+  TrainConfig t;
+  apply_ds_config(load(R"({"train_batch_size": 8,
+      "tensorboard": {"enabled": true, "output_path": "tb/", "job_name": "run2"}})",
+                       t, {}),
+                  {}, t);
+  EXPECT_EQ(t.tensorboard_dir, std::filesystem::path("tb/run2"));
+  // Without output_path the directory is DeepSpeed's default job name under the working dir.
+  TrainConfig u;
+  apply_ds_config(load(R"({"train_batch_size": 8, "tensorboard": {"enabled": true}})", u, {}), {},
+                  u);
+  EXPECT_EQ(u.tensorboard_dir, std::filesystem::path("DeepSpeedJobName"));
+  // --tensorboard and the section must agree.
+  TrainConfig v;
+  v.tensorboard_dir = "elsewhere";
+  EXPECT_THROW(apply_ds_config(load(R"({"train_batch_size": 8,
+      "tensorboard": {"enabled": true, "output_path": "tb/", "job_name": "run2"}})",
+                                    v, {}),
+                               {}, v),
+               ValueError);
   // The flag alone turns the breakdown on; a file with false does not turn it off.
   TrainConfig d;
   d.wall_clock_breakdown = true;

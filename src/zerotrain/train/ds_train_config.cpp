@@ -81,8 +81,6 @@ const std::vector<NotYet>& not_yet() {
        "sparse gradients"},
       {"checkpoint.load_universal", [](const DsConfig& d) { return d.checkpoint.load_universal; },
        "universal checkpoints (use --resume DIR)"},
-      {"tensorboard.enabled", [](const DsConfig& d) { return d.tensorboard.enabled; },
-       "TensorBoard files (train writes metrics.jsonl)"},
       {"wandb.enabled", [](const DsConfig& d) { return d.wandb.enabled; },
        "Weights & Biases (zerotrain never contacts a service)"},
       {"comet.enabled", [](const DsConfig& d) { return d.comet.enabled; },
@@ -165,6 +163,12 @@ void apply_ds_config(const DsConfig& ds, const GivenFlags& g, TrainConfig& c) {
   c.wall_clock_breakdown = c.wall_clock_breakdown || ds.wall_clock_breakdown;
   if (ds.csv_monitor.enabled)
     c.csv_monitor_dir = std::filesystem::path(ds.csv_monitor.output_path) / ds.csv_monitor.job_name;
+  if (ds.tensorboard.enabled) {
+    const auto dir = std::filesystem::path(ds.tensorboard.output_path) / ds.tensorboard.job_name;
+    // An empty tensorboard_dir is the flag's default: --tensorboard was not given.
+    set(!c.tensorboard_dir.empty(), "tensorboard.output_path/job_name", "--tensorboard", dir,
+        c.tensorboard_dir);
+  }
   // Gradient reduction of every stage (zero/data_parallel.h, zero/sharded_stage.h).
   c.reduce_bucket_elements = ds.zero_optimization.reduce_bucket_size;
   c.overlap_comm = ds.zero_optimization.overlap_comm;

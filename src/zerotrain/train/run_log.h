@@ -1,6 +1,7 @@
 // The metrics files of one training run, written by rank 0 at each logged step:
 // <out>/metrics.jsonl, <out>/metrics.csv (same columns) and, with csv_monitor, DeepSpeed's
-// per-metric CSV files (metrics_csv.h). A resumed run first drops what the interrupted run logged
+// per-metric CSV files (metrics_csv.h) and, with tensorboard, its event file
+// (tensorboard_monitor.h). A resumed run first drops what the interrupted run logged
 // after its checkpoint, then appends. Tested by tests/train/test_train_outputs.cpp.
 #pragma once
 
@@ -10,6 +11,7 @@
 
 #include "zerotrain/train/metrics.h"
 #include "zerotrain/train/metrics_csv.h"
+#include "zerotrain/train/tensorboard_monitor.h"
 #include "zerotrain/train/trainer.h"
 
 namespace zt::train {
@@ -24,6 +26,10 @@ class RunLog {
   void write(const StepMetrics& m);
   std::filesystem::path jsonl_path() const { return c_out_ / "metrics.jsonl"; }
   std::filesystem::path csv_path() const { return c_out_ / "metrics.csv"; }
+  // The TensorBoard event file this run writes; empty without one.
+  std::filesystem::path tensorboard_file() const {
+    return tensorboard_ ? tensorboard_->path() : std::filesystem::path();
+  }
 
  private:
   std::filesystem::path c_out_;
@@ -31,6 +37,7 @@ class RunLog {
   std::optional<MetricsWriter> jsonl_;
   std::optional<CsvMetricsWriter> csv_;
   std::optional<CsvMonitor> monitor_;
+  std::optional<TensorBoardMonitor> tensorboard_;
 };
 
 }  // namespace zt::train

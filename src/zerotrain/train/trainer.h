@@ -56,6 +56,9 @@ struct TrainConfig {
   bool wall_clock_breakdown = false;
   // DeepSpeed's csv_monitor: also write its per-metric CSV files here (metrics_csv.h); empty: off.
   std::filesystem::path csv_monitor_dir;
+  // DeepSpeed's tensorboard monitor: also write a TensorBoard event file in this directory
+  // (tensorboard_monitor.h); empty: off.
+  std::filesystem::path tensorboard_dir;
 
   // Data parallelism, ZeRO stage 0 (zero/data_parallel.h): a communicator over the ranks for
   // buffers on `device` (NCCL for cuda, MPI for the CPU), not owned; nullptr: one process. Each
@@ -92,7 +95,8 @@ struct TrainSummary {
   int zero_stage = 0;
   int64_t param_bytes = 0, grad_bytes = 0, optimizer_bytes = 0;
   std::filesystem::path model_dir, checkpoint_dir, metrics_path, csv_path, plot_path;
-  std::filesystem::path csv_monitor_dir;  // empty without csv_monitor
+  std::filesystem::path csv_monitor_dir;   // empty without csv_monitor
+  std::filesystem::path tensorboard_file;  // the event file; empty without tensorboard
 };
 
 // Called with each logged step (for the progress line) and once a step finishes (done, total).
