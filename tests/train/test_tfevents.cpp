@@ -14,7 +14,7 @@
 #include "train/tfevents_reader.h"
 #include "train/train_test_util.h"
 #include "zerotrain/core/error.h"
-#include "zerotrain/train/crc32c.h"
+#include "zerotrain/train/crc32.h"
 #include "zerotrain/train/proto_wire.h"
 #include "zerotrain/train/tensorboard_monitor.h"
 #include "zerotrain/train/tfevents_writer.h"

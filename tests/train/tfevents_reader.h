@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "io/io_test_util.h"
-#include "zerotrain/train/crc32c.h"
+#include "zerotrain/train/crc32.h"
 
 namespace zt::test {
 

@@ -56,6 +56,9 @@ void print_summary(const train::TrainSummary& s, int world) {
     std::printf("%-22s %s\n", "csv_monitor", s.csv_monitor_dir.string().c_str());
   if (!s.tensorboard_file.empty())
     std::printf("%-22s %s\n", "tensorboard", s.tensorboard_file.string().c_str());
+  if (!s.wandb_run_dir.empty())
+    std::printf("%-22s %s (upload: wandb sync %s)\n", "wandb (offline)",
+                s.wandb_run_dir.string().c_str(), s.wandb_run_dir.string().c_str());
   std::printf("%-22s %s\n", "loss/throughput plot", s.plot_path.string().c_str());
 }
 
@@ -162,12 +165,13 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
   f->beta1 = cmd->add_option("--beta1", c->beta1, "AdamW beta1")->capture_default_str();
   f->beta2 = cmd->add_option("--beta2", c->beta2, "AdamW beta2")->capture_default_str();
   f->eps = cmd->add_option("--eps", c->eps, "AdamW epsilon")->capture_default_str();
-  cmd->add_option("--deepspeed", *deepspeed,
-                  "a DeepSpeed ds_config.json: its batch sizes, clipping, bf16, AdamW settings, "
-                  "scheduler, steps_per_print, wall_clock_breakdown, csv_monitor, tensorboard and "
-                  "activation_checkpointing apply; \"auto\" takes the flags' "
-                  "values; a flag given explicitly must agree with the file; settings train cannot "
-                  "run yet are errors (check a file with `zerotrain config check`)");
+  cmd->add_option(
+      "--deepspeed", *deepspeed,
+      "a DeepSpeed ds_config.json: its batch sizes, clipping, bf16, AdamW settings, "
+      "scheduler, steps_per_print, wall_clock_breakdown, csv_monitor, tensorboard, wandb and "
+      "activation_checkpointing apply; \"auto\" takes the flags' "
+      "values; a flag given explicitly must agree with the file; settings train cannot "
+      "run yet are errors (check a file with `zerotrain config check`)");
   cmd->add_flag("--wall-clock-breakdown", c->wall_clock_breakdown,
                 "log forward/backward/comm/step milliseconds per step (synchronizes the device at "
                 "each phase; DeepSpeed's wall_clock_breakdown)");
@@ -239,7 +243,8 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       "section replaces --schedule/--warmup (DeepSpeed's formulas; without one --schedule "
       "applies),\n"
       "csv_monitor writes DeepSpeed's per-metric CSV files, tensorboard its event file (as\n"
-      "--tensorboard DIR does), wall_clock_breakdown = the flag.");
+      "--tensorboard DIR does), wandb an offline run in <out>/wandb (`wandb sync` uploads it),\n"
+      "wall_clock_breakdown = the flag.");
   cmd->callback([&action, c, device, dtype, nproc, args, deepspeed, f] {
     action = [c, device, dtype, nproc, args, deepspeed, given = f->given()] {
       c->device = parse_device(*device);

@@ -81,8 +81,6 @@ const std::vector<NotYet>& not_yet() {
        "sparse gradients"},
       {"checkpoint.load_universal", [](const DsConfig& d) { return d.checkpoint.load_universal; },
        "universal checkpoints (use --resume DIR)"},
-      {"wandb.enabled", [](const DsConfig& d) { return d.wandb.enabled; },
-       "Weights & Biases (zerotrain never contacts a service)"},
       {"comet.enabled", [](const DsConfig& d) { return d.comet.enabled; },
        "Comet (zerotrain never contacts a service)"},
       {"flops_profiler.enabled", [](const DsConfig& d) { return d.flops_profiler.enabled; },
@@ -163,6 +161,7 @@ void apply_ds_config(const DsConfig& ds, const GivenFlags& g, TrainConfig& c) {
   c.wall_clock_breakdown = c.wall_clock_breakdown || ds.wall_clock_breakdown;
   if (ds.csv_monitor.enabled)
     c.csv_monitor_dir = std::filesystem::path(ds.csv_monitor.output_path) / ds.csv_monitor.job_name;
+  c.wandb = ds.wandb;  // an offline run, never a service (wandb_monitor.h)
   if (ds.tensorboard.enabled) {
     const auto dir = std::filesystem::path(ds.tensorboard.output_path) / ds.tensorboard.job_name;
     // An empty tensorboard_dir is the flag's default: --tensorboard was not given.

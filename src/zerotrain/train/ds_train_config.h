@@ -37,8 +37,9 @@ config::ConfigOverrides train_overrides(const TrainConfig& c, const GivenFlags& 
 
 // Sets micro_batch, grad_accum, clip, dtype, the AdamW hyper-parameters, log_every,
 // activation_checkpointing, the scheduler, wall_clock_breakdown (on when the file or the flag
-// says so), csv_monitor_dir and tensorboard_dir (each <output_path>/<job_name>) from `ds`. Throws
-// ValueError for an unsupported setting or one that contradicts a given flag (naming both).
+// says so), csv_monitor_dir and tensorboard_dir (each <output_path>/<job_name>) and wandb from
+// `ds`. Throws ValueError for an unsupported setting or one that contradicts a given flag (naming
+// both).
 void apply_ds_config(const config::DsConfig& ds, const GivenFlags& given, TrainConfig& c);
 
 }  // namespace zt::train

@@ -1,8 +1,9 @@
 // The metrics files of one training run, written by rank 0 at each logged step:
 // <out>/metrics.jsonl, <out>/metrics.csv (same columns) and, with csv_monitor, DeepSpeed's
-// per-metric CSV files (metrics_csv.h) and, with tensorboard, its event file
-// (tensorboard_monitor.h). A resumed run first drops what the interrupted run logged
-// after its checkpoint, then appends. Tested by tests/train/test_train_outputs.cpp.
+// per-metric CSV files (metrics_csv.h), with tensorboard its event file (tensorboard_monitor.h)
+// and with wandb an offline wandb run under <out>/wandb (wandb_monitor.h; closed with the RunLog).
+// A resumed run first drops what the interrupted run logged after its checkpoint, then appends.
+// Tested by tests/train/test_train_outputs.cpp.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include "zerotrain/train/metrics_csv.h"
 #include "zerotrain/train/tensorboard_monitor.h"
 #include "zerotrain/train/trainer.h"
+#include "zerotrain/train/wandb_monitor.h"
 
 namespace zt::train {
 
@@ -30,6 +32,10 @@ class RunLog {
   std::filesystem::path tensorboard_file() const {
     return tensorboard_ ? tensorboard_->path() : std::filesystem::path();
   }
+  // The offline wandb run's directory; empty without one.
+  std::filesystem::path wandb_run_dir() const {
+    return wandb_ ? wandb_->run_dir() : std::filesystem::path();
+  }
 
  private:
   std::filesystem::path c_out_;
@@ -38,6 +44,7 @@ class RunLog {
   std::optional<CsvMetricsWriter> csv_;
   std::optional<CsvMonitor> monitor_;
   std::optional<TensorBoardMonitor> tensorboard_;
+  std::optional<WandbMonitor> wandb_;
 };
 
 }  // namespace zt::train

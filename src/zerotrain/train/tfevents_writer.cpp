@@ -8,7 +8,7 @@
 #include <cstdio>
 
 #include "zerotrain/core/error.h"
-#include "zerotrain/train/crc32c.h"
+#include "zerotrain/train/crc32.h"
 #include "zerotrain/train/proto_wire.h"
 
 namespace zt::train {

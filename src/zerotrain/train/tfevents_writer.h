@@ -6,7 +6,7 @@
 // [Note: tfevents format]
 // File name: events.out.tfevents.<unix seconds, 10 digits>.<hostname>.<pid>.<n> (n counts the
 // writers of this process, as tensorboard's EventFileWriter does). Each record: u64 length (LE),
-// masked CRC-32C of those 8 bytes, the payload, masked CRC-32C of the payload (crc32c.h). The
+// masked CRC-32C of those 8 bytes, the payload, masked CRC-32C of the payload (crc32.h). The
 // payload is a tensorflow.Event: wall_time (1, double seconds), step (2, int64), file_version
 // (3, string; "brain.Event:2" in the first record), summary (5: Summary { value (1): { tag (1),
 // simple_value (2, float) } }), session_log (6: SessionLog { status (1): START = 1 }). A writer

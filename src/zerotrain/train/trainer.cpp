@@ -165,6 +165,7 @@ TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   sum.csv_path = log.csv_path();
   sum.csv_monitor_dir = c.csv_monitor_dir;
   sum.tensorboard_file = log.tensorboard_file();
+  sum.wandb_run_dir = log.wandb_run_dir();
   sum.world_size = world;
   sum.zero_stage = c.zero_stage;
   sum.plot_path = c.out / "loss.png";
