@@ -3,7 +3,7 @@
 // per-metric CSV files (metrics_csv.h), with tensorboard its event file (tensorboard_monitor.h)
 // and with wandb an offline wandb run under <out>/wandb (wandb_monitor.h; closed with the RunLog).
 // A resumed run first drops what the interrupted run logged after its checkpoint, then appends.
-// Tested by tests/train/test_train_outputs.cpp.
+// Tested by tests/train/test_train_outputs.cpp, test_tfevents.cpp and test_wandb_offline.cpp.
 #pragma once
 
 #include <cstdint>
