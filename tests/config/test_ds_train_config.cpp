@@ -142,12 +142,6 @@ TEST(DsTrainConfig, UnsupportedSettingsAreNamed) {
                  "params": {"last_batch_iteration": 5}}})")
                 .find("scheduler.params.last_batch_iteration: not supported yet"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"train_batch_size": 8, "tensorboard": {"enabled": true}})")
-                .find("tensorboard.enabled: not supported yet"),
-            std::string::npos);
-  EXPECT_NE(error_of(R"({"train_batch_size": 8, "wandb": {"enabled": true}})")
-                .find("never contacts a service"),
-            std::string::npos);
   // L2 Adam without weight decay is AdamW.
   EXPECT_EQ(error_of(R"({"train_batch_size": 8, "optimizer": {"type": "Adam",
                  "params": {"adam_w_mode": false}}})"),
@@ -248,6 +242,36 @@ TEST(DsTrainConfig, MonitorAndWallClockSettingsMap) {
                   {}, c);
   EXPECT_TRUE(c.wall_clock_breakdown);
   EXPECT_EQ(c.csv_monitor_dir, std::filesystem::path("logs/run1"));
+  EXPECT_TRUE(c.tensorboard_dir.empty());
+  TrainConfig t;
+  apply_ds_config(load(R"({"train_batch_size": 8,
+      "tensorboard": {"enabled": true, "output_path": "tb/", "job_name": "run2"}})",
+                       t, {}),
+                  {}, t);
+  EXPECT_EQ(t.tensorboard_dir, std::filesystem::path("tb/run2"));
+  // Without output_path the directory is DeepSpeed's default job name under the working dir.
+  TrainConfig u;
+  apply_ds_config(load(R"({"train_batch_size": 8, "tensorboard": {"enabled": true}})", u, {}), {},
+                  u);
+  EXPECT_EQ(u.tensorboard_dir, std::filesystem::path("DeepSpeedJobName"));
+  EXPECT_FALSE(u.wandb.enabled);
+  TrainConfig w;
+  apply_ds_config(load(R"({"train_batch_size": 8,
+      "wandb": {"enabled": true, "project": "p", "group": "g", "team": "t"}})",
+                       w, {}),
+                  {}, w);
+  EXPECT_TRUE(w.wandb.enabled);
+  EXPECT_EQ(w.wandb.project, "p");
+  EXPECT_EQ(w.wandb.group, std::optional<std::string>("g"));
+  EXPECT_EQ(w.wandb.team, std::optional<std::string>("t"));
+  // --tensorboard and the section must agree.
+  TrainConfig v;
+  v.tensorboard_dir = "elsewhere";
+  EXPECT_THROW(apply_ds_config(load(R"({"train_batch_size": 8,
+      "tensorboard": {"enabled": true, "output_path": "tb/", "job_name": "run2"}})",
+                                    v, {}),
+                               {}, v),
+               ValueError);
   // The flag alone turns the breakdown on; a file with false does not turn it off.
   TrainConfig d;
   d.wall_clock_breakdown = true;

@@ -65,6 +65,11 @@ void print_summary(const train::TrainSummary& s, int world) {
   std::printf("%-22s %s\n", "metrics (CSV)", s.csv_path.string().c_str());
   if (!s.csv_monitor_dir.empty())
     std::printf("%-22s %s\n", "csv_monitor", s.csv_monitor_dir.string().c_str());
+  if (!s.tensorboard_file.empty())
+    std::printf("%-22s %s\n", "tensorboard", s.tensorboard_file.string().c_str());
+  if (!s.wandb_run_dir.empty())
+    std::printf("%-22s %s (upload: wandb sync %s)\n", "wandb (offline)",
+                s.wandb_run_dir.string().c_str(), s.wandb_run_dir.string().c_str());
   std::printf("%-22s %s\n", "loss/throughput plot", s.plot_path.string().c_str());
 }
 
@@ -225,13 +230,16 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
   cmd->add_option("--deepspeed", *deepspeed,
                   "a DeepSpeed ds_config.json: its batch sizes, clipping, bf16/fp16, AdamW "
                   "settings, scheduler, steps_per_print, wall_clock_breakdown, csv_monitor, "
-                  "activation_checkpointing, communication_data_type and "
+                  "tensorboard, wandb, activation_checkpointing, communication_data_type and "
                   "data_types.grad_accum_dtype apply; \"auto\" takes the flags' "
                   "values; a flag given explicitly must agree with the file; settings train cannot "
                   "run yet are errors (check a file with `zerotrain config check`)");
   cmd->add_flag("--wall-clock-breakdown", c->wall_clock_breakdown,
                 "log forward/backward/comm/step milliseconds per step (synchronizes the device at "
                 "each phase; DeepSpeed's wall_clock_breakdown)");
+  cmd->add_option("--tensorboard", c->tensorboard_dir,
+                  "also write a TensorBoard event file in DIR (DeepSpeed's tags: "
+                  "Train/Samples/train_loss, lr, ...; `tensorboard --logdir DIR` shows it)");
   cmd->add_flag("--activation-checkpointing", c->activation_checkpointing,
                 "recompute each layer's activations in backward (less memory, ~1/3 more compute)");
   f->log_every = cmd->add_option("--log-every", c->log_every, "steps between log lines")
@@ -313,7 +321,9 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       "scheduler\n"
       "section replaces --schedule/--warmup (DeepSpeed's formulas; without one --schedule "
       "applies),\n"
-      "csv_monitor writes DeepSpeed's per-metric CSV files, wall_clock_breakdown = the flag.");
+      "csv_monitor writes DeepSpeed's per-metric CSV files, tensorboard its event file (as\n"
+      "--tensorboard DIR does), wandb an offline run in <out>/wandb (`wandb sync` uploads it),\n"
+      "wall_clock_breakdown = the flag.");
   cmd->callback([&action, c, device, dtype, grad_accum_dtype, comm_dtype, precision, nproc, args,
                  deepspeed, f, gpu_cap, host_cap] {
     action = [c, device, dtype, grad_accum_dtype, comm_dtype, precision, nproc, args, deepspeed,

@@ -77,10 +77,6 @@ const std::vector<NotYet>& not_yet() {
        "sparse gradients"},
       {"checkpoint.load_universal", [](const DsConfig& d) { return d.checkpoint.load_universal; },
        "universal checkpoints (use --resume DIR)"},
-      {"tensorboard.enabled", [](const DsConfig& d) { return d.tensorboard.enabled; },
-       "TensorBoard files (train writes metrics.jsonl)"},
-      {"wandb.enabled", [](const DsConfig& d) { return d.wandb.enabled; },
-       "Weights & Biases (zerotrain never contacts a service)"},
       {"comet.enabled", [](const DsConfig& d) { return d.comet.enabled; },
        "Comet (zerotrain never contacts a service)"},
       {"flops_profiler.enabled", [](const DsConfig& d) { return d.flops_profiler.enabled; },
@@ -221,6 +217,13 @@ void apply_ds_config(const DsConfig& ds, const GivenFlags& g, TrainConfig& c) {
                                    " needs the model in that dtype (bf16.enabled), or use fp32"));
   set_dtype(g.comm_dtype, "communication_data_type", "--comm-dtype", ds.communication_data_type,
             c.comm_dtype);
+  c.wandb = ds.wandb;  // an offline run, never a service (wandb_monitor.h)
+  if (ds.tensorboard.enabled) {
+    const auto dir = std::filesystem::path(ds.tensorboard.output_path) / ds.tensorboard.job_name;
+    // An empty tensorboard_dir is the flag's default: --tensorboard was not given.
+    set(!c.tensorboard_dir.empty(), "tensorboard.output_path/job_name", "--tensorboard", dir,
+        c.tensorboard_dir);
+  }
   // Gradient reduction of every stage (zero/data_parallel.h, zero/sharded_stage.h).
   c.reduce_bucket_elements = ds.zero_optimization.reduce_bucket_size;
   c.overlap_comm = ds.zero_optimization.overlap_comm;

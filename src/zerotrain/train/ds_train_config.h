@@ -50,9 +50,9 @@ config::ConfigOverrides train_overrides(const TrainConfig& c, const GivenFlags& 
 // hyper-parameters, log_every, activation_checkpointing, grad_accum_dtype
 // (data_types.grad_accum_dtype), comm_dtype (communication_data_type; both stay f32 when unset,
 // not DeepSpeed's defaults: see [Note: communication dtype] in zero/grad_comm.h), the scheduler,
-// wall_clock_breakdown (on when the file or the flag says so) and csv_monitor_dir
-// (<output_path>/<job_name>) from `ds`. Throws ValueError for an unsupported setting or one that
-// contradicts a given flag (naming both).
+// wall_clock_breakdown (on when the file or the flag says so), csv_monitor_dir and
+// tensorboard_dir (each <output_path>/<job_name>) and wandb from `ds`. Throws ValueError for an
+// unsupported setting or one that contradicts a given flag (naming both).
 void apply_ds_config(const config::DsConfig& ds, const GivenFlags& given, TrainConfig& c);
 
 }  // namespace zt::train

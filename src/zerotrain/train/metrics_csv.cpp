@@ -6,6 +6,7 @@
 #include <charconv>
 #include <sstream>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "zerotrain/core/error.h"
@@ -18,19 +19,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view kComponent = "metrics";
-
-// The csv_monitor event names (without "Train/Samples/") of a record.
-std::vector<std::pair<std::string, double>> monitor_events(const StepMetrics& m) {
-  std::vector<std::pair<std::string, double>> e = {{"train_loss", m.loss}, {"lr", m.lr}};
-  if (m.loss_scaling) e.emplace_back("loss_scale", m.loss_scale);
-  if (m.wall_clock) {
-    e.emplace_back("elapsed_time_ms_forward", m.wall_clock->forward_ms);
-    e.emplace_back("elapsed_time_ms_backward", m.wall_clock->backward_ms);
-    e.emplace_back("elapsed_time_ms_backward_allreduce", m.wall_clock->comm_ms);
-    e.emplace_back("elapsed_time_ms_step", m.wall_clock->step_ms);
-  }
-  return e;
-}
 
 constexpr const char* kMonitorEvents[] = {"train_loss",
                                           "lr",
@@ -60,6 +48,18 @@ void check_written(const std::ofstream& out, const fs::path& path) {
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, double>> monitor_events(const StepMetrics& m) {
+  std::vector<std::pair<std::string, double>> e = {{"train_loss", m.loss}, {"lr", m.lr}};
+  if (m.loss_scaling) e.emplace_back("loss_scale", m.loss_scale);
+  if (m.wall_clock) {
+    e.emplace_back("elapsed_time_ms_forward", m.wall_clock->forward_ms);
+    e.emplace_back("elapsed_time_ms_backward", m.wall_clock->backward_ms);
+    e.emplace_back("elapsed_time_ms_backward_allreduce", m.wall_clock->comm_ms);
+    e.emplace_back("elapsed_time_ms_step", m.wall_clock->step_ms);
+  }
+  return e;
+}
 
 void drop_csv_rows_after(const fs::path& path, int64_t max_first) {
   if (!fs::exists(path)) return;

@@ -19,10 +19,17 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "zerotrain/train/metrics.h"
 
 namespace zt::train {
+
+// DeepSpeed's monitor events of a record without their "Train/Samples/" prefix, in order:
+// train_loss, lr and, with wall-clock times, elapsed_time_ms_{forward,backward,
+// backward_allreduce,step}. The csv_monitor and tensorboard monitors write these.
+std::vector<std::pair<std::string, double>> monitor_events(const StepMetrics& m);
 
 // Rewrites a CSV file (atomically) with its header line and the rows whose first column is an
 // integer <= `max_first`; drops rows cut short by a crash. No file: nothing.

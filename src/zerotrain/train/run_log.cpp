@@ -18,12 +18,17 @@ RunLog::RunLog(const TrainConfig& c, bool active, int64_t resumed_step, int64_t 
   jsonl_.emplace(jsonl_path(), resuming);
   csv_.emplace(csv_path(), resuming);
   if (!c.csv_monitor_dir.empty()) monitor_.emplace(c.csv_monitor_dir, resuming);
+  if (!c.tensorboard_dir.empty())
+    tensorboard_.emplace(c.tensorboard_dir, resumed_step * global_batch_rows);
+  if (c.wandb.enabled) wandb_.emplace(c.out / "wandb", c.wandb);
 }
 
 void RunLog::write(const StepMetrics& m) {
   if (jsonl_) jsonl_->write(m);
   if (csv_) csv_->write(m);
   if (monitor_) monitor_->write(m, m.step * global_batch_rows_);
+  if (tensorboard_) tensorboard_->write(m, m.step * global_batch_rows_);
+  if (wandb_) wandb_->write(m, m.step * global_batch_rows_);
 }
 
 }  // namespace zt::train

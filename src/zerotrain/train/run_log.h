@@ -1,7 +1,9 @@
 // The metrics files of one training run, written by rank 0 at each logged step:
 // <out>/metrics.jsonl, <out>/metrics.csv (same columns) and, with csv_monitor, DeepSpeed's
-// per-metric CSV files (metrics_csv.h). A resumed run first drops what the interrupted run logged
-// after its checkpoint, then appends. Tested by tests/train/test_train_outputs.cpp.
+// per-metric CSV files (metrics_csv.h), with tensorboard its event file (tensorboard_monitor.h)
+// and with wandb an offline wandb run under <out>/wandb (wandb_monitor.h; closed with the RunLog).
+// A resumed run first drops what the interrupted run logged after its checkpoint, then appends.
+// Tested by tests/train/test_train_outputs.cpp, test_tfevents.cpp and test_wandb_offline.cpp.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +12,9 @@
 
 #include "zerotrain/train/metrics.h"
 #include "zerotrain/train/metrics_csv.h"
+#include "zerotrain/train/tensorboard_monitor.h"
 #include "zerotrain/train/trainer.h"
+#include "zerotrain/train/wandb_monitor.h"
 
 namespace zt::train {
 
@@ -24,6 +28,14 @@ class RunLog {
   void write(const StepMetrics& m);
   std::filesystem::path jsonl_path() const { return c_out_ / "metrics.jsonl"; }
   std::filesystem::path csv_path() const { return c_out_ / "metrics.csv"; }
+  // The TensorBoard event file this run writes; empty without one.
+  std::filesystem::path tensorboard_file() const {
+    return tensorboard_ ? tensorboard_->path() : std::filesystem::path();
+  }
+  // The offline wandb run's directory; empty without one.
+  std::filesystem::path wandb_run_dir() const {
+    return wandb_ ? wandb_->run_dir() : std::filesystem::path();
+  }
 
  private:
   std::filesystem::path c_out_;
@@ -31,6 +43,8 @@ class RunLog {
   std::optional<MetricsWriter> jsonl_;
   std::optional<CsvMetricsWriter> csv_;
   std::optional<CsvMonitor> monitor_;
+  std::optional<TensorBoardMonitor> tensorboard_;
+  std::optional<WandbMonitor> wandb_;
 };
 
 }  // namespace zt::train

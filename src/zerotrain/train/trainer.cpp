@@ -213,6 +213,8 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   sum.metrics_path = log.jsonl_path();
   sum.csv_path = log.csv_path();
   sum.csv_monitor_dir = c.csv_monitor_dir;
+  sum.tensorboard_file = log.tensorboard_file();
+  sum.wandb_run_dir = log.wandb_run_dir();
   sum.world_size = world;
   sum.zero_stage = c.zero_stage;
   if (shard_source) sum.zero_init = shard_source->describe();

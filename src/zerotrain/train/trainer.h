@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "zerotrain/comm/communicator.h"
+#include "zerotrain/config/ds_config.h"
 #include "zerotrain/core/device.h"
 #include "zerotrain/core/dtype.h"
 #include "zerotrain/train/loss_scaler.h"
@@ -73,6 +74,12 @@ struct TrainConfig {
   bool wall_clock_breakdown = false;
   // DeepSpeed's csv_monitor: also write its per-metric CSV files here (metrics_csv.h); empty: off.
   std::filesystem::path csv_monitor_dir;
+  // DeepSpeed's tensorboard monitor: also write a TensorBoard event file in this directory
+  // (tensorboard_monitor.h); empty: off.
+  std::filesystem::path tensorboard_dir;
+  // DeepSpeed's wandb monitor: with `enabled`, an offline wandb run under <out>/wandb
+  // (wandb_monitor.h) with the section's project, group and team.
+  config::WandbConfig wandb;
 
   // Data parallelism, ZeRO stage 0 (zero/data_parallel.h): a communicator over the ranks for
   // buffers on `device` (NCCL for cuda, MPI for the CPU), not owned; nullptr: one process. Each
@@ -128,7 +135,9 @@ struct TrainSummary {
   // ([Note: memory report]).
   MemoryReport memory_start, memory_peak;
   std::filesystem::path model_dir, checkpoint_dir, metrics_path, csv_path, plot_path;
-  std::filesystem::path csv_monitor_dir;  // empty without csv_monitor
+  std::filesystem::path csv_monitor_dir;   // empty without csv_monitor
+  std::filesystem::path tensorboard_file;  // the event file; empty without tensorboard
+  std::filesystem::path wandb_run_dir;     // the offline wandb run; empty without wandb
 };
 
 // Called with each logged step (for the progress line) and once a step finishes (done, total).
