@@ -14,47 +14,12 @@ scripts/parity_cpu.sh.
 
   python3 tools/parity/check_tfevents.py --zerotrain build/bin/zerotrain
 """
-import argparse, glob, json, os, subprocess, sys, tempfile
+import argparse, glob, json, os, sys, tempfile
 
+from monitor_run import GRAD_ACCUM, LOG_EVERY, MICRO_BATCH, STEPS, TAGS, train
 import numpy as np
 from tensorboard.backend.event_processing import event_accumulator, event_file_loader
 from tensorboard.util import tensor_util
-
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MICRO_BATCH, GRAD_ACCUM, SEQ_LEN, STEPS, LOG_EVERY = 2, 2, 32, 4, 2
-TAGS = {  # DeepSpeed's event name -> metrics.jsonl key
-    "train_loss": "loss",
-    "lr": "lr",
-    "elapsed_time_ms_forward": "forward_ms",
-    "elapsed_time_ms_backward": "backward_ms",
-    "elapsed_time_ms_backward_allreduce": "comm_ms",
-    "elapsed_time_ms_step": "step_ms",
-}
-
-
-def run(cmd):
-    print("+", " ".join(cmd), flush=True)
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-
-
-def train(zerotrain, tmp):
-    tokens = os.path.join(tmp, "tokens.bin")
-    docs = sorted(glob.glob(os.path.join(REPO, "docs", "*.md")))
-    run([zerotrain, "data", "prepare", "--quiet", "--tokenizer",
-         os.path.join(REPO, "assets/tokenizers/kjv-bpe-4096/tokenizer.json"), "--input", *docs,
-         "--append-eos", "--output", tokens])
-    ds = {"train_micro_batch_size_per_gpu": MICRO_BATCH, "gradient_accumulation_steps": GRAD_ACCUM,
-          "steps_per_print": LOG_EVERY, "wall_clock_breakdown": True,
-          "tensorboard": {"enabled": True, "output_path": os.path.join(tmp, "tb"), "job_name": "job"}}
-    ds_path = os.path.join(tmp, "ds_config.json")
-    with open(ds_path, "w") as f:
-        json.dump(ds, f)
-    out = os.path.join(tmp, "run")
-    run([zerotrain, "train", "--model", os.path.join(REPO, "assets/models/kjv-llama-4m/config.json"),
-         "--data", tokens, "--out", out, "--steps", str(STEPS), "--seq-len", str(SEQ_LEN),
-         "--device", "cpu", "--deepspeed", ds_path])
-    return os.path.join(tmp, "tb", "job"), os.path.join(out, "metrics.jsonl")
-
 
 def expected_scalars(metrics_path):
     with open(metrics_path) as f:
@@ -108,7 +73,9 @@ def main():
     ap.add_argument("--zerotrain", required=True, help="the zerotrain binary")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        logdir, metrics = train(os.path.abspath(args.zerotrain), tmp)
+        out = train(os.path.abspath(args.zerotrain), tmp, {"tensorboard": {
+            "enabled": True, "output_path": os.path.join(tmp, "tb"), "job_name": "job"}})
+        logdir, metrics = os.path.join(tmp, "tb", "job"), os.path.join(out, "metrics.jsonl")
         problems = check(logdir, metrics)
     for p in problems:
         print("check_tfevents:", p, file=sys.stderr)
