@@ -66,8 +66,9 @@ void expect_same_shards(const nn::ModelConfig& mc, DType dtype, const fs::path& 
       EXPECT_EQ(read_over_ranks, total_read) << what << " world " << world;
     }
   }
-  if (!weights.empty())
+  if (!weights.empty()) {
     EXPECT_EQ(total_read, static_cast<uint64_t>(model_elements) * dtype_size(stored)) << what;
+  }
 }
 
 TEST(ZeroShardInit, SeededShardsEqualTheFullInitsShardsBitwise) {
@@ -87,7 +88,9 @@ TEST(ZeroShardInit, CheckpointShardsEqualTheFullLoadsShardsReadingOnlyTheSlices)
       test::write_weights(mc, dir.path(), w.stored, w.max_shard_bytes);
       const bool sharded = fs::exists(dir / io::kWeightsIndexFile);
       EXPECT_EQ(sharded, w.max_shard_bytes < io::kDefaultMaxShardBytes) << w.name;
-      if (sharded) EXPECT_GT(io::ShardedReader(dir.path()).files().size(), 3u) << w.name;
+      if (sharded) {
+        EXPECT_GT(io::ShardedReader(dir.path()).files().size(), 3u) << w.name;
+      }
       expect_same_shards(mc, w.values, dir.path(), w.stored,
                          str(family_name(family), " ", w.name, " -> ", dtype_name(w.values)));
     }
