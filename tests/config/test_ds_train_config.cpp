@@ -134,17 +134,65 @@ TEST(DsTrainConfig, UnsupportedSettingsAreNamed) {
   EXPECT_NE(error_of(R"({"train_batch_size": 8, "optimizer": {"type": "Lion"}})")
                 .find("optimizer.type: not supported yet"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"train_batch_size": 8, "optimizer": {"type": "Adam",
-                 "params": {"adam_w_mode": false, "weight_decay": 0.1}}})")
-                .find("optimizer.params: not supported yet"),
-            std::string::npos);
   EXPECT_NE(error_of(R"({"train_batch_size": 8, "scheduler": {"type": "WarmupLR",
                  "params": {"last_batch_iteration": 5}}})")
                 .find("scheduler.params.last_batch_iteration: not supported yet"),
             std::string::npos);
-  // L2 Adam without weight decay is AdamW.
+}
+
+// DeepSpeed's Adam variants map onto TrainConfig: "Adam" decouples the decay unless adam_w_mode is
+// false (torch.optim.Adam's L2 term), "AdamW" always does; amsgrad and bias_correction map as set.
+TEST(DsTrainConfig, AdamVariantsMap) {
+  struct Case {
+    const char* optimizer;
+    bool decoupled, amsgrad, bias_correction;
+  };
+  const Case cases[] = {
+      {R"({"type": "Adam", "params": {"adam_w_mode": false, "weight_decay": 0.1,
+                                       "amsgrad": true}})",
+       false, true, true},
+      {R"({"type": "Adam", "params": {"bias_correction": false}})", true, false, false},
+      {R"({"type": "AdamW", "params": {"adam_w_mode": false, "amsgrad": true}})", true, true, true},
+      {R"({"type": "Adam", "params": {"torch_adam": true}})", true, false, true},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.optimizer);
+    TrainConfig c;
+    const std::string text = str(R"({"train_batch_size": 8, "optimizer": )", k.optimizer, "}");
+    apply_ds_config(load(text, c, {}), {}, c);
+    EXPECT_EQ(c.decoupled_weight_decay, k.decoupled);
+    EXPECT_EQ(c.amsgrad, k.amsgrad);
+    EXPECT_EQ(c.bias_correction, k.bias_correction);
+  }
+}
+
+// amsgrad needs an f32 third moment, which the low-precision mode does not keep: refused when the
+// config is applied, before any training, naming the key. Given flags must agree with the file.
+TEST(DsTrainConfig, AmsgradWithLowPrecisionAndDisagreeingFlagsAreRefused) {
+  const std::string low = error_of(R"({"train_batch_size": 8, "zero_optimization": {"stage": 1},
+      "bf16": {"enabled": true, "bf16_master_weights_and_grads": true,
+               "bf16_optimizer_states": true},
+      "optimizer": {"type": "Adam", "params": {"amsgrad": true}}})");
+  EXPECT_NE(low.find("[config] optimizer.params.amsgrad: true"), std::string::npos) << low;
+  EXPECT_NE(low.find("low-precision"), std::string::npos) << low;
+  EXPECT_EQ(low.find('\n'), std::string::npos) << low;
+
+  TrainConfig c;
+  c.amsgrad = true;
+  const std::string ams = error_of(R"({"train_batch_size": 8, "optimizer": {"type": "Adam"}})", c,
+                                   given(&GivenFlags::amsgrad));
+  EXPECT_NE(ams.find("optimizer.params.amsgrad"), std::string::npos) << ams;
+  EXPECT_NE(ams.find("--amsgrad"), std::string::npos) << ams;
+  TrainConfig l2;
+  l2.decoupled_weight_decay = false;
+  const std::string mode = error_of(R"({"train_batch_size": 8, "optimizer": {"type": "AdamW"}})",
+                                    l2, given(&GivenFlags::weight_decay_mode));
+  EXPECT_NE(mode.find("optimizer.params.adam_w_mode"), std::string::npos) << mode;
+  EXPECT_NE(mode.find("--weight-decay-mode"), std::string::npos) << mode;
+  // Agreeing flags are fine.
   EXPECT_EQ(error_of(R"({"train_batch_size": 8, "optimizer": {"type": "Adam",
-                 "params": {"adam_w_mode": false}}})"),
+                 "params": {"adam_w_mode": false}}})",
+                     l2, given(&GivenFlags::weight_decay_mode)),
             "no error");
 }
 

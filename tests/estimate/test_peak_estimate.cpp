@@ -78,6 +78,25 @@ TEST(PeakEstimate, F32HasNoMasters) {
   EXPECT_DOUBLE_EQ(e.items[2].bytes, 8.0 * 124439808);  // moments only
 }
 
+// amsgrad's max_exp_avg_sq: 4 more optimizer bytes per parameter, sharded like the moments.
+TEST(PeakEstimate, AmsgradAddsAThirdF32State) {
+  for (int stage : {0, 2}) {
+    for (DType dtype : {DType::bf16, DType::f32}) {
+      RunSetup s = setup_of("gpt2.json", stage, 2, 1024, 1, false);
+      s.dtype = dtype;
+      const PeakEstimate plain = estimate_peak(s);
+      s.amsgrad = true;
+      const PeakEstimate ams = estimate_peak(s);
+      const double elems =
+          stage == 0 ? 124439808.0 : plain.items[2].bytes / (dtype == DType::f32 ? 8 : 12);
+      EXPECT_DOUBLE_EQ(ams.items[2].bytes - plain.items[2].bytes, 4.0 * elems) << "stage " << stage;
+      EXPECT_DOUBLE_EQ(ams.peak_allocated - plain.peak_allocated, 4.0 * elems);
+      EXPECT_NE(ams.items[2].name.find("max v"), std::string::npos) << ams.items[2].name;
+      EXPECT_NE(describe(s).find("amsgrad"), std::string::npos);
+    }
+  }
+}
+
 // [Note: communication dtype]: bf16 accumulation halves the gradients; a communication dtype
 // other than the accumulation dtype adds one buffer of it.
 TEST(PeakEstimate, GradientAndCommunicationDtypes) {

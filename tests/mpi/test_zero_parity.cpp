@@ -1,14 +1,15 @@
 // ZeRO stages 1, 2 and 3 against stage 0 on the same world size under mpirun (2 and 4 ranks): the
 // per-step losses and gradient norms are equal and the final model.safetensors and the
 // checkpoint's optimizer.safetensors are byte-identical, in f32, bf16 with f32 masters and bf16 in
-// the low-precision mode (bf16 moments, no masters), with 1 and 4 accumulation steps, gradients
-// accumulated in f32 or bf16 and summed across the ranks in f32, bf16 or f16 (those cases also
-// differ from the f32/f32 run), and clipping on (max norm small enough that every step clips). The
-// tiny gpt2 cases have tied embeddings (stage 3 gathers the embedding's group for the head) and
-// runs with activation checkpointing (stage 3 gathers again before the recomputation). A run of
-// stage 2 interrupted after its step-4 checkpoint and resumed from it in stage 3 ends bitwise where
-// an uninterrupted stage 0 run ends (the checkpoint holds the gathered full optimizer state). See
-// [Note: ZeRO stages] in src/zerotrain/zero/zero_stage.h.
+// the low-precision mode (bf16 moments, no masters), with 1 and 4 accumulation steps, once with
+// torch.optim.Adam's L2 decay and amsgrad, gradients accumulated in f32 or bf16 and summed across
+// the ranks in f32, bf16 or f16 (those cases also differ from the f32/f32 run), and clipping on
+// (max norm small enough that every step clips). The tiny gpt2 cases have tied embeddings (stage 3
+// gathers the embedding's group for the head) and runs with activation checkpointing (stage 3
+// gathers again before the recomputation). A run of stage 2 interrupted after its step-4 checkpoint
+// and resumed from it in stage 3 ends bitwise where an uninterrupted stage 0 run ends (the
+// checkpoint holds the gathered full optimizer state). See [Note: ZeRO stages] in
+// src/zerotrain/zero/zero_stage.h.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -41,6 +42,9 @@ struct ParityCase {
   DType comm_dtype = DType::f32;
   // low: bf16 values stepped in place with bf16 moments, no f32 masters (train/precision.h).
   train::Precision precision = train::Precision::mixed;
+  // The Adam variant: false is torch.optim.Adam's L2 decay; amsgrad adds max_exp_avg_sq shards.
+  bool decoupled_weight_decay = true;
+  bool amsgrad = false;
 };
 
 constexpr int64_t kSteps = 8;
@@ -63,6 +67,8 @@ train::TrainConfig config_for(const fs::path& dir, const ParityCase& k, int stag
   c.grad_accum_dtype = k.grad_accum_dtype;
   c.comm_dtype = k.comm_dtype;
   c.precision = k.precision;
+  c.decoupled_weight_decay = k.decoupled_weight_decay;
+  c.amsgrad = k.amsgrad;
   c.activation_checkpointing = k.activation_checkpointing;
   c.comm = &test::process_group().host();
   c.reduce_bucket_elements = 3000;  // stage 0: several buckets
@@ -164,8 +170,16 @@ TEST(ZeroParity, Gpt2TiedBf16LowPrecisionCheckpointedAccumulation2) {
               DType::f32, train::Precision::low});
 }
 
-TEST(ZeroParity, LlamaF32PersistentSmallBlocksAccumulation2) {
-  run_parity({"llama_f32_persist", test::tiny_llama(), DType::f32, 2, false, 2000, 0});
+// Also torch.optim.Adam's L2 decay with amsgrad: the max_exp_avg_sq shards split and gather.
+TEST(ZeroParity, LlamaF32PersistentSmallBlocksAmsgradL2Accumulation2) {
+  run_parity({.name = "llama_f32_persist_amsgrad_l2",
+              .model = test::tiny_llama(),
+              .dtype = DType::f32,
+              .grad_accum = 2,
+              .persistence_threshold = 2000,
+              .prefetch_elements = 0,
+              .decoupled_weight_decay = false,
+              .amsgrad = true});
 }
 
 // [Note: communication dtype]: every stage sums in the same dtype in rank order and accumulates in

@@ -1,14 +1,15 @@
 // The trainer's checkpoint and --resume on the CPU, with a tiny llama and a small token file: a run
 // interrupted during step 5 (its checkpoint saved at step 3 by save_every, step 4 logged) and
-// resumed to step 6 (also in low precision) matches a straight 6-step run bit for bit (every step's
-// loss, the metrics.jsonl lines with step 4 logged once, the final weights and optimizer state); a
-// resume with another seq_len, or from a directory without the COMPLETE marker, is refused. The
-// interruption is an exception from on_step: `steps` is the schedule's total, so a run that stops
-// early must be one that was asked for all 6 steps.
+// resumed to step 6 (also in low precision, and Adam with L2 decay and amsgrad) matches a straight
+// 6-step run bit for bit (every step's loss, the metrics.jsonl lines with step 4 logged once, the
+// final weights and optimizer state); a resume with another seq_len, or from a directory without
+// the COMPLETE marker, is refused. The interruption is an exception from on_step: `steps` is the
+// schedule's total, so a run that stops early must be one that was asked for all 6 steps.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -54,14 +55,17 @@ std::vector<nlohmann::json> metrics_lines(const fs::path& path) {
   return out;
 }
 
-void expect_resume_matches_straight_run(DType dtype, const nlohmann::json& scheduler = {},
-                                        train::Precision precision = train::Precision::mixed,
-                                        int zero_stage = 0) {
+// `adjust` changes the config of all three runs (an optimizer variant).
+void expect_resume_matches_straight_run(
+    DType dtype, const nlohmann::json& scheduler = {},
+    train::Precision precision = train::Precision::mixed, int zero_stage = 0,
+    const std::function<void(train::TrainConfig&)>& adjust = {}) {
   test::TempDir dir;
   train::TrainConfig c = make_config(dir.path(), dtype);
   c.scheduler = scheduler;
   c.precision = precision;
   c.zero_stage = zero_stage;
+  if (adjust) adjust(c);
 
   std::vector<double> straight;
   c.out = dir / "straight";
@@ -128,6 +132,16 @@ TEST(TrainerResume, InterruptedAndResumedRunMatchesAStraightRunBf16) {
 // moments (read back as f32, cast to bf16) and ShardedAdam copies its shard of them.
 TEST(TrainerResume, InterruptedAndResumedRunMatchesAStraightRunBf16LowPrecisionStage2) {
   expect_resume_matches_straight_run(DType::bf16, {}, train::Precision::low, 2);
+}
+
+// Adam with L2 weight decay and amsgrad in stage 1: the checkpoint holds every max_exp_avg_sq
+// (gathered from the shards), and ShardedAdam copies its shard of them back in.
+TEST(TrainerResume, AmsgradL2AdamStage1ContinuesExactly) {
+  expect_resume_matches_straight_run(DType::f32, {}, train::Precision::mixed, 1,
+                                     [](train::TrainConfig& c) {
+                                       c.decoupled_weight_decay = false;
+                                       c.amsgrad = true;
+                                     });
 }
 
 // A DeepSpeed WarmupDecayLR schedule (from --deepspeed) continues exactly after a resume: the

@@ -5,7 +5,8 @@ For small random models of the llama, mistral, qwen2 and gpt2 families (fp32), w
 and tokens on both sides, compares
   - logits at step 0                         (max relative error < 1e-4)
   - every parameter gradient at step 0       (max relative error < 1e-3)
-  - the losses of 20 AdamW steps             (relative error < 1e-4 each)
+  - the losses of 20 AdamW steps             (relative error < 1e-4 each); for the variant cases
+    (VARIANTS) torch.optim.Adam with L2 weight decay and amsgrad instead
   - the model zerotrain saves after training, loaded back with AutoModelForCausalLM: same logits as
     zerotrain's own final forward (< 1e-4)
 and writes a JSON report. Needs torch + transformers + safetensors (present on the GPU machine; CI
@@ -59,7 +60,18 @@ def batches(seed):
     return out
 
 
-def torch_reference(model_dir, ids_list):
+# Optimizer variants, each on one small family: name -> (family, runner flags). The runner's
+# --weight-decay-mode l2 --amsgrad is torch.optim.Adam(weight_decay=WD, amsgrad=True).
+VARIANTS = {"llama-tied-adam-l2-amsgrad": ("llama-tied", ["--weight-decay-mode", "l2", "--amsgrad"])}
+
+
+def torch_optimizer(params, variant_flags):
+    if variant_flags:
+        return torch.optim.Adam(params, lr=LR, betas=(0.9, 0.999), eps=1e-8, weight_decay=WD, amsgrad=True)
+    return torch.optim.AdamW(params, lr=LR, betas=(0.9, 0.999), eps=1e-8, weight_decay=WD)
+
+
+def torch_reference(model_dir, ids_list, variant_flags):
     model = AutoModelForCausalLM.from_pretrained(model_dir, torch_dtype=torch.float32, attn_implementation="eager")
     model.train()
     out = model(input_ids=ids_list[0], labels=ids_list[0])
@@ -67,7 +79,7 @@ def torch_reference(model_dir, ids_list):
     out.loss.backward()
     grads0 = {n: p.grad.detach().clone() for n, p in model.named_parameters()}
     model.zero_grad(set_to_none=True)
-    opt = torch.optim.AdamW(model.parameters(), lr=LR, betas=(0.9, 0.999), eps=1e-8, weight_decay=WD)
+    opt = torch_optimizer(model.parameters(), variant_flags)
     losses = []
     for t in range(STEPS):
         loss = model(input_ids=ids_list[t], labels=ids_list[t]).loss
@@ -81,7 +93,7 @@ def torch_reference(model_dir, ids_list):
     return logits0, grads0, losses, final_logits
 
 
-def run_family(name, cfg_kw, runner, device, work):
+def run_family(name, cfg_kw, runner, device, work, variant_flags=()):
     torch.manual_seed(0)
     cfg = AutoConfig.for_model(**cfg_kw)
     model = AutoModelForCausalLM.from_config(cfg, torch_dtype=torch.float32)
@@ -103,10 +115,10 @@ def run_family(name, cfg_kw, runner, device, work):
     save_file(tensors, batch_file)
     out_dir = os.path.join(work, name, "zerotrain")
     cmd = [runner, "--model", model_dir, "--batches", batch_file, "--steps", str(STEPS), "--lr", str(LR),
-           "--weight-decay", str(WD), "--device", device, "--out", out_dir]
+           "--weight-decay", str(WD), "--device", device, "--out", out_dir, *variant_flags]
     subprocess.run(cmd, check=True)
 
-    logits0, grads0, losses, final_logits = torch_reference(model_dir, ids_list)
+    logits0, grads0, losses, final_logits = torch_reference(model_dir, ids_list, variant_flags)
     zt = load_file(os.path.join(out_dir, "step0.safetensors"))
     zt_losses = json.load(open(os.path.join(out_dir, "losses.json")))["losses"]
     grad_err = {n: max_rel(zt["grad." + n], g) for n, g in grads0.items()
@@ -136,7 +148,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--runner", required=True, help="path to the parity_runner binary")
     p.add_argument("--device", default="cuda", help="cpu or cuda (zerotrain side; PyTorch runs on the CPU in fp32)")
-    p.add_argument("--families", default=",".join(FAMILIES))
+    p.add_argument("--families", default=",".join([*FAMILIES, *VARIANTS]),
+                   help="families and optimizer variants (VARIANTS) to run")
     p.add_argument("--out", required=True, help="report JSON")
     p.add_argument("--commit", default="unknown")
     a = p.parse_args()
@@ -148,7 +161,9 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         for name in a.families.split(","):
             try:
-                report["families"][name] = run_family(name, FAMILIES[name], a.runner, a.device, work)
+                family, flags = VARIANTS.get(name, (name, []))
+                report["families"][name] = run_family(name, FAMILIES[family], a.runner, a.device, work,
+                                                      flags)
             except Exception as e:  # report every family, fail at the end
                 report["families"][name] = {"pass": False, "error": repr(e)}
             r = report["families"][name]

@@ -5,7 +5,8 @@
 //   <out>/losses.json        {"losses": [...]}: the loss of each of the --steps AdamW steps
 //   <out>/model/             the trained model (save_pretrained, f32)
 // AdamW with a constant lr, weight decay on every parameter (as torch.optim.AdamW with one group),
-// no clipping: the setting parity.py gives PyTorch.
+// no clipping: the setting parity.py gives PyTorch; --weight-decay-mode l2 and --amsgrad make it
+// torch.optim.Adam(weight_decay=wd, amsgrad=True).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
@@ -52,7 +53,12 @@ int main(int argc, char** argv) {
       ->required();
   app.add_option("--steps", steps, "AdamW steps");
   app.add_option("--lr", lr, "constant learning rate");
-  app.add_option("--weight-decay", wd, "decoupled weight decay on every parameter");
+  app.add_option("--weight-decay", wd, "weight decay on every parameter");
+  std::string wd_mode = "decoupled";
+  bool amsgrad = false;
+  app.add_option("--weight-decay-mode", wd_mode, "decoupled (AdamW) or l2 (Adam)")
+      ->check(CLI::IsMember({"decoupled", "l2"}));
+  app.add_flag("--amsgrad", amsgrad, "amsgrad (the running max of v)");
   app.add_option("--device", device_name, "cpu or cuda");
   app.add_option("--out", out, "output directory")->required();
   CLI11_PARSE(app, argc, argv);
@@ -88,6 +94,8 @@ int main(int argc, char** argv) {
     ao.beta2 = 0.999f;
     ao.eps = 1e-8f;
     ao.weight_decay = static_cast<float>(wd);
+    ao.decoupled = wd_mode == "decoupled";
+    ao.amsgrad = amsgrad;
     ao.decays = train::decay_kinds({nn::ParamKind::weight, nn::ParamKind::bias, nn::ParamKind::norm,
                                     nn::ParamKind::embedding});
     train::AdamW opt(model.parameters(), ao);

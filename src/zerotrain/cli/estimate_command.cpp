@@ -32,6 +32,7 @@ struct EstimateArgs {
   std::string zero2_formula = "current";
   int64_t seq = 0, micro_batch = 1;
   bool activation_checkpointing = false, json = false;
+  bool amsgrad = false;
   bool gpus_per_node_given = false;
   std::string offload_optimizer = "none", offload_param = "none", dtype = "bf16";
   std::string grad_accum_dtype = "f32", comm_dtype = "f32";
@@ -105,6 +106,7 @@ int run_peak(const EstimateArgs& a) {
   s.seq = a.seq;
   s.micro_batch = a.micro_batch;
   s.activation_checkpointing = a.activation_checkpointing;
+  s.amsgrad = a.amsgrad;
   s.offload_optimizer = a.offload_optimizer == "cpu";
   s.offload_param = a.offload_param == "cpu";
   s.dtype = a.dtype == "f32" ? DType::f32 : DType::bf16;
@@ -155,6 +157,8 @@ void add_estimate_command(CLI::App& app, std::function<int()>& action) {
   cmd->add_option("--gpus", a->gpus, "data-parallel GPUs in all (default: per node x nodes)");
   cmd->add_flag("--activation-checkpointing", a->activation_checkpointing,
                 "recompute decoder layers in backward");
+  cmd->add_flag("--amsgrad", a->amsgrad,
+                "Adam with amsgrad: a third f32 optimizer state (4 more bytes per parameter)");
   cmd->add_option("--offload-optimizer", a->offload_optimizer, "cpu or none")
       ->check(CLI::IsMember({"cpu", "none"}))
       ->capture_default_str();

@@ -119,7 +119,8 @@ void apply_memory_caps(const std::string& gpu, const std::string& host, Device d
 // Options whose explicit use `--deepspeed` checks against the file.
 struct FlagOptions {
   CLI::Option *micro_batch, *grad_accum, *steps, *warmup, *lr, *beta1, *beta2, *eps, *weight_decay,
-      *clip, *dtype, *log_every, *grad_accum_dtype, *comm_dtype, *precision;
+      *clip, *dtype, *log_every, *grad_accum_dtype, *comm_dtype, *precision, *weight_decay_mode,
+      *amsgrad, *no_bias_correction;
 
   train::GivenFlags given() const {
     auto g = [](const CLI::Option* o) { return o->count() > 0; };
@@ -129,6 +130,9 @@ struct FlagOptions {
     f.grad_accum_dtype = g(grad_accum_dtype);
     f.comm_dtype = g(comm_dtype);
     f.precision = g(precision);
+    f.weight_decay_mode = g(weight_decay_mode);
+    f.amsgrad = g(amsgrad);
+    f.no_bias_correction = g(no_bias_correction);
     return f;
   }
 };
@@ -193,9 +197,23 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       ->capture_default_str();
   cmd->add_option("--min-lr-ratio", c->min_lr_ratio, "cosine floor as a fraction of --lr")
       ->capture_default_str();
-  f->weight_decay = cmd->add_option("--weight-decay", c->weight_decay,
-                                    "AdamW decoupled weight decay (weights only)")
-                        ->capture_default_str();
+  f->weight_decay =
+      cmd->add_option("--weight-decay", c->weight_decay, "weight decay (weights only)")
+          ->capture_default_str();
+  auto wd_mode = std::make_shared<std::string>("decoupled");
+  f->weight_decay_mode =
+      cmd->add_option("--weight-decay-mode", *wd_mode,
+                      "decoupled: AdamW (p *= 1 - lr wd); l2: torch.optim.Adam, wd p added to the "
+                      "gradient (DeepSpeed's adam_w_mode false)")
+          ->check(CLI::IsMember({"decoupled", "l2"}))
+          ->each([c](const std::string& m) { c->decoupled_weight_decay = m == "decoupled"; })
+          ->capture_default_str();
+  f->amsgrad = cmd->add_flag("--amsgrad", c->amsgrad,
+                             "Adam's amsgrad: divide by the running max of v (a third f32 state, "
+                             "4 more bytes per parameter; not with --precision low)");
+  f->no_bias_correction = cmd->add_flag(
+      "--no-bias-correction", [c](int64_t) { c->bias_correction = false; },
+      "Adam without bias correction of the moments (DeepSpeed's bias_correction false)");
   f->clip = cmd->add_option("--clip", c->clip, "global gradient-norm clipping (0: off)")
                 ->capture_default_str();
   cmd->add_option("--seed", c->seed, "seed for the init and the data order")->capture_default_str();
@@ -228,8 +246,9 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
   f->beta2 = cmd->add_option("--beta2", c->beta2, "AdamW beta2")->capture_default_str();
   f->eps = cmd->add_option("--eps", c->eps, "AdamW epsilon")->capture_default_str();
   cmd->add_option("--deepspeed", *deepspeed,
-                  "a DeepSpeed ds_config.json: its batch sizes, clipping, bf16/fp16, AdamW "
-                  "settings, scheduler, steps_per_print, wall_clock_breakdown, csv_monitor, "
+                  "a DeepSpeed ds_config.json: its batch sizes, clipping, bf16/fp16, Adam/AdamW "
+                  "settings (adam_w_mode, amsgrad, bias_correction too), scheduler, "
+                  "steps_per_print, wall_clock_breakdown, csv_monitor, "
                   "tensorboard, wandb, activation_checkpointing, communication_data_type and "
                   "data_types.grad_accum_dtype apply; \"auto\" takes the flags' "
                   "values; a flag given explicitly must agree with the file; settings train cannot "

@@ -56,6 +56,7 @@ std::string describe(const RunSetup& s) {
   if (s.activation_checkpointing) d += ", activation checkpointing";
   if (s.grad_dtype != DType::f32) d += str(", ", dtype_name(s.grad_dtype), " gradients");
   if (s.comm_dtype != DType::f32) d += str(", reduced in ", dtype_name(s.comm_dtype));
+  if (s.amsgrad) d += ", amsgrad";
   return d;
 }
 
@@ -96,10 +97,12 @@ PeakEstimate estimate_peak(const RunSetup& s) {
   } else {
     add(gname, gb * shard, shard_note);
   }
-  // Masters and moments (f32).
+  // Masters and moments (f32): two moments, three with amsgrad.
   const double opt_elems = s.stage == 0 ? p : shard;
-  const double opt_bytes = (masters ? 12 : 8) * opt_elems;
-  const std::string opt_name = masters ? "masters + AdamW moments (f32)" : "AdamW moments (f32)";
+  const double opt_bytes = ((masters ? 4 : 0) + (s.amsgrad ? 12 : 8)) * opt_elems;
+  const std::string moments = s.amsgrad ? "moments + max v" : "AdamW moments";
+  const std::string opt_name =
+      masters ? str("masters + ", moments, " (f32)") : str(moments, " (f32)");
   if (s.offload_optimizer) {
     add(opt_name, 0, "on the host");
     host += opt_bytes;

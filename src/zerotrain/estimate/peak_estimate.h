@@ -20,9 +20,10 @@ namespace zt::estimate {
 // [Note: zerotrain model states]
 // zerotrain keeps bf16 parameter values, f32 gradients (or bf16 with grad_dtype bf16:
 // TrainConfig::grad_accum_dtype, [Note: communication dtype] in zero/grad_comm.h), and for bf16
-// values an f32 master plus two f32 AdamW moments (train/optimizer.h [Note: optimizer masters]);
-// f32 values are their own masters. Per GPU, with W GPUs and each block (embedding, decoder layer,
-// head: the all-gather/reduce-scatter unit) sharded in ceil(n / W) pieces:
+// values an f32 master plus two f32 AdamW moments (train/optimizer.h [Note: optimizer masters]),
+// and a third, the running max of v, with amsgrad; f32 values are their own masters. Per GPU, with
+// W GPUs and each block (embedding, decoder layer, head: the all-gather/reduce-scatter unit)
+// sharded in ceil(n / W) pieces:
 //   stage 0: values, gradients, masters and moments whole.
 //   stage 1: masters and moments sharded; gradients whole (reduce-scattered in place at the step).
 //   stage 2: gradients sharded too; the full f32 gradients of two blocks are in flight (one being
@@ -56,6 +57,7 @@ struct RunSetup {
   DType dtype = DType::bf16;       // bf16 or f32
   DType grad_dtype = DType::f32;   // gradient accumulation: f32 or `dtype`
   DType comm_dtype = DType::f32;   // gradient reduction across GPUs: f32, bf16 or f16
+  bool amsgrad = false;            // Adam's amsgrad: 4 more optimizer bytes per parameter
   ZeroBuckets buckets;
   // A CPU run (zerotrain train --device cpu): what cpu_allocator() holds, without the GPU's
   // cuBLASLt workspace and margin (no cache, no CUDA context, no NCCL); offload does not apply.

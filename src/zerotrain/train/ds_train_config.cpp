@@ -26,14 +26,6 @@ struct NotYet {
   const char* why;
 };
 
-bool adam_unsupported(const DsConfig& d) {
-  if (!d.optimizer) return false;
-  const auto* a = std::get_if<config::AdamParams>(&d.optimizer->params);
-  if (!a) return false;
-  // Adam without adam_w_mode is L2-regularised Adam; equal to AdamW only without weight decay.
-  return (!a->adam_w_mode && a->weight_decay != 0) || a->amsgrad || !a->bias_correction;
-}
-
 const std::vector<NotYet>& not_yet() {
   static const std::vector<NotYet> list = {
       {"zero_optimization.offload_optimizer",
@@ -61,8 +53,6 @@ const std::vector<NotYet>& not_yet() {
                 d.optimizer->type != config::OptimizerType::adamw;
        },
        "optimizers other than Adam/AdamW"},
-      {"optimizer.params", adam_unsupported,
-       "Adam with L2 weight decay (adam_w_mode false), amsgrad or no bias_correction"},
       {"scheduler.params.last_batch_iteration",
        [](const DsConfig& d) {
          return d.scheduler &&
@@ -198,6 +188,26 @@ void apply_ds_config(const DsConfig& ds, const GivenFlags& g, TrainConfig& c) {
     set(g.eps, "optimizer.params.eps", "--eps", a.eps, c.eps);
     set(g.weight_decay, "optimizer.params.weight_decay", "--weight-decay", a.weight_decay,
         c.weight_decay);
+    // DeepSpeed: "AdamW" always decouples; "Adam" does unless adam_w_mode is false, which makes
+    // it torch.optim.Adam (L2 decay in the gradient). parse_optimizer.cpp folds both into
+    // adam_w_mode. torch_adam picks torch's implementation over FusedAdam: the same update.
+    auto on_off = [](bool b) { return std::string(b ? "true" : "false"); };
+    if (g.weight_decay_mode && c.decoupled_weight_decay != a.adam_w_mode)
+      conflict("optimizer.params.adam_w_mode", on_off(a.adam_w_mode), "--weight-decay-mode",
+               c.decoupled_weight_decay ? "decoupled" : "l2");
+    if (g.amsgrad && c.amsgrad != a.amsgrad)
+      conflict("optimizer.params.amsgrad", on_off(a.amsgrad), "--amsgrad", on_off(c.amsgrad));
+    if (g.no_bias_correction && c.bias_correction != a.bias_correction)
+      conflict("optimizer.params.bias_correction", on_off(a.bias_correction),
+               "--no-bias-correction", on_off(c.bias_correction));
+    c.decoupled_weight_decay = a.adam_w_mode;
+    c.amsgrad = a.amsgrad;
+    c.bias_correction = a.bias_correction;
+    if (c.amsgrad && c.precision == Precision::low)
+      throw ValueError("config",
+                       "optimizer.params.amsgrad: true needs an f32 max_exp_avg_sq, which the "
+                       "low-precision mode (bf16.bf16_master_weights_and_grads) does not keep; "
+                       "turn one off");
   }
   if (ds.steps_per_print)
     set(g.log_every, "steps_per_print", "--log-every", *ds.steps_per_print, c.log_every);

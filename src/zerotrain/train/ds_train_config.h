@@ -38,6 +38,7 @@ struct GivenFlags {
   bool dtype = false, log_every = false;
   bool grad_accum_dtype = false, comm_dtype = false;
   bool precision = false;
+  bool weight_decay_mode = false, amsgrad = false, no_bias_correction = false;
 };
 
 // Every TrainConfig value fills an "auto"; the given ones also fill missing keys and must agree
@@ -46,13 +47,14 @@ config::ConfigOverrides train_overrides(const TrainConfig& c, const GivenFlags& 
                                         std::optional<int64_t> hidden_size);
 
 // Sets micro_batch, grad_accum, clip, dtype (and fp16's loss scaler), precision (low when
-// bf16.bf16_master_weights_and_grads and bf16.bf16_optimizer_states are both on), the AdamW
-// hyper-parameters, log_every, activation_checkpointing, grad_accum_dtype
-// (data_types.grad_accum_dtype), comm_dtype (communication_data_type; both stay f32 when unset,
-// not DeepSpeed's defaults: see [Note: communication dtype] in zero/grad_comm.h), the scheduler,
-// wall_clock_breakdown (on when the file or the flag says so), csv_monitor_dir and
-// tensorboard_dir (each <output_path>/<job_name>) and wandb from `ds`. Throws ValueError for an
-// unsupported setting or one that contradicts a given flag (naming both).
+// bf16.bf16_master_weights_and_grads and bf16.bf16_optimizer_states are both on), the Adam
+// hyper-parameters and variant (adam_w_mode / type AdamW, amsgrad, bias_correction), log_every,
+// activation_checkpointing, grad_accum_dtype (data_types.grad_accum_dtype), comm_dtype
+// (communication_data_type; both stay f32 when unset, not DeepSpeed's defaults: see [Note:
+// communication dtype] in zero/grad_comm.h), the scheduler, wall_clock_breakdown (on when the file
+// or the flag says so), csv_monitor_dir and tensorboard_dir (each <output_path>/<job_name>) and
+// wandb from `ds`. Throws ValueError for an unsupported setting, one that contradicts a given flag
+// (naming both), or amsgrad with the low-precision mode (naming optimizer.params.amsgrad).
 void apply_ds_config(const config::DsConfig& ds, const GivenFlags& given, TrainConfig& c);
 
 }  // namespace zt::train

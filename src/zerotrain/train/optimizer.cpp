@@ -20,6 +20,7 @@ constexpr std::string_view kComponent = "optimizer";
 
 constexpr char kExpAvg[] = ".exp_avg";
 constexpr char kExpAvgSq[] = ".exp_avg_sq";
+constexpr char kMaxExpAvgSq[] = ".max_exp_avg_sq";
 constexpr char kMaster[] = ".master";
 
 // A state tensor from a checkpoint: present, f32 (or `also`), shaped like the parameter.
@@ -66,7 +67,9 @@ optim::AdamParams adam_params(const AdamWOptions& options, float lr) {
   hp.beta1 = options.beta1;
   hp.beta2 = options.beta2;
   hp.eps = options.eps;
+  hp.decoupled = options.decoupled;
   hp.bias_correction = options.bias_correction;
+  hp.amsgrad = options.amsgrad;
   return hp;
 }
 
@@ -90,6 +93,9 @@ AdamW::AdamW(std::vector<nn::Parameter*> params, AdamWOptions options)
     if (options_.precision == Precision::low && p->value.dtype() == DType::f16)
       throw DTypeError(kComponent, str(p->name, ": value is ", p->value.describe(),
                                        ": low precision steps bf16 or f32 values"));
+    if (options_.precision == Precision::low && options_.amsgrad && p->value.dtype() == DType::bf16)
+      throw ValueError(kComponent, str(p->name, ": amsgrad needs an f32 max_exp_avg_sq, which ",
+                                       "low precision (bf16 moments, no masters) does not keep"));
     Slot s;
     s.param = p;
     s.decay = options_.decays(*p);
@@ -106,11 +112,21 @@ bool AdamW::low_precision(const Slot& s) const {
   return options_.precision == Precision::low && s.param->value.dtype() == DType::bf16;
 }
 
+std::vector<AdamW::StateTensor> AdamW::state_tensors(const Slot& s) const {
+  std::vector<StateTensor> out = {{kExpAvg, &Slot::exp_avg, state_dtype(s)},
+                                  {kExpAvgSq, &Slot::exp_avg_sq, state_dtype(s)}};
+  if (options_.amsgrad) out.push_back({kMaxExpAvgSq, &Slot::max_exp_avg_sq, DType::f32});
+  if (needs_master(s)) out.push_back({kMaster, &Slot::master, DType::f32});
+  return out;
+}
+
 void AdamW::create_state(Stream stream) {
   for (Slot& s : slots_) {
     const Tensor& value = s.param->value;
     s.exp_avg = Tensor::zeros(value.shape(), state_dtype(s), value.device(), stream);
     s.exp_avg_sq = Tensor::zeros(value.shape(), state_dtype(s), value.device(), stream);
+    if (options_.amsgrad)
+      s.max_exp_avg_sq = Tensor::zeros(value.shape(), DType::f32, value.device(), stream);
     if (needs_master(s)) {
       s.master = Tensor::empty(value.shape(), DType::f32, value.device(), stream);
       kernels::cast(value, s.master, stream);
@@ -172,6 +188,8 @@ void AdamW::step(float lr, float grad_scale, Stream stream) {
     shard.master = static_cast<float*>(s.master.defined() ? s.master.data() : p.value.data());
     shard.exp_avg = static_cast<float*>(s.exp_avg.data());
     shard.exp_avg_sq = static_cast<float*>(s.exp_avg_sq.data());
+    shard.max_exp_avg_sq =
+        s.max_exp_avg_sq.defined() ? static_cast<float*>(s.max_exp_avg_sq.data()) : nullptr;
     shard.grad = p.grad.data();
     shard.grad_dtype = p.grad.dtype();
     shard.param_copy = s.master.defined() ? p.value.data() : nullptr;
@@ -191,7 +209,8 @@ void AdamW::check_updates(float lr, Stream stream) {
   if (!options_.guard || !options_.guard->due(step_)) return;
   std::vector<GuardTensors> tensors;
   for (const Slot& s : slots_)
-    tensors.push_back({s.master.defined() ? s.master : s.param->value, s.exp_avg, s.exp_avg_sq,
+    tensors.push_back({s.master.defined() ? s.master : s.param->value, s.exp_avg,
+                       options_.amsgrad ? s.max_exp_avg_sq : s.exp_avg_sq,
                        s.decay ? options_.weight_decay : 0.0f});
   options_.guard->check(step_, adam_params(options_, lr), tensors, stream);
 }
@@ -213,12 +232,9 @@ OptimizerState AdamW::state() const {
   OptimizerState st;
   st.step = step_;
   if (phase_ == Phase::fresh) return st;
-  for (const Slot& s : slots_) {
-    const std::string& name = s.param->name;
-    st.tensors.emplace(name + kExpAvg, s.exp_avg);
-    st.tensors.emplace(name + kExpAvgSq, s.exp_avg_sq);
-    if (s.master.defined()) st.tensors.emplace(name + kMaster, s.master);
-  }
+  for (const Slot& s : slots_)
+    for (const StateTensor& t : state_tensors(s))
+      st.tensors.emplace(s.param->name + t.suffix, s.*t.member);
   return st;
 }
 
@@ -226,7 +242,7 @@ void AdamW::load_state(const OptimizerState& state, Stream stream) {
   if (state.step < 0) throw ValueError(kComponent, str("step = ", state.step, ": must be >= 0"));
   if (state.step == 0 && state.tensors.empty()) {
     for (Slot& s : slots_)
-      s.master = s.exp_avg = s.exp_avg_sq = Tensor();
+      s.master = s.exp_avg = s.exp_avg_sq = s.max_exp_avg_sq = Tensor();
     phase_ = Phase::fresh;
     step_ = 0;
     return;
@@ -236,37 +252,28 @@ void AdamW::load_state(const OptimizerState& state, Stream stream) {
   for (const Slot& s : slots_) {
     if (!s.param->value.defined())
       throw ValueError(kComponent, str(s.param->name, ": value is undefined"));
-    const std::string& name = s.param->name;
-    expect_state_tensor(state.tensors, name + kExpAvg, *s.param, state_dtype(s));
-    expect_state_tensor(state.tensors, name + kExpAvgSq, *s.param, state_dtype(s));
-    expected += 2;
-    if (needs_master(s)) {
-      expect_state_tensor(state.tensors, name + kMaster, *s.param);
+    for (const StateTensor& t : state_tensors(s)) {
+      expect_state_tensor(state.tensors, s.param->name + t.suffix, *s.param, t.dtype);
       ++expected;
     }
   }
   if (state.tensors.size() != expected) {
-    for (const auto& [name, t] : state.tensors) {
+    for (const auto& [name, tensor] : state.tensors) {
       const bool known = std::any_of(slots_.begin(), slots_.end(), [&](const Slot& s) {
-        const std::string& p = s.param->name;
-        return name == p + kExpAvg || name == p + kExpAvgSq ||
-               (needs_master(s) && name == p + kMaster);
+        const std::vector<StateTensor> ts = state_tensors(s);
+        return std::any_of(ts.begin(), ts.end(),
+                           [&](const StateTensor& t) { return name == s.param->name + t.suffix; });
       });
       if (!known) throw ValueError(kComponent, str(name, ": not a state tensor of this optimizer"));
     }
   }
   for (Slot& s : slots_) {
-    const std::string& name = s.param->name;
     const Device device = s.param->value.device();
-    s.exp_avg = copy_to_device(state.tensors.at(name + kExpAvg), device, state_dtype(s), stream);
-    s.exp_avg_sq =
-        copy_to_device(state.tensors.at(name + kExpAvgSq), device, state_dtype(s), stream);
-    if (needs_master(s)) {
-      s.master = copy_to_device(state.tensors.at(name + kMaster), device, DType::f32, stream);
-      kernels::cast(s.master, s.param->value, stream);
-    } else {
-      s.master = Tensor();
-    }
+    s.master = s.max_exp_avg_sq = Tensor();
+    for (const StateTensor& t : state_tensors(s))
+      s.*t.member =
+          copy_to_device(state.tensors.at(s.param->name + t.suffix), device, t.dtype, stream);
+    if (s.master.defined()) kernels::cast(s.master, s.param->value, stream);
   }
   step_ = state.step;
   phase_ = Phase::ready;

@@ -98,6 +98,7 @@ estimate::RunSetup run_setup(const TrainConfig& c, const nn::ModelConfig& model,
   s.buckets.prefetch_bucket_size = static_cast<double>(c.prefetch_elements);
   s.buckets.max_live_parameters = static_cast<double>(c.max_live_elements);
   s.host_run = c.device.is_cpu();
+  s.amsgrad = c.amsgrad;
   return s;
 }
 

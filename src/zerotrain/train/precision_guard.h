@@ -35,7 +35,7 @@ namespace zt::train {
 struct GuardTensors {
   Tensor value;
   Tensor exp_avg;
-  Tensor exp_avg_sq;
+  Tensor exp_avg_sq;  // the second moment the denominator uses: max_exp_avg_sq with amsgrad
   float weight_decay = 0.0f;
 };
 

@@ -65,6 +65,9 @@ void check_config(const TrainConfig& c) {
     throw ValueError("train", str("dtype must be f32, bf16 or f16, got ", dtype_name(c.dtype)));
   if (c.precision == Precision::low && c.dtype != DType::bf16)
     throw ValueError("train", str("precision low needs dtype bf16, got ", dtype_name(c.dtype)));
+  if (c.precision == Precision::low && c.amsgrad)
+    throw ValueError("train",
+                     "amsgrad needs an f32 max_exp_avg_sq, which precision low does not keep");
   for (int64_t s : c.inject_overflow_steps)
     if (s < 1) throw ValueError("train", str("inject_overflow_steps holds ", s, ", not >= 1"));
   check_grad_dtypes(c);
@@ -160,6 +163,9 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   ao.beta2 = static_cast<float>(c.beta2);
   ao.eps = static_cast<float>(c.eps);
   ao.weight_decay = static_cast<float>(c.weight_decay);
+  ao.decoupled = c.decoupled_weight_decay;
+  ao.amsgrad = c.amsgrad;
+  ao.bias_correction = c.bias_correction;
   ao.precision = c.precision;
   if (rank == 0) ao.guard = make_precision_guard(cb.on_warning);
   const std::vector<nn::Parameter*> params = model.parameters();

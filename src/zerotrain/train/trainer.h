@@ -48,6 +48,11 @@ struct TrainConfig {
   nlohmann::json scheduler;
   double weight_decay = 0.1;
   double beta1 = 0.9, beta2 = 0.95, eps = 1e-8;
+  // The Adam variant (train::AdamWOptions): decoupled weight decay (AdamW) or, false,
+  // torch.optim.Adam's L2 term; amsgrad (not with Precision::low); bias correction.
+  bool decoupled_weight_decay = true;
+  bool amsgrad = false;
+  bool bias_correction = true;
   double clip = 1.0;  // global-norm clipping; <= 0 turns it off
   uint64_t seed = 1234;
   Device device = Device::cpu();

@@ -36,12 +36,17 @@ ShardedAdam::ShardedAdam(std::vector<ParamGroup*> groups, train::AdamWOptions op
                          const train::OptimizerState& initial, Stream stream)
     : options_(std::move(options)), step_(initial.step) {
   for (ParamGroup* g : groups) {
-    Slot s{g, {}, {}, {}};
+    Slot s{g, {}, {}, {}, {}};
     const Tensor& v = g->value_shard();
     s.low = options_.precision == train::Precision::low && g->value_dtype() == DType::bf16;
+    if (s.low && options_.amsgrad)
+      throw ValueError(kComponent, str("block ", g->block(), ": amsgrad needs an f32 ",
+                                       "max_exp_avg_sq, which low precision does not keep"));
     const DType state = s.low ? DType::bf16 : DType::f32;
     s.exp_avg = Tensor::zeros({g->shard_numel()}, state, v.device(), stream);
     s.exp_avg_sq = Tensor::zeros({g->shard_numel()}, state, v.device(), stream);
+    if (options_.amsgrad)
+      s.max_exp_avg_sq = Tensor::zeros({g->shard_numel()}, DType::f32, v.device(), stream);
     if (g->value_dtype() != DType::f32 && !s.low) {
       s.master = Tensor::empty({g->shard_numel()}, DType::f32, v.device(), stream);
       kernels::cast(v, s.master, stream);
@@ -57,6 +62,8 @@ ShardedAdam::ShardedAdam(std::vector<ParamGroup*> groups, train::AdamWOptions op
         };
         copy_in(get(".exp_avg"), piece, g->shard_offset(), s.exp_avg, stream);
         copy_in(get(".exp_avg_sq"), piece, g->shard_offset(), s.exp_avg_sq, stream);
+        if (s.max_exp_avg_sq.defined())
+          copy_in(get(".max_exp_avg_sq"), piece, g->shard_offset(), s.max_exp_avg_sq, stream);
         if (s.master.defined()) copy_in(get(".master"), piece, g->shard_offset(), s.master, stream);
       }
     slots_.push_back(std::move(s));
@@ -106,6 +113,8 @@ void ShardedAdam::step(float lr, float grad_scale, Stream stream) {
       r.master = static_cast<float*>(master.data()) + at;
       r.exp_avg = static_cast<float*>(s.exp_avg.data()) + at;
       r.exp_avg_sq = static_cast<float*>(s.exp_avg_sq.data()) + at;
+      if (s.max_exp_avg_sq.defined())
+        r.max_exp_avg_sq = static_cast<float*>(s.max_exp_avg_sq.data()) + at;
       r.grad = grad;
       r.grad_dtype = g.grad_shard().dtype();
       r.param_copy = s.master.defined()
@@ -131,8 +140,8 @@ void ShardedAdam::check_updates(float lr, Stream stream) {
     const int64_t base = s.group->shard_offset();
     for (const ShardPiece& piece : s.group->shard_pieces()) {
       const int64_t a = piece.begin - base, b = piece.end - base;
-      tensors.push_back({master.slice(0, a, b), s.exp_avg.slice(0, a, b),
-                         s.exp_avg_sq.slice(0, a, b),
+      const Tensor& v = s.max_exp_avg_sq.defined() ? s.max_exp_avg_sq : s.exp_avg_sq;
+      tensors.push_back({master.slice(0, a, b), s.exp_avg.slice(0, a, b), v.slice(0, a, b),
                          options_.decays(*piece.param) ? options_.weight_decay : 0.0f});
     }
   }
@@ -165,6 +174,7 @@ train::OptimizerState ShardedAdam::full_state(comm::Communicator* comm, bool kee
     };
     gather(s.exp_avg, ".exp_avg");
     gather(s.exp_avg_sq, ".exp_avg_sq");
+    if (s.max_exp_avg_sq.defined()) gather(s.max_exp_avg_sq, ".max_exp_avg_sq");
     if (s.master.defined()) gather(s.master, ".master");
   }
   synchronize(stream);
@@ -175,6 +185,7 @@ int64_t ShardedAdam::bytes() const {
   int64_t b = 0;
   for (const Slot& s : slots_) {
     b += static_cast<int64_t>(s.exp_avg.nbytes() + s.exp_avg_sq.nbytes());
+    if (s.max_exp_avg_sq.defined()) b += static_cast<int64_t>(s.max_exp_avg_sq.nbytes());
     if (s.master.defined()) b += static_cast<int64_t>(s.master.nbytes());
   }
   return b;

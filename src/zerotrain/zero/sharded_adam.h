@@ -1,5 +1,6 @@
-// AdamW over this rank's shards of every ParamGroup (ZeRO stages 1-3): f32 masters and both
-// moments exist for the rank's shard only. Each step hands optim::adam_step one run per piece of a
+// AdamW (or Adam, amsgrad, no bias correction: train::AdamWOptions) over this rank's shards of
+// every ParamGroup (ZeRO stages 1-3): f32 masters, both moments and amsgrad's max_exp_avg_sq exist
+// for the rank's shard only. Each step hands optim::adam_step one run per piece of a
 // parameter inside the shard (see [Note: flat shards] in optim/shard.h), with that parameter's
 // weight decay, so the groups "decay" / "no_decay" of train::AdamW are kept. The update is
 // elementwise and every CPU path gives the scalar path's bits, so each element gets bitwise the
@@ -24,7 +25,9 @@ namespace zt::zero {
 class ShardedAdam {
  public:
   // groups: materialized, outliving this object. initial: a full state to start from (resume; its
-  // step > 0) or an empty one (fresh: masters from the current values, zero moments).
+  // step > 0) or an empty one (fresh: masters from the current values, zero moments). Throws
+  // ValueError for amsgrad with a low-precision (bf16, Precision::low) group, or a state tensor
+  // missing from `initial`.
   ShardedAdam(std::vector<ParamGroup*> groups, train::AdamWOptions options,
               const train::OptimizerState& initial, Stream stream);
 
@@ -42,10 +45,11 @@ class ShardedAdam {
  private:
   struct Slot {
     ParamGroup* group;
-    Tensor master;      // [shard] f32 for bf16/f16 groups; undefined for f32 (the value shard)
-    Tensor exp_avg;     // [shard] f32, or bf16 when low
-    Tensor exp_avg_sq;  // [shard] f32, or bf16 when low
-    bool low = false;   // a bf16 group in Precision::low: the value shard is stepped in place
+    Tensor master;          // [shard] f32 for bf16/f16 groups; undefined for f32 (the value shard)
+    Tensor exp_avg;         // [shard] f32, or bf16 when low
+    Tensor exp_avg_sq;      // [shard] f32, or bf16 when low
+    Tensor max_exp_avg_sq;  // [shard] f32 with amsgrad (never low); else undefined
+    bool low = false;       // a bf16 group in Precision::low: the value shard is stepped in place
   };
   Tensor master_of(const Slot& s) const;
   void check_updates(float lr, Stream stream);  // the precision guard, when due
