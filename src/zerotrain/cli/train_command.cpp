@@ -206,7 +206,6 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
                       "decoupled: AdamW (p *= 1 - lr wd); l2: torch.optim.Adam, wd p added to the "
                       "gradient (DeepSpeed's adam_w_mode false)")
           ->check(CLI::IsMember({"decoupled", "l2"}))
-          ->each([c](const std::string& m) { c->decoupled_weight_decay = m == "decoupled"; })
           ->capture_default_str();
   f->amsgrad = cmd->add_flag("--amsgrad", c->amsgrad,
                              "Adam's amsgrad: divide by the running max of v (a third f32 state, "
@@ -343,11 +342,13 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       "csv_monitor writes DeepSpeed's per-metric CSV files, tensorboard its event file (as\n"
       "--tensorboard DIR does), wandb an offline run in <out>/wandb (`wandb sync` uploads it),\n"
       "wall_clock_breakdown = the flag.");
-  cmd->callback([&action, c, device, dtype, grad_accum_dtype, comm_dtype, precision, nproc, args,
-                 deepspeed, f, gpu_cap, host_cap] {
-    action = [c, device, dtype, grad_accum_dtype, comm_dtype, precision, nproc, args, deepspeed,
-              gpu_cap, host_cap, given = f->given()] {
+  // The option strings live in shared_ptrs that the callbacks hold: CLI11 keeps references.
+  cmd->callback([&action, c, device, dtype, grad_accum_dtype, comm_dtype, precision, wd_mode, nproc,
+                 args, deepspeed, f, gpu_cap, host_cap] {
+    action = [c, device, dtype, grad_accum_dtype, comm_dtype, precision, wd_mode, nproc, args,
+              deepspeed, gpu_cap, host_cap, given = f->given()] {
       c->device = parse_device(*device);
+      c->decoupled_weight_decay = *wd_mode == "decoupled";
       c->dtype = parse_dtype(*dtype);
       c->grad_accum_dtype = parse_dtype(*grad_accum_dtype);
       c->comm_dtype = parse_dtype(*comm_dtype);
@@ -383,10 +384,13 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
         dtypes += str(", ", dtype_name(c->grad_accum_dtype), " gradients");
       if (c->comm_dtype != DType::f32 && env.world_size > 1)
         dtypes += str(", reduced in ", dtype_name(c->comm_dtype));
-      std::printf("zerotrain train: %s on %s%s, %s, %lld steps x %lld x %lld tokens\n",
+      std::string optimizer = c->decoupled_weight_decay ? "AdamW" : "Adam with L2 decay";
+      if (c->amsgrad) optimizer += " amsgrad";
+      if (!c->bias_correction) optimizer += " without bias correction";
+      std::printf("zerotrain train: %s on %s%s, %s, %s, %lld steps x %lld x %lld tokens\n",
                   c->model.string().c_str(), to_string(c->device).c_str(),
                   env.world_size > 1 ? str(" x ", env.world_size, " ranks").c_str() : "",
-                  dtypes.c_str(), static_cast<long long>(c->steps),
+                  dtypes.c_str(), optimizer.c_str(), static_cast<long long>(c->steps),
                   static_cast<long long>(c->micro_batch * c->grad_accum * env.world_size),
                   static_cast<long long>(c->seq_len));
       ProgressOptions po;
