@@ -232,9 +232,14 @@ OptimizerState AdamW::state() const {
   OptimizerState st;
   st.step = step_;
   if (phase_ == Phase::fresh) return st;
+  // The tensors each slot holds, not state_tensors(s): that asks the value's dtype, and a ZeRO-3
+  // engine has taken the values over (left them undefined) by the time it asks for the state.
   for (const Slot& s : slots_)
-    for (const StateTensor& t : state_tensors(s))
-      st.tensors.emplace(s.param->name + t.suffix, s.*t.member);
+    for (const auto& [suffix, t] : {std::pair<const char*, const Tensor*>{kExpAvg, &s.exp_avg},
+                                    {kExpAvgSq, &s.exp_avg_sq},
+                                    {kMaxExpAvgSq, &s.max_exp_avg_sq},
+                                    {kMaster, &s.master}})
+      if (t->defined()) st.tensors.emplace(s.param->name + suffix, *t);
   return st;
 }
 
