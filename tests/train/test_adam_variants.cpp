@@ -12,6 +12,7 @@
 
 #include "io/io_test_util.h"
 #include "support/test_util.h"
+#include "train/param_fixture.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/kernels/cast.h"
 #include "zerotrain/optim/optimizers.h"
@@ -26,34 +27,13 @@ using train::AdamW;
 using train::AdamWOptions;
 
 std::vector<std::unique_ptr<Parameter>> make_params(DType value_dtype) {
-  struct Spec {
-    const char* name;
-    Shape shape;
-    ParamKind kind;
-  };
-  const Spec specs[] = {{"embed.weight", {9, 5}, ParamKind::embedding},
-                        {"proj.weight", {7, 11}, ParamKind::weight},
-                        {"proj.bias", {7}, ParamKind::bias}};
-  std::vector<std::unique_ptr<Parameter>> params;
-  uint64_t seed = 20;
-  for (const Spec& s : specs) {
-    auto p = std::make_unique<Parameter>();
-    p->name = s.name;
-    p->shape = s.shape;
-    p->kind = s.kind;
-    p->value = test::random_tensor(s.shape, value_dtype, ++seed);
-    p->grad = Tensor::zeros(s.shape, DType::f32);
-    params.push_back(std::move(p));
-  }
-  return params;
+  const test::ParamSpec specs[] = {{"embed.weight", {9, 5}, ParamKind::embedding, value_dtype},
+                                   {"proj.weight", {7, 11}, ParamKind::weight, value_dtype},
+                                   {"proj.bias", {7}, ParamKind::bias, value_dtype}};
+  return test::make_params(specs, 20);
 }
 
-std::vector<Parameter*> pointers(const std::vector<std::unique_ptr<Parameter>>& ps) {
-  std::vector<Parameter*> out;
-  for (const auto& p : ps)
-    out.push_back(p.get());
-  return out;
-}
+using test::pointers;
 
 // The by-hand copy of one parameter: flat f32 buffers stepped by optim::adam_step.
 struct Flat {

@@ -14,6 +14,7 @@
 
 #include "optim/reference_adamw.h"
 #include "support/test_util.h"
+#include "train/param_fixture.h"
 #include "zerotrain/kernels/cast.h"
 #include "zerotrain/train/optimizer.h"
 
@@ -27,35 +28,15 @@ using train::AdamWOptions;
 
 // A small model's worth of parameters: one of each kind, odd sizes.
 std::vector<std::unique_ptr<Parameter>> make_params(DType value_dtype, uint64_t seed) {
-  struct Spec {
-    const char* name;
-    Shape shape;
-    ParamKind kind;
-  };
-  const Spec specs[] = {{"embed.weight", {11, 5}, ParamKind::embedding},
-                        {"layer.0.proj.weight", {7, 13}, ParamKind::weight},
-                        {"layer.0.proj.bias", {7}, ParamKind::bias},
-                        {"layer.0.norm.weight", {13}, ParamKind::norm},
-                        {"head.weight", {3, 13}, ParamKind::weight}};
-  std::vector<std::unique_ptr<Parameter>> params;
-  for (const Spec& s : specs) {
-    auto p = std::make_unique<Parameter>();
-    p->name = s.name;
-    p->shape = s.shape;
-    p->kind = s.kind;
-    p->value = test::random_tensor(s.shape, value_dtype, ++seed);
-    p->grad = Tensor::zeros(s.shape, DType::f32);
-    params.push_back(std::move(p));
-  }
-  return params;
+  const test::ParamSpec specs[] = {{"embed.weight", {11, 5}, ParamKind::embedding, value_dtype},
+                                   {"layer.0.proj.weight", {7, 13}, ParamKind::weight, value_dtype},
+                                   {"layer.0.proj.bias", {7}, ParamKind::bias, value_dtype},
+                                   {"layer.0.norm.weight", {13}, ParamKind::norm, value_dtype},
+                                   {"head.weight", {3, 13}, ParamKind::weight, value_dtype}};
+  return test::make_params(specs, seed);
 }
 
-std::vector<Parameter*> pointers(const std::vector<std::unique_ptr<Parameter>>& ps) {
-  std::vector<Parameter*> out;
-  for (const auto& p : ps)
-    out.push_back(p.get());
-  return out;
-}
+using test::pointers;
 
 double max_abs(const std::vector<double>& v) {
   double m = 0;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "support/test_util.h"
+#include "train/param_fixture.h"
 #include "zerotrain/kernels/cast.h"
 #include "zerotrain/train/grad_clip.h"
 #include "zerotrain/train/metrics.h"
@@ -26,35 +27,13 @@ const Device kGpu = Device::cuda(0);
 
 // The same parameters on `device`: a bf16 weight, an f32 norm, a bf16 embedding.
 std::vector<std::unique_ptr<Parameter>> make_params(Device device) {
-  struct Spec {
-    const char* name;
-    Shape shape;
-    ParamKind kind;
-    DType dtype;
-  };
-  const Spec specs[] = {{"w", {33, 65}, ParamKind::weight, DType::bf16},
-                        {"norm", {65}, ParamKind::norm, DType::f32},
-                        {"emb", {17, 9}, ParamKind::embedding, DType::bf16}};
-  std::vector<std::unique_ptr<Parameter>> out;
-  uint64_t seed = 70;
-  for (const Spec& s : specs) {
-    auto p = std::make_unique<Parameter>();
-    p->name = s.name;
-    p->shape = s.shape;
-    p->kind = s.kind;
-    p->value = test::random_tensor(s.shape, s.dtype, ++seed, -1.f, 1.f, device);
-    p->grad = Tensor::zeros(s.shape, DType::f32, device);
-    out.push_back(std::move(p));
-  }
-  return out;
+  const test::ParamSpec specs[] = {{"w", {33, 65}, ParamKind::weight, DType::bf16},
+                                   {"norm", {65}, ParamKind::norm, DType::f32},
+                                   {"emb", {17, 9}, ParamKind::embedding, DType::bf16}};
+  return test::make_params(specs, 70, device);
 }
 
-std::vector<Parameter*> pointers(const std::vector<std::unique_ptr<Parameter>>& ps) {
-  std::vector<Parameter*> out;
-  for (const auto& p : ps)
-    out.push_back(p.get());
-  return out;
-}
+using test::pointers;
 
 void set_grads(std::vector<std::unique_ptr<Parameter>>& ps, uint64_t seed, Device device) {
   for (auto& p : ps)
