@@ -40,8 +40,8 @@ struct ParityCase {
   // [Note: communication dtype]: the dtype gradients accumulate in and the one they are summed in.
   DType grad_accum_dtype = DType::f32;
   DType comm_dtype = DType::f32;
-  // low: bf16 values stepped in place with bf16 moments, no f32 masters (train/precision.h).
-  train::Precision precision = train::Precision::mixed;
+  // low: bf16 values stepped in place with bf16 moments, no f32 masters (optim/precision.h).
+  optim::Precision precision = optim::Precision::mixed;
   // The Adam variant: false is torch.optim.Adam's L2 decay; amsgrad adds max_exp_avg_sq shards.
   bool decoupled_weight_decay = true;
   bool amsgrad = false;
@@ -162,12 +162,12 @@ TEST(ZeroParity, Gpt2TiedBf16CheckpointedAccumulation2) {
 
 TEST(ZeroParity, LlamaBf16LowPrecisionNoAccumulation) {
   run_parity({"llama_bf16_low_a1", test::tiny_llama(), DType::bf16, 1, false, 0, 50'000'000,
-              DType::f32, DType::f32, train::Precision::low});
+              DType::f32, DType::f32, optim::Precision::low});
 }
 
 TEST(ZeroParity, Gpt2TiedBf16LowPrecisionCheckpointedAccumulation2) {
   run_parity({"gpt2_bf16_low_a2", test::tiny_gpt2(), DType::bf16, 2, true, 2000, 10000, DType::f32,
-              DType::f32, train::Precision::low});
+              DType::f32, optim::Precision::low});
 }
 
 // Also torch.optim.Adam's L2 decay with amsgrad: the max_exp_avg_sq shards split and gather.

@@ -218,7 +218,7 @@ TEST(AdamVariants, AmsgradStateIsSavedRequiredAndRestored) {
 TEST(AdamVariants, AmsgradIsRefusedInLowPrecision) {
   AdamWOptions o;
   o.amsgrad = true;
-  o.precision = train::Precision::low;
+  o.precision = optim::Precision::low;
   auto params = make_params(DType::bf16);
   test::expect_error<ValueError>([&] { AdamW opt(pointers(params), o); },
                                  {"embed.weight", "amsgrad", "low precision"});

@@ -1,4 +1,4 @@
-// The low-precision mode ([Note: precision modes] in train/precision.h): train::AdamW keeps bf16
+// The low-precision mode ([Note: precision modes] in optim/precision.h): train::AdamW keeps bf16
 // moments and no masters for bf16 values (state() names and dtypes, a third of the mixed mode's
 // bytes) and resumes bitwise through state()/load_state, also from f32 moments; the trainer
 // warns once at a tiny lr in stage 0 and stage 2 (ShardedAdam) and not in mixed precision, and
@@ -18,12 +18,12 @@
 #include "zerotrain/core/error.h"
 #include "zerotrain/train/ds_train_config.h"
 #include "zerotrain/train/optimizer.h"
-#include "zerotrain/train/precision.h"
+#include "zerotrain/optim/precision.h"
 
 namespace zt {
 namespace {
 
-using train::Precision;
+using optim::Precision;
 
 struct Model {
   std::vector<std::unique_ptr<nn::Parameter>> params;
@@ -56,7 +56,7 @@ struct Model {
 
 train::AdamWOptions low() {
   train::AdamWOptions o;
-  o.precision = Precision::low;
+  o.precision = optim::Precision::low;
   return o;
 }
 
@@ -130,7 +130,7 @@ struct TrainRun {
 
 // A 4-step trainer run at `lr` (constant after `warmup` steps rising from lr 0): the warnings rank
 // 0 got, the optimizer state's bytes.
-TrainRun train_run(Precision precision, int stage, double lr = 1e-7, int64_t warmup = 0) {
+TrainRun train_run(optim::Precision precision, int stage, double lr = 1e-7, int64_t warmup = 0) {
   test::TempDir dir;
   train::TrainConfig c = test::tiny_train_config(dir.path(), DType::bf16);
   c.out = dir.path() / "out";
@@ -149,10 +149,10 @@ TrainRun train_run(Precision precision, int stage, double lr = 1e-7, int64_t war
 
 TEST(LowPrecision, TrainerWarnsOnceAtATinyLrInLowPrecisionOnly) {
   for (int stage : {0, 2}) {
-    const TrainRun low = train_run(Precision::low, stage);
+    const TrainRun low = train_run(optim::Precision::low, stage);
     ASSERT_EQ(low.warnings.size(), 1u) << "stage " << stage;
     EXPECT_NE(low.warnings[0].find("bf16"), std::string::npos) << low.warnings[0];
-    const TrainRun mixed = train_run(Precision::mixed, stage);
+    const TrainRun mixed = train_run(optim::Precision::mixed, stage);
     EXPECT_TRUE(mixed.warnings.empty()) << "stage " << stage << ": " << mixed.warnings[0];
     // bf16 moments (4 bytes per parameter) against f32 moments and masters (12).
     EXPECT_EQ(low.optimizer_bytes * 3, mixed.optimizer_bytes) << "stage " << stage;
@@ -162,7 +162,7 @@ TEST(LowPrecision, TrainerWarnsOnceAtATinyLrInLowPrecisionOnly) {
 TEST(LowPrecision, TrainerStaysSilentThroughAWarmupFromLrZero) {
   // The first step of a warmup runs at lr 0 and the next ones at a rising lr: nothing vanishes
   // that is meant to move, in either mode.
-  for (Precision precision : {Precision::mixed, Precision::low}) {
+  for (optim::Precision precision : {optim::Precision::mixed, optim::Precision::low}) {
     const TrainRun r = train_run(precision, 0, 1e-2, 3);
     EXPECT_TRUE(r.warnings.empty()) << r.warnings[0];
   }
@@ -172,19 +172,19 @@ TEST(LowPrecision, TrainerRejectsLowPrecisionWithF32) {
   test::TempDir dir;
   train::TrainConfig c = test::tiny_train_config(dir.path(), DType::f32);
   c.out = dir.path() / "out";
-  c.precision = Precision::low;
+  c.precision = optim::Precision::low;
   EXPECT_THROW(train::train(c), ValueError);
 }
 
 TEST(LowPrecision, ParsesTheModeNames) {
-  EXPECT_EQ(train::parse_precision("low"), Precision::low);
-  EXPECT_EQ(train::parse_precision("mixed"), Precision::mixed);
-  EXPECT_EQ(train::precision_name(Precision::low), "low");
-  EXPECT_THROW(train::parse_precision("fp8"), ValueError);
+  EXPECT_EQ(optim::parse_precision("low"), optim::Precision::low);
+  EXPECT_EQ(optim::parse_precision("mixed"), optim::Precision::mixed);
+  EXPECT_EQ(optim::precision_name(optim::Precision::low), "low");
+  EXPECT_THROW(optim::parse_precision("fp8"), ValueError);
 }
 
 train::TrainConfig apply(const std::string& bf16_section, train::GivenFlags g = {},
-                         Precision flag = Precision::mixed) {
+                         optim::Precision flag = optim::Precision::mixed) {
   train::TrainConfig c;
   c.precision = flag;
   const std::string text =
@@ -197,11 +197,11 @@ train::TrainConfig apply(const std::string& bf16_section, train::GivenFlags g = 
 }
 
 TEST(LowPrecision, DsConfigBf16MastersAndOptimizerStatesSelectLowPrecision) {
-  EXPECT_EQ(apply(R"({"enabled": true})").precision, Precision::mixed);
+  EXPECT_EQ(apply(R"({"enabled": true})").precision, optim::Precision::mixed);
   EXPECT_EQ(apply(R"({"enabled": true, "bf16_master_weights_and_grads": true,
                       "bf16_optimizer_states": true})")
                 .precision,
-            Precision::low);
+            optim::Precision::low);
   try {
     apply(R"({"enabled": true, "bf16_master_weights_and_grads": true})");
     FAIL() << "no error";
@@ -213,7 +213,7 @@ TEST(LowPrecision, DsConfigBf16MastersAndOptimizerStatesSelectLowPrecision) {
   g.precision = true;
   EXPECT_THROW(apply(R"({"enabled": true, "bf16_master_weights_and_grads": true,
                          "bf16_optimizer_states": true})",
-                     g, Precision::mixed),
+                     g, optim::Precision::mixed),
                ValueError);
 }
 

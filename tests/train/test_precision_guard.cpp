@@ -45,7 +45,7 @@ struct GuardRun {
 };
 
 // 12 AdamW steps at `lr` with random gradients and a guard capturing its lines.
-GuardRun run(train::Precision precision, float lr) {
+GuardRun run(optim::Precision precision, float lr) {
   auto params = make_params();
   std::vector<nn::Parameter*> ptrs;
   std::vector<std::vector<float>> before;
@@ -70,7 +70,7 @@ GuardRun run(train::Precision precision, float lr) {
 }
 
 TEST(PrecisionGuard, LowPrecisionAtATinyLrWarnsOnceAndTheValuesDoNotMove) {
-  const GuardRun r = run(train::Precision::low, 1e-7f);
+  const GuardRun r = run(optim::Precision::low, 1e-7f);
   ASSERT_EQ(r.warnings.size(), 1u);
   const std::string& w = r.warnings[0];
   EXPECT_NE(w.find("[precision]"), std::string::npos) << w;
@@ -82,12 +82,12 @@ TEST(PrecisionGuard, LowPrecisionAtATinyLrWarnsOnceAndTheValuesDoNotMove) {
 }
 
 TEST(PrecisionGuard, MixedPrecisionAtTheSameLrStaysSilent) {
-  const GuardRun r = run(train::Precision::mixed, 1e-7f);
+  const GuardRun r = run(optim::Precision::mixed, 1e-7f);
   EXPECT_TRUE(r.warnings.empty()) << r.warnings[0];
 }
 
 TEST(PrecisionGuard, LowPrecisionAtANormalLrStaysSilentAndMoves) {
-  const GuardRun r = run(train::Precision::low, 1e-3f);
+  const GuardRun r = run(optim::Precision::low, 1e-3f);
   EXPECT_TRUE(r.warnings.empty()) << r.warnings[0];
   EXPECT_TRUE(r.values_moved);
 }

@@ -82,7 +82,7 @@ TEST(TrainerAdamVariants, AmsgradWithLowPrecisionFailsBeforeTraining) {
       },
       {"[config] optimizer.params.amsgrad", "low-precision"});
   train::TrainConfig c = base;
-  c.precision = train::Precision::low;
+  c.precision = optim::Precision::low;
   c.amsgrad = true;
   c.out = dir / "low";
   test::expect_error<ValueError>([&] { train::train(c); }, {"amsgrad", "precision low"});

@@ -58,7 +58,7 @@ std::vector<nlohmann::json> metrics_lines(const fs::path& path) {
 // `adjust` changes the config of all three runs (an optimizer variant).
 void expect_resume_matches_straight_run(
     DType dtype, const nlohmann::json& scheduler = {},
-    train::Precision precision = train::Precision::mixed, int zero_stage = 0,
+    optim::Precision precision = optim::Precision::mixed, int zero_stage = 0,
     const std::function<void(train::TrainConfig&)>& adjust = {}) {
   test::TempDir dir;
   train::TrainConfig c = make_config(dir.path(), dtype);
@@ -131,13 +131,13 @@ TEST(TrainerResume, InterruptedAndResumedRunMatchesAStraightRunBf16) {
 // Low precision (bf16 moments in the checkpoint, no masters) in stage 2: train::AdamW loads the
 // moments (read back as f32, cast to bf16) and ShardedAdam copies its shard of them.
 TEST(TrainerResume, InterruptedAndResumedRunMatchesAStraightRunBf16LowPrecisionStage2) {
-  expect_resume_matches_straight_run(DType::bf16, {}, train::Precision::low, 2);
+  expect_resume_matches_straight_run(DType::bf16, {}, optim::Precision::low, 2);
 }
 
 // Adam with L2 weight decay and amsgrad in stage 1: the checkpoint holds every max_exp_avg_sq
 // (gathered from the shards), and ShardedAdam copies its shard of them back in.
 TEST(TrainerResume, AmsgradL2AdamStage1ContinuesExactly) {
-  expect_resume_matches_straight_run(DType::f32, {}, train::Precision::mixed, 1,
+  expect_resume_matches_straight_run(DType::f32, {}, optim::Precision::mixed, 1,
                                      [](train::TrainConfig& c) {
                                        c.decoupled_weight_decay = false;
                                        c.amsgrad = true;

@@ -352,7 +352,7 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       c->dtype = parse_dtype(*dtype);
       c->grad_accum_dtype = parse_dtype(*grad_accum_dtype);
       c->comm_dtype = parse_dtype(*comm_dtype);
-      c->precision = train::parse_precision(*precision);
+      c->precision = optim::parse_precision(*precision);
       const comm::ProcessEnv env = comm::detect_process_env();
       if (*nproc > 1 && env.world_size == 1) relaunch(args, *nproc, !c->device.is_cuda());
       if (*nproc > 1 && env.world_size != *nproc)
@@ -379,7 +379,7 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       }
       // Gradient dtypes are named only when they differ from f32 (zero/grad_comm.h).
       std::string dtypes(dtype_name(c->dtype));
-      if (c->precision == train::Precision::low) dtypes += " low precision";
+      if (c->precision == optim::Precision::low) dtypes += " low precision";
       if (c->grad_accum_dtype != DType::f32)
         dtypes += str(", ", dtype_name(c->grad_accum_dtype), " gradients");
       if (c->comm_dtype != DType::f32 && env.world_size > 1)

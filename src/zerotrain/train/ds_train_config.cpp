@@ -173,12 +173,12 @@ void apply_ds_config(const DsConfig& ds, const GivenFlags& g, TrainConfig& c) {
     c.loss_scaler.min_loss_scale = static_cast<double>(ds.fp16.min_loss_scale);
   }
   // DeepSpeed's bf16 masters and bf16 optimizer states are the low-precision mode (precision.h).
-  const Precision precision =
-      ds.bf16.bf16_master_weights_and_grads ? Precision::low : Precision::mixed;
+  const optim::Precision precision =
+      ds.bf16.bf16_master_weights_and_grads ? optim::Precision::low : optim::Precision::mixed;
   if (g.precision && precision != c.precision)
     conflict("bf16.bf16_master_weights_and_grads",
              ds.bf16.bf16_master_weights_and_grads ? "true" : "false", "--precision",
-             std::string(precision_name(c.precision)));
+             std::string(optim::precision_name(c.precision)));
   c.precision = precision;
   if (ds.optimizer) {
     const auto& a = std::get<config::AdamParams>(ds.optimizer->params);
@@ -203,7 +203,7 @@ void apply_ds_config(const DsConfig& ds, const GivenFlags& g, TrainConfig& c) {
     c.decoupled_weight_decay = a.adam_w_mode;
     c.amsgrad = a.amsgrad;
     c.bias_correction = a.bias_correction;
-    if (c.amsgrad && c.precision == Precision::low)
+    if (c.amsgrad && c.precision == optim::Precision::low)
       throw ValueError("config",
                        "optimizer.params.amsgrad: true needs an f32 max_exp_avg_sq, which the "
                        "low-precision mode (bf16.bf16_master_weights_and_grads) does not keep; "

@@ -90,10 +90,10 @@ AdamW::AdamW(std::vector<nn::Parameter*> params, AdamWOptions options)
     if (p->value.defined() && !is_floating(p->value.dtype()))
       throw DTypeError(kComponent, str(p->name, ": value is ", p->value.describe(),
                                        ", expected f32, f16 or bf16"));
-    if (options_.precision == Precision::low && p->value.dtype() == DType::f16)
+    if (options_.precision == optim::Precision::low && p->value.dtype() == DType::f16)
       throw DTypeError(kComponent, str(p->name, ": value is ", p->value.describe(),
                                        ": low precision steps bf16 or f32 values"));
-    if (options_.precision == Precision::low && options_.amsgrad && p->value.dtype() == DType::bf16)
+    if (options_.precision == optim::Precision::low && options_.amsgrad && p->value.dtype() == DType::bf16)
       throw ValueError(kComponent, str(p->name, ": amsgrad needs an f32 max_exp_avg_sq, which ",
                                        "low precision (bf16 moments, no masters) does not keep"));
     Slot s;
@@ -109,7 +109,7 @@ bool AdamW::needs_master(const Slot& s) const {
 }
 
 bool AdamW::low_precision(const Slot& s) const {
-  return options_.precision == Precision::low && s.param->value.dtype() == DType::bf16;
+  return options_.precision == optim::Precision::low && s.param->value.dtype() == DType::bf16;
 }
 
 std::vector<AdamW::StateTensor> AdamW::state_tensors(const Slot& s) const {

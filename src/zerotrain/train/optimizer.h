@@ -13,7 +13,7 @@
 // value == round(master) after every step. An f32 parameter is stepped in place, its value being
 // its own master. State tensors live on their parameter's device, shaped like the parameter.
 //
-// In Precision::low ([Note: precision modes] in precision.h) a bf16 parameter has no master: it is
+// In optim::Precision::low ([Note: precision modes] in precision.h) a bf16 parameter has no master: it is
 // stepped in place with bf16 moments (optim::adam_step_lowp), and its state tensors are bf16. That
 // mode has no third moment, so amsgrad with it is refused.
 //
@@ -31,7 +31,7 @@
 #include "zerotrain/core/tensor.h"
 #include "zerotrain/nn/parameter.h"
 #include "zerotrain/optim/optimizers.h"
-#include "zerotrain/train/precision.h"
+#include "zerotrain/optim/precision.h"
 
 namespace zt::train {
 
@@ -52,10 +52,10 @@ struct AdamWOptions {
   bool decoupled = true;
   bool bias_correction = true;
   // torch's amsgrad: the denominator uses the running max of v, a third f32 state tensor. Not with
-  // Precision::low.
+  // optim::Precision::low.
   bool amsgrad = false;
   DecayRule decays = decay_kinds({nn::ParamKind::weight});
-  Precision precision = Precision::mixed;  // low: bf16 values stepped in place, bf16 moments
+  optim::Precision precision = optim::Precision::mixed;  // low: bf16 values stepped in place, bf16 moments
   // Checks the updates after the steps it says are due (precision_guard.h); null: no checks.
   std::shared_ptr<PrecisionGuard> guard;
 };
@@ -82,7 +82,7 @@ struct OptimizerState {
 class AdamW {
  public:
   // params: non-null, distinct names, floating values. Throws ValueError naming the offending
-  // parameter, or amsgrad with Precision::low. The parameters must outlive the optimizer. Values
+  // parameter, or amsgrad with optim::Precision::low. The parameters must outlive the optimizer. Values
   // may be undefined all at once (a model built without them, whose ZeRO stage 3 engine owns the
   // shards: zero.Init); such an optimizer only carries options and a fresh state, and step() /
   // load_state() of a non-empty state throw.
@@ -124,7 +124,7 @@ class AdamW {
   };
 
   bool needs_master(const Slot& s) const;
-  bool low_precision(const Slot& s) const;  // a bf16 value in Precision::low
+  bool low_precision(const Slot& s) const;  // a bf16 value in optim::Precision::low
   DType state_dtype(const Slot& s) const { return low_precision(s) ? DType::bf16 : DType::f32; }
   void check_updates(float lr, Stream stream);  // the precision guard, when due
   void create_state(Stream stream);             // Fresh -> Ready, from the current values

@@ -63,9 +63,9 @@ void check_config(const TrainConfig& c) {
     throw ValueError("train", str("zero_stage must be 0, 1, 2 or 3, got ", c.zero_stage));
   if (c.dtype != DType::f32 && c.dtype != DType::bf16 && c.dtype != DType::f16)
     throw ValueError("train", str("dtype must be f32, bf16 or f16, got ", dtype_name(c.dtype)));
-  if (c.precision == Precision::low && c.dtype != DType::bf16)
+  if (c.precision == optim::Precision::low && c.dtype != DType::bf16)
     throw ValueError("train", str("precision low needs dtype bf16, got ", dtype_name(c.dtype)));
-  if (c.precision == Precision::low && c.amsgrad)
+  if (c.precision == optim::Precision::low && c.amsgrad)
     throw ValueError("train",
                      "amsgrad needs an f32 max_exp_avg_sq, which precision low does not keep");
   for (int64_t s : c.inject_overflow_steps)

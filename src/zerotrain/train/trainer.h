@@ -22,7 +22,7 @@
 #include "zerotrain/train/loss_scaler.h"
 #include "zerotrain/train/memory_report.h"
 #include "zerotrain/train/metrics.h"
-#include "zerotrain/train/precision.h"
+#include "zerotrain/optim/precision.h"
 
 namespace zt::train {
 
@@ -49,7 +49,7 @@ struct TrainConfig {
   double weight_decay = 0.1;
   double beta1 = 0.9, beta2 = 0.95, eps = 1e-8;
   // The Adam variant (train::AdamWOptions): decoupled weight decay (AdamW) or, false,
-  // torch.optim.Adam's L2 term; amsgrad (not with Precision::low); bias correction.
+  // torch.optim.Adam's L2 term; amsgrad (not with optim::Precision::low); bias correction.
   bool decoupled_weight_decay = true;
   bool amsgrad = false;
   bool bias_correction = true;
@@ -63,7 +63,7 @@ struct TrainConfig {
   // With bf16: mixed keeps f32 masters and moments; low steps the bf16 values in place with bf16
   // moments ([Note: precision modes] in precision.h). Either way the precision guard
   // (precision_guard.h) checks rank 0's updates and warns once when they vanish.
-  Precision precision = Precision::mixed;
+  optim::Precision precision = optim::Precision::mixed;
   // The dtype gradients accumulate in over the micro-steps: f32 or `dtype`
   // (data_types.grad_accum_dtype), and the dtype they are summed in across the ranks: f32, bf16 or
   // f16 (communication_data_type). f32 for both unless set: see [Note: communication dtype] in

@@ -38,7 +38,7 @@ ShardedAdam::ShardedAdam(std::vector<ParamGroup*> groups, train::AdamWOptions op
   for (ParamGroup* g : groups) {
     Slot s{g, {}, {}, {}, {}};
     const Tensor& v = g->value_shard();
-    s.low = options_.precision == train::Precision::low && g->value_dtype() == DType::bf16;
+    s.low = options_.precision == optim::Precision::low && g->value_dtype() == DType::bf16;
     if (s.low && options_.amsgrad)
       throw ValueError(kComponent, str("block ", g->block(), ": amsgrad needs an f32 ",
                                        "max_exp_avg_sq, which low precision does not keep"));

@@ -7,13 +7,13 @@
 // round(master) into the value. low (FSDP's default without a mixed-precision policy, for
 // memory-bound setups): no master copy; the optimizer updates the bf16 values in place with bf16
 // moments (optim/low_precision.h), 4 bytes of optimizer state per parameter instead of 12. A low
-// precision update smaller than half a bf16 ulp rounds away; train/precision_guard.h warns when
+// precision update smaller than half a bf16 ulp rounds away; the precision guard warns when
 // that is typical. f32 values are stepped in place with f32 moments in both modes.
 #pragma once
 
 #include <string_view>
 
-namespace zt::train {
+namespace zt::optim {
 
 enum class Precision { mixed, low };
 
@@ -21,4 +21,4 @@ std::string_view precision_name(Precision p);  // "mixed", "low"
 // Throws ValueError naming the bad value unless it is "mixed" or "low".
 Precision parse_precision(std::string_view name);
 
-}  // namespace zt::train
+}  // namespace zt::optim
