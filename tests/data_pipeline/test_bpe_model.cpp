@@ -2,9 +2,9 @@
 #include <gtest/gtest.h>
 
 #include "zerotrain/core/error.h"
-#include "zerotrain/io/bpe_model.h"
+#include "zerotrain/data/bpe_model.h"
 
-namespace zt::io {
+namespace zt::data {
 namespace {
 
 using Merges = std::vector<std::pair<std::string, std::string>>;
@@ -123,4 +123,4 @@ TEST(BpeModel, RejectsMergesOutsideTheVocabulary) {
 }
 
 }  // namespace
-}  // namespace zt::io
+}  // namespace zt::data

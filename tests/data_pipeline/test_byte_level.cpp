@@ -4,9 +4,9 @@
 #include <random>
 #include <set>
 
-#include "zerotrain/io/byte_level.h"
+#include "zerotrain/data/byte_level.h"
 
-namespace zt::io {
+namespace zt::data {
 namespace {
 
 TEST(ByteLevel, MapIsABijectionOntoPrintableCodePoints) {
@@ -42,4 +42,4 @@ TEST(ByteLevel, SpellingRoundTripsAnyBytes) {
 }
 
 }  // namespace
-}  // namespace zt::io
+}  // namespace zt::data

@@ -6,9 +6,9 @@
 #include <set>
 
 #include "data_pipeline/temp_dir.h"
-#include "zerotrain/io/data_loader.h"
+#include "zerotrain/data/data_loader.h"
 
-namespace zt::io {
+namespace zt::data {
 namespace {
 
 // A token file whose token i is i % vocab, so a window's start tells which sequence it is.
@@ -219,4 +219,4 @@ TEST(DataLoader, StateJsonAndErrors) {
 }
 
 }  // namespace
-}  // namespace zt::io
+}  // namespace zt::data

@@ -4,9 +4,9 @@
 
 #include <random>
 
-#include "zerotrain/io/gpt2_split.h"
+#include "zerotrain/data/gpt2_split.h"
 
-namespace zt::io {
+namespace zt::data {
 namespace {
 
 using Pieces = std::vector<std::string_view>;
@@ -75,4 +75,4 @@ TEST(Gpt2Split, PiecesCoverRandomText) {
 }
 
 }  // namespace
-}  // namespace zt::io
+}  // namespace zt::data

@@ -6,9 +6,9 @@
 #include <numeric>
 
 #include "zerotrain/core/error.h"
-#include "zerotrain/io/sequence_sampler.h"
+#include "zerotrain/data/sequence_sampler.h"
 
-namespace zt::io {
+namespace zt::data {
 namespace {
 
 std::vector<uint64_t> order(const SequenceSampler& s, uint64_t epoch) {
@@ -69,4 +69,4 @@ TEST(SequenceSampler, WithoutShuffleIsTheIdentity) {
 }
 
 }  // namespace
-}  // namespace zt::io
+}  // namespace zt::data

@@ -7,9 +7,9 @@
 
 #include "data_pipeline/temp_dir.h"
 #include "data_pipeline/tokenizer_fixtures.h"
-#include "zerotrain/io/token_file.h"
+#include "zerotrain/data/token_file.h"
 
-namespace zt::io {
+namespace zt::data {
 namespace {
 
 std::string file_bytes(const std::filesystem::path& p) {
@@ -193,4 +193,4 @@ TEST(TokenFileWriter, Errors) {
 }
 
 }  // namespace
-}  // namespace zt::io
+}  // namespace zt::data

@@ -4,9 +4,9 @@
 
 #include "data_pipeline/temp_dir.h"
 #include "data_pipeline/tokenizer_fixtures.h"
-#include "zerotrain/io/token_file_prepare.h"
+#include "zerotrain/data/token_file_prepare.h"
 
-namespace zt::io {
+namespace zt::data {
 namespace {
 
 using Docs = std::vector<std::string_view>;
@@ -128,4 +128,4 @@ TEST_F(DataPrepareFiles, Errors) {
 }
 
 }  // namespace
-}  // namespace zt::io
+}  // namespace zt::data

@@ -1,9 +1,9 @@
 // Added-token matching: leftmost-longest, the two passes, single_word, lstrip and rstrip.
 #include <gtest/gtest.h>
 
-#include "zerotrain/io/tokenizer_added_tokens.h"
+#include "zerotrain/data/tokenizer_added_tokens.h"
 
-namespace zt::io {
+namespace zt::data {
 namespace {
 
 AddedToken token(uint32_t id, std::string content, bool normalized = false) {
@@ -87,4 +87,4 @@ TEST(AddedTokens, LookupByIdAndContent) {
 }
 
 }  // namespace
-}  // namespace zt::io
+}  // namespace zt::data

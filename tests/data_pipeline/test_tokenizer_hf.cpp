@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "data_pipeline/tokenizer_fixtures.h"
-#include "zerotrain/io/tokenizer.h"
+#include "zerotrain/data/tokenizer.h"
 
-namespace zt::io {
+namespace zt::data {
 namespace {
 
 using nlohmann::json;
@@ -103,4 +103,4 @@ TEST(TokenizerHfKjv, DefaultJobTokenizerEncodesLikeTokenizers) {
 }
 
 }  // namespace
-}  // namespace zt::io
+}  // namespace zt::data

@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "data_pipeline/tokenizer_fixtures.h"
-#include "zerotrain/io/tokenizer.h"
+#include "zerotrain/data/tokenizer.h"
 
-namespace zt::io {
+namespace zt::data {
 namespace {
 
 using nlohmann::json;
@@ -139,4 +139,4 @@ TEST(TokenizerJson, TokenToId) {
 }
 
 }  // namespace
-}  // namespace zt::io
+}  // namespace zt::data

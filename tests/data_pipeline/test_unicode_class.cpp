@@ -1,10 +1,10 @@
 // Character classes of the GPT-2 split and the generated range tables behind them.
 #include <gtest/gtest.h>
 
-#include "zerotrain/io/unicode_class.h"
-#include "zerotrain/io/unicode_tables.h"
+#include "zerotrain/data/unicode_class.h"
+#include "zerotrain/data/unicode_tables.h"
 
-namespace zt::io {
+namespace zt::data {
 namespace {
 
 TEST(UnicodeClass, Ascii) {
@@ -70,4 +70,4 @@ TEST(UnicodeClass, TablesAreSortedAndDisjoint) {
 }
 
 }  // namespace
-}  // namespace zt::io
+}  // namespace zt::data

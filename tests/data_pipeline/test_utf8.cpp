@@ -1,9 +1,9 @@
 // Lenient UTF-8 decoding and the lossy conversion that follows Rust's String::from_utf8_lossy.
 #include <gtest/gtest.h>
 
-#include "zerotrain/io/utf8.h"
+#include "zerotrain/data/utf8.h"
 
-namespace zt::io {
+namespace zt::data {
 namespace {
 
 const std::string kFffd = "\xEF\xBF\xBD";
@@ -56,4 +56,4 @@ TEST(Utf8, LossyReplacesMaximalInvalidSubparts) {
 }
 
 }  // namespace
-}  // namespace zt::io
+}  // namespace zt::data

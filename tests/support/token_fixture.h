@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "zerotrain/io/token_file.h"
+#include "zerotrain/data/token_file.h"
 
 namespace zt::test {
 
@@ -22,7 +22,7 @@ inline void write_random_tokens(const std::filesystem::path& path, int64_t vocab
     x ^= x << 17;
     t = static_cast<uint32_t>(x % static_cast<uint64_t>(vocab));
   }
-  io::TokenFileWriter writer(path, static_cast<uint64_t>(vocab), std::nullopt);
+  data::TokenFileWriter writer(path, static_cast<uint64_t>(vocab), std::nullopt);
   writer.write_document(tokens);
   writer.finish();
 }

@@ -20,7 +20,7 @@
 #include "train/train_test_util.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/io/hf_config.h"
-#include "zerotrain/io/token_file.h"
+#include "zerotrain/data/token_file.h"
 #include "zerotrain/train/checkpoint.h"
 #include "zerotrain/train/trainer.h"
 

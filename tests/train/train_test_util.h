@@ -11,7 +11,7 @@
 #include "nn/nn_test_util.h"
 #include "support/token_fixture.h"
 #include "zerotrain/io/hf_config.h"
-#include "zerotrain/io/token_file.h"
+#include "zerotrain/data/token_file.h"
 #include "zerotrain/train/trainer.h"
 
 namespace zt::test {

@@ -7,8 +7,8 @@
 
 #include "zerotrain/cli/commands.h"
 #include "zerotrain/core/progress.h"
-#include "zerotrain/io/token_file_prepare.h"
-#include "zerotrain/io/tokenizer.h"
+#include "zerotrain/data/token_file_prepare.h"
+#include "zerotrain/data/tokenizer.h"
 
 namespace zt::cli {
 namespace {
@@ -25,7 +25,7 @@ struct PrepareArgs {
 };
 
 int run_prepare(const PrepareArgs& a) {
-  io::PrepareOptions opt;
+  data::PrepareOptions opt;
   for (const auto& in : a.inputs)
     opt.inputs.emplace_back(in);
   opt.output = a.output;
@@ -34,15 +34,15 @@ int run_prepare(const PrepareArgs& a) {
   opt.split_on_blank_lines = a.split_on_blank_lines;
   opt.threads = a.threads;
 
-  const uint64_t total = io::total_input_bytes(opt.inputs);  // fail on a bad input before loading
-  const io::Tokenizer tokenizer = io::Tokenizer::from_file(a.tokenizer);
+  const uint64_t total = data::total_input_bytes(opt.inputs);  // fail on a bad input before loading
+  const data::Tokenizer tokenizer = data::Tokenizer::from_file(a.tokenizer);
 
   ProgressOptions popt;
   popt.out = stdout;
   popt.bytes = true;
   ProgressBar bar("encoding", total, popt);
   const auto start = std::chrono::steady_clock::now();
-  io::PrepareSummary s = io::prepare_token_file(tokenizer, opt, [&](uint64_t done) {
+  data::PrepareSummary s = data::prepare_token_file(tokenizer, opt, [&](uint64_t done) {
     if (!a.quiet) bar.update(done);
   });
   if (!a.quiet) {

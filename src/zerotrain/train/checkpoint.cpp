@@ -104,7 +104,7 @@ fs::path save_checkpoint(const fs::path& out, nn::Transformer& model, DType dtyp
   write_optimizer_state(tmp / kOptimizerFile, optimizer, stream);
   nlohmann::json j;
   j["step"] = state.step;
-  j["data"] = io::to_json(state.data);
+  j["data"] = data::to_json(state.data);
   j["config"] = state.config;
   if (!state.scheduler.is_null()) j["scheduler"] = state.scheduler;
   if (!state.loss_scaler.is_null()) j["loss_scaler"] = state.loss_scaler;
@@ -134,7 +134,7 @@ TrainState read_train_state(const fs::path& dir) {
         str(path.string(), ": step must be a non-negative integer, got ", j["step"].dump()));
   TrainState s;
   s.step = j["step"].get<int64_t>();
-  s.data = io::data_loader_state_from_json(j["data"]);
+  s.data = data::data_loader_state_from_json(j["data"]);
   s.config = j["config"];
   if (j.contains("scheduler")) s.scheduler = j["scheduler"];
   if (j.contains("loss_scaler")) s.loss_scaler = j["loss_scaler"];

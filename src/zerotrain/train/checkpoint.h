@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "zerotrain/core/stream.h"
-#include "zerotrain/io/data_loader.h"
+#include "zerotrain/data/data_loader.h"
 #include "zerotrain/nn/transformer.h"
 #include "zerotrain/train/optimizer.h"
 #include "zerotrain/train/trainer.h"
@@ -28,7 +28,7 @@ inline constexpr const char* kCheckpointCompleteName = "COMPLETE";
 
 struct TrainState {
   int64_t step = 0;            // optimizer steps completed by the run
-  io::DataLoaderState data;    // where the next step's batches start
+  data::DataLoaderState data;    // where the next step's batches start
   nlohmann::json config;       // resume_config_json of the run that saved it
   nlohmann::json scheduler;    // optim::Scheduler::state(); null in checkpoints older than it
   nlohmann::json loss_scaler;  // LossScaler::state() of an fp16 run; null otherwise

@@ -8,7 +8,7 @@
 #include "zerotrain/core/allocator.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/core/stream.h"
-#include "zerotrain/io/data_loader.h"
+#include "zerotrain/data/data_loader.h"
 #include "zerotrain/io/hf_config.h"
 #include "zerotrain/io/hf_model.h"
 #include "zerotrain/nn/block_runner.h"
@@ -139,12 +139,12 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     model.init_random(c.seed);
   }
 
-  auto tokens = std::make_shared<io::TokenFile>(c.data);
+  auto tokens = std::make_shared<data::TokenFile>(c.data);
   if (tokens->vocab_size() > static_cast<uint64_t>(mc.vocab_size))
     throw ValueError("train",
                      str("token file ", c.data.string(), " has vocab size ", tokens->vocab_size(),
                          " but the model's vocab_size is ", mc.vocab_size));
-  io::DataLoaderConfig dc;
+  data::DataLoaderConfig dc;
   dc.seq_len = c.seq_len;
   dc.micro_batch = c.micro_batch;
   dc.seed = c.seed;
@@ -152,7 +152,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   const int rank = c.comm ? c.comm->rank() : 0;
   dc.rank = rank;
   dc.world = world;
-  io::DataLoader loader(tokens, dc, resumed.data);
+  data::DataLoader loader(tokens, dc, resumed.data);
   if (loader.steps_per_epoch() == 0)
     throw ValueError("train", str("token file ", c.data.string(), " (", tokens->size(),
                                   " tokens) is too small for one batch of ", c.micro_batch, " x ",
@@ -271,7 +271,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
       // batch's mean loss.
       ctx.loss_scale = micro_loss_scale(loss_scale, c.grad_accum, world,
                                         m == 0 && injects_overflow(c, step + 1));
-      const io::Batch batch = loader.next();
+      const data::Batch batch = loader.next();
       ctx.tokens = batch.inputs.to(c.device, stream);
       ctx.targets = batch.targets.to(c.device, stream);
       wall.restart();

@@ -1,12 +1,12 @@
 // Added-token matching: a first-byte filter, then the longest token at each position.
-#include "zerotrain/io/tokenizer_added_tokens.h"
+#include "zerotrain/data/tokenizer_added_tokens.h"
 
 #include <algorithm>
 
-#include "zerotrain/io/unicode_class.h"
-#include "zerotrain/io/utf8.h"
+#include "zerotrain/data/unicode_class.h"
+#include "zerotrain/data/utf8.h"
 
-namespace zt::io {
+namespace zt::data {
 namespace {
 
 // The code point that ends just before `end` (end > begin).
@@ -127,4 +127,4 @@ std::vector<TextSegment> AddedVocabulary::split(std::string_view text) const {
   return out;
 }
 
-}  // namespace zt::io
+}  // namespace zt::data

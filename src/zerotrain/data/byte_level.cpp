@@ -1,11 +1,11 @@
 // The GPT-2 byte <-> code point tables, built once.
-#include "zerotrain/io/byte_level.h"
+#include "zerotrain/data/byte_level.h"
 
 #include <array>
 
-#include "zerotrain/io/utf8.h"
+#include "zerotrain/data/utf8.h"
 
-namespace zt::io {
+namespace zt::data {
 namespace {
 
 struct Tables {
@@ -66,4 +66,4 @@ std::optional<std::string> from_byte_level(std::string_view token) {
   return out;
 }
 
-}  // namespace zt::io
+}  // namespace zt::data

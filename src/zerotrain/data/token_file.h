@@ -20,7 +20,7 @@
 
 #include "zerotrain/core/error.h"
 
-namespace zt::io {
+namespace zt::data {
 
 // A token file that is missing, malformed or cannot be written; the message names the file and the
 // header field, e.g. "[token_file] data/x.bin: version: expected 1, got 7".
@@ -115,4 +115,4 @@ class TokenFileWriter {
   bool finished_ = false;
 };
 
-}  // namespace zt::io
+}  // namespace zt::data

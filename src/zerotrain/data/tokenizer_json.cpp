@@ -5,10 +5,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "zerotrain/io/byte_level.h"
-#include "zerotrain/io/tokenizer.h"
+#include "zerotrain/data/byte_level.h"
+#include "zerotrain/data/tokenizer.h"
 
-namespace zt::io {
+namespace zt::data {
 namespace {
 
 using nlohmann::json;
@@ -241,4 +241,4 @@ Tokenizer Tokenizer::from_json(std::string_view json_text, const std::string& so
   return tok;
 }
 
-}  // namespace zt::io
+}  // namespace zt::data

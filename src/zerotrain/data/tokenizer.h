@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "zerotrain/core/error.h"
-#include "zerotrain/io/bpe_model.h"
-#include "zerotrain/io/tokenizer_added_tokens.h"
+#include "zerotrain/data/bpe_model.h"
+#include "zerotrain/data/tokenizer_added_tokens.h"
 
-namespace zt::io {
+namespace zt::data {
 
 // A tokenizer.json that cannot be read or that asks for something this tokenizer does not do. The
 // message names the file and the JSON key, e.g.
@@ -68,4 +68,4 @@ class Tokenizer {
   uint64_t vocab_size_ = 0;
 };
 
-}  // namespace zt::io
+}  // namespace zt::data

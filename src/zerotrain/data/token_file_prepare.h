@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "zerotrain/core/error.h"
-#include "zerotrain/io/token_file.h"
-#include "zerotrain/io/tokenizer.h"
+#include "zerotrain/data/token_file.h"
+#include "zerotrain/data/tokenizer.h"
 
-namespace zt::io {
+namespace zt::data {
 
 // An input text file that cannot be read; the message names it.
 class DataInputError : public Error {
@@ -52,4 +52,4 @@ std::vector<std::string_view> split_documents(std::string_view text, bool on_bla
 PrepareSummary prepare_token_file(const Tokenizer& tokenizer, const PrepareOptions& options,
                                   const std::function<void(uint64_t)>& progress = {});
 
-}  // namespace zt::io
+}  // namespace zt::data

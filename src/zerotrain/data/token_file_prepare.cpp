@@ -1,5 +1,5 @@
 // Parallel document encoding into a TokenFileWriter, chunk by chunk, in input order.
-#include "zerotrain/io/token_file_prepare.h"
+#include "zerotrain/data/token_file_prepare.h"
 
 #include <fcntl.h>
 #include <omp.h>
@@ -14,7 +14,7 @@
 #include <exception>
 #include <memory>
 
-namespace zt::io {
+namespace zt::data {
 namespace {
 
 // A whole input file, memory-mapped read-only (an empty file maps to an empty view).
@@ -187,4 +187,4 @@ PrepareSummary prepare_token_file(const Tokenizer& tokenizer, const PrepareOptio
   return summary;
 }
 
-}  // namespace zt::io
+}  // namespace zt::data

@@ -1,12 +1,12 @@
 // Feistel permutation with cycle walking, keyed per epoch.
-#include "zerotrain/io/sequence_sampler.h"
+#include "zerotrain/data/sequence_sampler.h"
 
 #include <algorithm>
 #include <bit>
 
 #include "zerotrain/core/error.h"
 
-namespace zt::io {
+namespace zt::data {
 
 uint64_t mix64(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
@@ -56,4 +56,4 @@ uint64_t SequenceSampler::sequence_at(uint64_t epoch, uint64_t position) const {
   return FeistelPermutation(n_, mix64(seed_) ^ mix64(epoch + 0x632BE59BD9B4E019ull))(position);
 }
 
-}  // namespace zt::io
+}  // namespace zt::data

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace zt::io {
+namespace zt::data {
 
 struct DecodedChar {
   char32_t cp;  // the code point; U+FFFD for an invalid byte
@@ -26,4 +26,4 @@ void append_utf8(std::string& out, char32_t cp);
 // String::from_utf8_lossy does (and so Hugging Face's byte-level decoder).
 std::string utf8_lossy(std::string_view bytes);
 
-}  // namespace zt::io
+}  // namespace zt::data

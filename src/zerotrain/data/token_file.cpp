@@ -1,5 +1,5 @@
 // Token file header codec and the memory-mapped reader.
-#include "zerotrain/io/token_file.h"
+#include "zerotrain/data/token_file.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace zt::io {
+namespace zt::data {
 
 static_assert(std::endian::native == std::endian::little,
               "token files are little-endian and are read in place");
@@ -177,4 +177,4 @@ void TokenFile::check_tokens() const {
   }
 }
 
-}  // namespace zt::io
+}  // namespace zt::data

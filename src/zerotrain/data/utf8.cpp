@@ -1,9 +1,9 @@
 // UTF-8 decoding with the Unicode "maximal subpart" rule for invalid input.
-#include "zerotrain/io/utf8.h"
+#include "zerotrain/data/utf8.h"
 
 #include <cstdint>
 
-namespace zt::io {
+namespace zt::data {
 namespace {
 
 constexpr char32_t kReplacement = 0xFFFD;
@@ -86,4 +86,4 @@ std::string utf8_lossy(std::string_view bytes) {
   return out;
 }
 
-}  // namespace zt::io
+}  // namespace zt::data

@@ -5,9 +5,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "zerotrain/io/token_file.h"
+#include "zerotrain/data/token_file.h"
 
-namespace zt::io {
+namespace zt::data {
 namespace {
 
 constexpr size_t kBufferBytes = size_t{1} << 20;
@@ -120,4 +120,4 @@ const TokenFileHeader& TokenFileWriter::finish() {
   return header_;
 }
 
-}  // namespace zt::io
+}  // namespace zt::data

@@ -1,14 +1,14 @@
 // Character classes for the GPT-2 split: an ASCII table, the White_Space list, then binary search
 // in the generated L / N range tables.
-#include "zerotrain/io/unicode_class.h"
+#include "zerotrain/data/unicode_class.h"
 
 #include <algorithm>
 #include <array>
 #include <span>
 
-#include "zerotrain/io/unicode_tables.h"
+#include "zerotrain/data/unicode_tables.h"
 
-namespace zt::io {
+namespace zt::data {
 namespace {
 
 bool in_ranges(std::span<const unicode::CodeRange> ranges, char32_t cp) {
@@ -49,4 +49,4 @@ bool is_word_char(char32_t cp) {
   return in_ranges(unicode::word_ranges(), cp);
 }
 
-}  // namespace zt::io
+}  // namespace zt::data

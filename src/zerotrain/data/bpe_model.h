@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-namespace zt::io {
+namespace zt::data {
 
 struct BpeOptions {
   std::optional<std::string> unk_token;  // for bytes whose symbol is not in the vocabulary
@@ -69,4 +69,4 @@ class BpeModel {
   BpeOptions options_;
 };
 
-}  // namespace zt::io
+}  // namespace zt::data

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-namespace zt::io {
+namespace zt::data {
 
 // A bijection of [0, n): a balanced Feistel network over the smallest power of four >= n (four
 // rounds of a 64-bit mixing function), cycle-walking outputs that fall outside [0, n). Each index
@@ -43,4 +43,4 @@ class SequenceSampler {
 // A well-mixed 64-bit value of x (splitmix64's finalizer).
 uint64_t mix64(uint64_t x);
 
-}  // namespace zt::io
+}  // namespace zt::data

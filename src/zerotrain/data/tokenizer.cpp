@@ -1,10 +1,10 @@
 // Tokenizer encode / decode: added tokens first, then the GPT-2 split and BPE on the plain text.
-#include "zerotrain/io/tokenizer.h"
+#include "zerotrain/data/tokenizer.h"
 
-#include "zerotrain/io/gpt2_split.h"
-#include "zerotrain/io/utf8.h"
+#include "zerotrain/data/gpt2_split.h"
+#include "zerotrain/data/utf8.h"
 
-namespace zt::io {
+namespace zt::data {
 
 void Tokenizer::encode(std::string_view text, std::vector<uint32_t>& out, BpeCache& cache) const {
   for (const TextSegment& s : added_.split(text)) {
@@ -61,4 +61,4 @@ std::optional<uint32_t> Tokenizer::token_to_id(std::string_view token) const {
   return it->second;
 }
 
-}  // namespace zt::io
+}  // namespace zt::data

@@ -1,10 +1,10 @@
 // The GPT-2 split: contractions, then "optional space + run of one class", then white space.
-#include "zerotrain/io/gpt2_split.h"
+#include "zerotrain/data/gpt2_split.h"
 
-#include "zerotrain/io/unicode_class.h"
-#include "zerotrain/io/utf8.h"
+#include "zerotrain/data/unicode_class.h"
+#include "zerotrain/data/utf8.h"
 
-namespace zt::io {
+namespace zt::data {
 namespace {
 
 struct Char {
@@ -73,4 +73,4 @@ std::vector<std::string_view> gpt2_split(std::string_view text) {
   return pieces;
 }
 
-}  // namespace zt::io
+}  // namespace zt::data

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace zt::io {
+namespace zt::data {
 
 // End (exclusive) of the piece that starts at `begin` (< text.size()).
 size_t gpt2_piece_end(std::string_view text, size_t begin);
@@ -28,4 +28,4 @@ void for_each_gpt2_piece(std::string_view text, Fn&& fn) {
 
 std::vector<std::string_view> gpt2_split(std::string_view text);
 
-}  // namespace zt::io
+}  // namespace zt::data

@@ -4,7 +4,7 @@
 
 #include <span>
 
-namespace zt::io::unicode {
+namespace zt::data::unicode {
 
 struct CodeRange {
   char32_t first;
@@ -16,4 +16,4 @@ std::span<const CodeRange> number_ranges();  // \p{N}
 std::span<const CodeRange> word_ranges();    // \w of Rust regex: Alphabetic, M, Nd, Pc, ZWNJ, ZWJ
 const char* unicode_version();               // "16.0.0"
 
-}  // namespace zt::io::unicode
+}  // namespace zt::data::unicode

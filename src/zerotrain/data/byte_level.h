@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace zt::io {
+namespace zt::data {
 
 char32_t byte_to_char(uint8_t b);
 // The byte a code point stands for, or nothing for code points outside the alphabet.
@@ -21,4 +21,4 @@ std::string to_byte_level(std::string_view bytes);
 // spelling is not valid UTF-8).
 std::optional<std::string> from_byte_level(std::string_view token);
 
-}  // namespace zt::io
+}  // namespace zt::data

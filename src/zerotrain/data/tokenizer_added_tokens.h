@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace zt::io {
+namespace zt::data {
 
 struct AddedToken {
   uint32_t id = 0;
@@ -53,4 +53,4 @@ class AddedVocabulary {
   bool first_byte_[2][256] = {};  // per pass: bytes that start some token
 };
 
-}  // namespace zt::io
+}  // namespace zt::data

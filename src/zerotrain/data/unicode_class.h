@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-namespace zt::io {
+namespace zt::data {
 
 enum class CharClass : uint8_t { letter, number, space, other };
 
@@ -26,4 +26,4 @@ inline bool is_space(char32_t cp) {
 // behind added tokens' single_word.
 bool is_word_char(char32_t cp);
 
-}  // namespace zt::io
+}  // namespace zt::data

@@ -19,10 +19,10 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "zerotrain/core/tensor.h"
-#include "zerotrain/io/sequence_sampler.h"
-#include "zerotrain/io/token_file.h"
+#include "zerotrain/data/sequence_sampler.h"
+#include "zerotrain/data/token_file.h"
 
-namespace zt::io {
+namespace zt::data {
 
 struct DataLoaderConfig {
   int64_t seq_len = 0;      // S: tokens per input row
@@ -80,4 +80,4 @@ class DataLoader {
   DataLoaderState state_;
 };
 
-}  // namespace zt::io
+}  // namespace zt::data

@@ -1,9 +1,9 @@
 // DataLoader: step bookkeeping over the sampler's order and the copy of token windows into batches.
-#include "zerotrain/io/data_loader.h"
+#include "zerotrain/data/data_loader.h"
 
 #include <nlohmann/json.hpp>
 
-namespace zt::io {
+namespace zt::data {
 namespace {
 
 uint64_t count_sequences(const TokenFile& tokens, int64_t seq_len) {
@@ -115,4 +115,4 @@ Batch DataLoader::next() {
   return b;
 }
 
-}  // namespace zt::io
+}  // namespace zt::data

@@ -1,13 +1,13 @@
 // BPE merges over one word: symbols in a linked list, candidate merges in a min-heap on
 // (rank, position); a popped candidate whose pair has changed since it was pushed is skipped.
-#include "zerotrain/io/bpe_model.h"
+#include "zerotrain/data/bpe_model.h"
 
 #include <algorithm>
 
 #include "zerotrain/core/error.h"
-#include "zerotrain/io/byte_level.h"
+#include "zerotrain/data/byte_level.h"
 
-namespace zt::io {
+namespace zt::data {
 namespace {
 constexpr size_t kMaxCachedWord = 256;  // longer words are rare and would only bloat the cache
 }  // namespace
@@ -157,4 +157,4 @@ void BpeModel::merge_word(std::string_view word, std::vector<uint32_t>& out) con
     if (s.alive) out.push_back(s.id);
 }
 
-}  // namespace zt::io
+}  // namespace zt::data
