@@ -9,8 +9,8 @@
 
 #include "io/io_test_util.h"
 #include "support/test_util.h"
-#include "zerotrain/io/files.h"
-#include "zerotrain/io/io_error.h"
+#include "zerotrain/core/files.h"
+#include "zerotrain/core/io_error.h"
 #include "zerotrain/io/safetensors.h"
 
 namespace zt::io {

@@ -7,9 +7,9 @@
 
 #include "io/io_test_util.h"
 #include "support/test_util.h"
-#include "zerotrain/io/files.h"
+#include "zerotrain/core/files.h"
 #include "zerotrain/io/hf_config.h"
-#include "zerotrain/io/io_error.h"
+#include "zerotrain/core/io_error.h"
 
 namespace zt::io {
 namespace {

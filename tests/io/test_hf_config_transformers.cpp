@@ -9,7 +9,7 @@
 #include "io/fake_model.h"
 #include "io/io_test_util.h"
 #include "support/test_util.h"
-#include "zerotrain/io/files.h"
+#include "zerotrain/core/files.h"
 #include "zerotrain/io/hf_config.h"
 
 namespace zt::io {

@@ -12,7 +12,7 @@
 #include "support/test_util.h"
 #include "zerotrain/io/hf_config.h"
 #include "zerotrain/io/hf_model.h"
-#include "zerotrain/io/io_error.h"
+#include "zerotrain/core/io_error.h"
 #include "zerotrain/kernels/cast.h"
 
 namespace zt::io {

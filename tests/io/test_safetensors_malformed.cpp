@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "io/io_test_util.h"
-#include "zerotrain/io/io_error.h"
+#include "zerotrain/core/io_error.h"
 #include "zerotrain/io/safetensors.h"
 
 namespace zt::io {

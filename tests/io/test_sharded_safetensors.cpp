@@ -5,7 +5,7 @@
 
 #include "io/io_test_util.h"
 #include "io/safetensors_fixtures.h"
-#include "zerotrain/io/io_error.h"
+#include "zerotrain/core/io_error.h"
 #include "zerotrain/io/sharded_safetensors.h"
 
 namespace zt::io {

@@ -20,7 +20,7 @@
 #include "support/zero_init_fixture.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/io/hf_config.h"
-#include "zerotrain/io/io_error.h"
+#include "zerotrain/core/io_error.h"
 #include "zerotrain/train/trainer.h"
 #include "zerotrain/zero/sharded_stage.h"
 #include "zerotrain/zero/zero_stage.h"
@@ -195,7 +195,7 @@ TEST(ZeroShardInit, BadInputsAreTypedErrors) {
   const test::TempDir dir;
   nn::Transformer other(test::zero_init_config(nn::Family::gpt2), {});
   io::save_pretrained(other, dir.path(), DType::f32);
-  test::expect_error<io::FormatError>(
+  test::expect_error<FormatError>(
       [&] { zero::PretrainedSource(mc, deferred.parameters(), dir.path(), nullptr); },
       {"lacks", "model.layers.0.self_attn.q_proj.weight"});
   // A parameter the source was not resolved for.

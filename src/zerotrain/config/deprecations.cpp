@@ -3,7 +3,7 @@
 
 #include "zerotrain/config/key_table.h"
 #include "zerotrain/core/error.h"
-#include "zerotrain/io/json_util.h"
+#include "zerotrain/core/json_util.h"
 
 namespace zt::config {
 
@@ -43,14 +43,14 @@ void map_key(Json& section, std::string_view section_path, const DeprecatedKey& 
       return;
     case DeprecationKind::offload_flag:
       if (!value.is_boolean())
-        fail(path, str("expected true or false, got ", io::describe_json(value)));
+        fail(path, str("expected true or false, got ", describe_json(value)));
       if (value.get<bool>()) section[std::string(d.replacement)] = {{"device", "cpu"}};
       warnings.push_back(str("[config] ", path, " is deprecated; read as ", target, " ",
                              value.get<bool>() ? "{\"device\": \"cpu\"}" : "absent"));
       return;
     case DeprecationKind::no_effect:
       if (!value.is_boolean())
-        fail(path, str("expected true or false, got ", io::describe_json(value)));
+        fail(path, str("expected true or false, got ", describe_json(value)));
       warnings.push_back(str("[config] ", path, " is deprecated and has no effect; use ",
                              join_path(section_path, d.replacement)));
       return;

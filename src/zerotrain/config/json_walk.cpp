@@ -9,7 +9,7 @@
 #include "zerotrain/config/nearest_name.h"
 #include "zerotrain/config/resolve_auto.h"
 #include "zerotrain/core/error.h"
-#include "zerotrain/io/json_util.h"
+#include "zerotrain/core/json_util.h"
 
 namespace zt::config {
 
@@ -38,7 +38,7 @@ void wrong_type(std::string_view path, std::string_view expected, const Json& v)
                               "only where Hugging Face does)"
                             : str("\"auto\" is not resolved; ", hint));
   }
-  fail(path, str("expected ", expected, ", got ", io::describe_json(v)));
+  fail(path, str("expected ", expected, ", got ", describe_json(v)));
 }
 
 Section::Section(const Json& object, std::string path) : object_(&object), path_(std::move(path)) {

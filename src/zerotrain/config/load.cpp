@@ -6,8 +6,8 @@
 #include "zerotrain/config/parse_sections.h"
 #include "zerotrain/config/resolve_auto.h"
 #include "zerotrain/core/error.h"
-#include "zerotrain/io/files.h"
-#include "zerotrain/io/json_util.h"
+#include "zerotrain/core/files.h"
+#include "zerotrain/core/json_util.h"
 
 namespace zt::config {
 
@@ -74,10 +74,10 @@ void check_consistency(const DsConfig& c) {
 LoadedConfig parse_ds_config(std::string_view text, const std::string& source,
                              const ConfigOverrides& overrides) {
   LoadedConfig out;
-  Json root = io::parse_json(text, "config", source);
+  Json root = parse_json(text, "config", source);
   if (!root.is_object())
     throw ValueError("config", str(source, ": expected a JSON object at the top level, got ",
-                                   io::describe_json(root)));
+                                   describe_json(root)));
   apply_deprecations(root, out.warnings);
   resolve_auto(root, overrides);
 
@@ -110,7 +110,7 @@ LoadedConfig parse_ds_config(std::string_view text, const std::string& source,
 }
 
 LoadedConfig load_ds_config(const std::filesystem::path& path, const ConfigOverrides& overrides) {
-  return parse_ds_config(io::read_text_file(path, "config"), path.string(), overrides);
+  return parse_ds_config(read_text_file(path, "config"), path.string(), overrides);
 }
 
 }  // namespace zt::config

@@ -2,10 +2,10 @@
 #include <cmath>
 #include <limits>
 
-#include "zerotrain/io/files.h"
+#include "zerotrain/core/files.h"
 #include "zerotrain/io/hf_config.h"
-#include "zerotrain/io/io_error.h"
-#include "zerotrain/io/json_util.h"
+#include "zerotrain/core/io_error.h"
+#include "zerotrain/core/json_util.h"
 
 namespace zt::io {
 

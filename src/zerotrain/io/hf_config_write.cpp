@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "zerotrain/core/error.h"
-#include "zerotrain/io/files.h"
+#include "zerotrain/core/files.h"
 #include "zerotrain/io/hf_config.h"
 
 namespace zt::io {

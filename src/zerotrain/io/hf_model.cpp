@@ -3,9 +3,9 @@
 
 #include <set>
 
-#include "zerotrain/io/files.h"
+#include "zerotrain/core/files.h"
 #include "zerotrain/io/hf_config.h"
-#include "zerotrain/io/io_error.h"
+#include "zerotrain/core/io_error.h"
 
 namespace zt::io {
 

@@ -14,7 +14,7 @@
 
 #include "zerotrain/core/stream.h"
 #include "zerotrain/core/tensor.h"
-#include "zerotrain/io/files.h"
+#include "zerotrain/core/files.h"
 #include "zerotrain/io/safetensors_header.h"
 
 namespace zt::io {

@@ -7,8 +7,8 @@
 #include <limits>
 #include <tuple>
 
-#include "zerotrain/io/io_error.h"
-#include "zerotrain/io/json_util.h"
+#include "zerotrain/core/io_error.h"
+#include "zerotrain/core/json_util.h"
 
 namespace zt::io {
 

@@ -1,7 +1,7 @@
 // SafetensorsReader: a validated, memory-mapped safetensors file (see safetensors.h).
 #include <algorithm>
 
-#include "zerotrain/io/io_error.h"
+#include "zerotrain/core/io_error.h"
 #include "zerotrain/io/safetensors.h"
 #include "zerotrain/io/tensor_copy.h"
 

@@ -3,7 +3,7 @@
 #include <numeric>
 #include <set>
 
-#include "zerotrain/io/io_error.h"
+#include "zerotrain/core/io_error.h"
 #include "zerotrain/io/safetensors.h"
 #include "zerotrain/io/tensor_copy.h"
 

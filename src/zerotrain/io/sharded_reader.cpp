@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <map>
 
-#include "zerotrain/io/io_error.h"
-#include "zerotrain/io/json_util.h"
+#include "zerotrain/core/io_error.h"
+#include "zerotrain/core/json_util.h"
 #include "zerotrain/io/sharded_safetensors.h"
 
 namespace zt::io {

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "zerotrain/io/io_error.h"
+#include "zerotrain/core/io_error.h"
 #include "zerotrain/io/sharded_safetensors.h"
 
 namespace zt::io {

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "zerotrain/core/error.h"
-#include "zerotrain/io/files.h"
+#include "zerotrain/core/files.h"
 #include "zerotrain/io/hf_model.h"
-#include "zerotrain/io/io_error.h"
+#include "zerotrain/core/io_error.h"
 #include "zerotrain/io/safetensors.h"
 
 namespace zt::train {
@@ -42,11 +42,11 @@ OptimizerState read_optimizer_state(const fs::path& path) {
   OptimizerState state;
   const auto it = reader.metadata().find("step");
   if (it == reader.metadata().end())
-    throw io::FormatError(kComponent, str(path.string(), ": metadata has no \"step\""));
+    throw FormatError(kComponent, str(path.string(), ": metadata has no \"step\""));
   try {
     state.step = std::stoll(it->second);
   } catch (const std::exception&) {
-    throw io::FormatError(
+    throw FormatError(
         kComponent, str(path.string(), ": metadata step \"", it->second, "\" is not an integer"));
   }
   for (const std::string& name : reader.names())
@@ -108,8 +108,8 @@ fs::path save_checkpoint(const fs::path& out, nn::Transformer& model, DType dtyp
   j["config"] = state.config;
   if (!state.scheduler.is_null()) j["scheduler"] = state.scheduler;
   if (!state.loss_scaler.is_null()) j["loss_scaler"] = state.loss_scaler;
-  io::write_file_atomic(tmp / kStateFile, j.dump(2) + "\n");
-  io::write_file_atomic(tmp / kCheckpointCompleteName, str("step ", state.step, "\n"));
+  write_file_atomic(tmp / kStateFile, j.dump(2) + "\n");
+  write_file_atomic(tmp / kCheckpointCompleteName, str("step ", state.step, "\n"));
   fs::remove_all(final_dir);
   fs::rename(tmp, final_dir);
   return final_dir;
@@ -121,15 +121,15 @@ TrainState read_train_state(const fs::path& dir) {
                      str("cannot resume from ", dir.string(), ": no ", kCheckpointCompleteName,
                          " marker (not a checkpoint, or its save did not finish)"));
   const fs::path path = dir / kStateFile;
-  const std::string text = io::read_text_file(path, kComponent);
+  const std::string text = read_text_file(path, kComponent);
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object())
-    throw io::FormatError(kComponent, str(path.string(), ": not a JSON object"));
+    throw FormatError(kComponent, str(path.string(), ": not a JSON object"));
   for (const char* key : {"step", "data", "config"})
     if (!j.contains(key))
-      throw io::FormatError(kComponent, str(path.string(), ": missing key \"", key, "\""));
+      throw FormatError(kComponent, str(path.string(), ": missing key \"", key, "\""));
   if (!j["step"].is_number_integer() || j["step"].get<int64_t>() < 0)
-    throw io::FormatError(
+    throw FormatError(
         kComponent,
         str(path.string(), ": step must be a non-negative integer, got ", j["step"].dump()));
   TrainState s;
@@ -149,7 +149,7 @@ void load_checkpoint_weights(const fs::path& dir, nn::Transformer& model, AdamW&
 
 void drop_metrics_after(const fs::path& path, int64_t step) {
   if (!fs::exists(path)) return;
-  std::istringstream in(io::read_text_file(path, kComponent));
+  std::istringstream in(read_text_file(path, kComponent));
   std::string kept;
   for (std::string line; std::getline(in, line);) {
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
@@ -159,7 +159,7 @@ void drop_metrics_after(const fs::path& path, int64_t step) {
     kept += line;
     kept += '\n';
   }
-  io::write_file_atomic(path, kept);
+  write_file_atomic(path, kept);
 }
 
 }  // namespace zt::train

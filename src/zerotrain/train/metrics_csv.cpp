@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "zerotrain/core/error.h"
-#include "zerotrain/io/files.h"
+#include "zerotrain/core/files.h"
 
 namespace zt::train {
 
@@ -63,7 +63,7 @@ std::vector<std::pair<std::string, double>> monitor_events(const StepMetrics& m)
 
 void drop_csv_rows_after(const fs::path& path, int64_t max_first) {
   if (!fs::exists(path)) return;
-  std::istringstream in(io::read_text_file(path, kComponent));
+  std::istringstream in(read_text_file(path, kComponent));
   std::string kept, line;
   size_t columns = 0;
   if (std::getline(in, line)) {
@@ -82,7 +82,7 @@ void drop_csv_rows_after(const fs::path& path, int64_t max_first) {
     kept += line;
     kept += '\n';
   }
-  io::write_file_atomic(path, kept);
+  write_file_atomic(path, kept);
 }
 
 CsvMetricsWriter::CsvMetricsWriter(const fs::path& path, bool append)

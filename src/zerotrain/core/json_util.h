@@ -1,13 +1,13 @@
-// Small helpers for reading JSON files of the io layer (safetensors headers, shard indexes,
-// config.json) with nlohmann::json: parsing that names the file, and short descriptions of bad
-// values for error messages. Internal to io/ (the public headers do not expose nlohmann).
+// Small helpers for reading JSON files (safetensors headers, shard indexes, config.json, ds_config)
+// with nlohmann::json: parsing that names the file, and short descriptions of bad values for error
+// messages. Included by .cpp files only (the public headers of io/ do not expose nlohmann).
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
-namespace zt::io {
+namespace zt {
 
 // Parses `text`; a syntax error or a repeated key in any object is a FormatError naming `source`.
 nlohmann::json parse_json(std::string_view text, std::string_view component,
@@ -16,4 +16,4 @@ nlohmann::json parse_json(std::string_view text, std::string_view component,
 // "a string \"4096\"", "an integer 7", "null", ... (values longer than 40 characters are cut).
 std::string describe_json(const nlohmann::json& v);
 
-}  // namespace zt::io
+}  // namespace zt

@@ -1,12 +1,12 @@
 // parse_json (with repeated-key detection) and describe_json (see json_util.h).
-#include "zerotrain/io/json_util.h"
+#include "zerotrain/core/json_util.h"
 
 #include <set>
 #include <vector>
 
-#include "zerotrain/io/io_error.h"
+#include "zerotrain/core/io_error.h"
 
-namespace zt::io {
+namespace zt {
 
 nlohmann::json parse_json(std::string_view text, std::string_view component,
                           const std::string& source) {
@@ -57,4 +57,4 @@ std::string describe_json(const nlohmann::json& v) {
   }
 }
 
-}  // namespace zt::io
+}  // namespace zt

@@ -1,10 +1,10 @@
 // throw_errno: the IoError of a failed system call (see io_error.h).
-#include "zerotrain/io/io_error.h"
+#include "zerotrain/core/io_error.h"
 
 #include <cerrno>
 #include <cstring>
 
-namespace zt::io {
+namespace zt {
 
 void throw_errno(std::string_view component, std::string_view what,
                  const std::filesystem::path& path) {
@@ -12,4 +12,4 @@ void throw_errno(std::string_view component, std::string_view what,
   throw IoError(component, str(what, " ", path.string(), ": ", std::strerror(err)));
 }
 
-}  // namespace zt::io
+}  // namespace zt

@@ -1,7 +1,8 @@
-// File primitives of the io layer: a read-only memory map, and an atomic file write (a temporary
-// name beside the target, fsync, rename, fsync of the directory) so that a failed or interrupted
-// write never leaves a partial file under the final name ([Note: atomic writes] in
-// docs/ARCHITECTURE.md). Tested by tests/io/test_atomic_write.cpp.
+// File primitives for every layer (model files, token files, checkpoints, run outputs, ds_config):
+// a read-only memory map, and an atomic file write (a temporary name beside the target, fsync,
+// rename, fsync of the directory) so that a failed or interrupted write never leaves a partial file
+// under the final name ([Note: atomic writes] in docs/ARCHITECTURE.md). Tested by
+// tests/io/test_atomic_write.cpp.
 #pragma once
 
 #include <cstddef>
@@ -10,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace zt::io {
+namespace zt {
 
 // A whole file mapped read-only (MAP_PRIVATE). Empty files map to data() == nullptr, size() == 0.
 class MappedFile {
@@ -64,4 +65,4 @@ class AtomicFile {
 std::string read_text_file(const std::filesystem::path& path, std::string_view component);
 void write_file_atomic(const std::filesystem::path& path, std::string_view contents);
 
-}  // namespace zt::io
+}  // namespace zt

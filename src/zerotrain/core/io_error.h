@@ -1,6 +1,7 @@
-// Errors of the io layer. IoError: the operating system refused (open, read, write, fsync, rename),
-// with the path and the system's reason. FormatError: a file's content is malformed (a safetensors
-// header, an index, a config.json), naming the file and the bad key, tensor or offset.
+// Errors of file access, for every layer that reads or writes files. IoError: the operating system
+// refused (open, read, write, fsync, rename), with the path and the system's reason. FormatError: a
+// file's content is malformed (a safetensors header, an index, a config.json), naming the file and
+// the bad key, tensor or offset.
 #pragma once
 
 #include <filesystem>
@@ -9,7 +10,7 @@
 
 #include "zerotrain/core/error.h"
 
-namespace zt::io {
+namespace zt {
 
 class IoError : public Error {
   using Error::Error;
@@ -23,4 +24,4 @@ class FormatError : public Error {
 [[noreturn]] void throw_errno(std::string_view component, std::string_view what,
                               const std::filesystem::path& path);
 
-}  // namespace zt::io
+}  // namespace zt

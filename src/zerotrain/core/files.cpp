@@ -1,5 +1,5 @@
 // MappedFile and AtomicFile over POSIX calls (open, mmap, write, fsync, rename).
-#include "zerotrain/io/files.h"
+#include "zerotrain/core/files.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -10,9 +10,9 @@
 #include <cerrno>
 #include <utility>
 
-#include "zerotrain/io/io_error.h"
+#include "zerotrain/core/io_error.h"
 
-namespace zt::io {
+namespace zt {
 
 namespace {
 constexpr std::string_view kComponent = "io";
@@ -137,4 +137,4 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view conte
   f.commit();
 }
 
-}  // namespace zt::io
+}  // namespace zt
