@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "io/io_test_util.h"
-#include "train/png_decode.h"
+#include "monitor/png_decode.h"
 #include "train/train_test_util.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/optim/hf_schedule.h"
 #include "zerotrain/optim/scheduler.h"
-#include "zerotrain/train/metrics_csv.h"
+#include "zerotrain/monitor/metrics_csv.h"
 #include "zerotrain/train/train_scheduler.h"
 #include "zerotrain/train/trainer.h"
 #include "zerotrain/train/wall_clock.h"
@@ -160,7 +160,7 @@ TEST(TrainOutputs, CsvMonitorMirrorsDeepSpeedsLayoutAndPlotIsAPng) {
   const std::vector<uint8_t> png(bytes.begin(), bytes.end());
   ASSERT_GT(png.size(), 8u);
   EXPECT_EQ(bytes.substr(0, 8), std::string("\x89PNG\r\n\x1a\n"));
-  const train::plot::RgbImage img = test::decode_png(png);
+  const monitor::plot::RgbImage img = test::decode_png(png);
   EXPECT_GT(img.width, 0);
 }
 
@@ -168,12 +168,12 @@ TEST(TrainOutputs, DropCsvRowsAfterKeepsHeaderAndWholeRows) {
   test::TempDir dir;
   const fs::path p = dir / "m.csv";
   std::ofstream(p) << "step,loss\n1,2.5\n2,2.4\n3,2.3\n4,2";
-  train::drop_csv_rows_after(p, 2);
+  monitor::drop_csv_rows_after(p, 2);
   EXPECT_EQ(test::text_lines(p), (std::vector<std::string>{"step,loss", "1,2.5", "2,2.4"}));
   std::ofstream(p) << "step,loss,lr\n1,2.5,0.1\n2,2.4\n";  // a row cut short by a crash
-  train::drop_csv_rows_after(p, 5);
+  monitor::drop_csv_rows_after(p, 5);
   EXPECT_EQ(test::text_lines(p), (std::vector<std::string>{"step,loss,lr", "1,2.5,0.1"}));
-  train::drop_csv_rows_after(dir / "missing.csv", 1);
+  monitor::drop_csv_rows_after(dir / "missing.csv", 1);
   EXPECT_FALSE(fs::exists(dir / "missing.csv"));
 }
 
@@ -188,7 +188,7 @@ TEST(TrainOutputs, WallClockIsSilentWhenOffAndAveragesPerStep) {
   for (int i = 0; i < 200000; ++i)
     sink = sink + 1.0;
   on.lap(train::Phase::step);
-  const train::WallClockTimes t = on.take(2);
+  const monitor::WallClockTimes t = on.take(2);
   EXPECT_GT(t.step_ms, 0.0);
   EXPECT_EQ(t.forward_ms, 0.0);
   EXPECT_EQ(on.take(1).step_ms, 0.0);  // take resets

@@ -43,7 +43,7 @@ void print_summary(const train::TrainSummary& s, int world) {
   if (world > 1)
     std::printf("%-22s %s\n", "tokens/s (all ranks)", fmt("%.0f", s.tokens_per_s * world).c_str());
   std::printf("%-22s %s\n", "tokens/s per GPU", fmt("%.0f", s.tokens_per_s).c_str());
-  std::printf("%-22s %s\n", "MFU", train::format_mfu(s.mfu).c_str());
+  std::printf("%-22s %s\n", "MFU", monitor::format_mfu(s.mfu).c_str());
   std::printf("%-22s %s GiB\n", "peak memory", fmt("%.3f", s.peak_mem_gib).c_str());
   std::printf("%-22s stage %d: params %s, grads %s, optimizer %s MiB per rank\n",
               "ZeRO model state", s.zero_stage,
@@ -402,7 +402,7 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
         std::fflush(stdout);
       };
       auto last_rate = std::make_shared<double>(0.0);
-      cb.on_log = [&bar, last_rate](const train::StepMetrics& m) {
+      cb.on_log = [&bar, last_rate](const monitor::StepMetrics& m) {
         *last_rate = m.tokens_per_s;
         if (bar.is_tty()) std::fputs("\r\033[K", stderr);
         std::string line =
@@ -413,7 +413,7 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
         if (m.loss_scaling)
           line += str(" | scale ", fmt("%g", m.loss_scale),
                       m.skipped ? str(" (", m.skipped, " skipped)") : "");
-        line += str(" | MFU ", train::format_mfu(m.mfu), " | mem ", fmt("%.2f", m.peak_mem_gib),
+        line += str(" | MFU ", monitor::format_mfu(m.mfu), " | mem ", fmt("%.2f", m.peak_mem_gib),
                     " GiB");
         if (m.wall_clock)
           line +=

@@ -11,9 +11,9 @@ RunLog::RunLog(const TrainConfig& c, bool active, int64_t resumed_step, int64_t 
   const bool resuming = resumed_step > 0;
   if (resuming) {
     drop_metrics_after(jsonl_path(), resumed_step);
-    drop_csv_rows_after(csv_path(), resumed_step);
+    monitor::drop_csv_rows_after(csv_path(), resumed_step);
     if (!c.csv_monitor_dir.empty())
-      CsvMonitor::drop_after(c.csv_monitor_dir, resumed_step * global_batch_rows);
+      monitor::CsvMonitor::drop_after(c.csv_monitor_dir, resumed_step * global_batch_rows);
   }
   jsonl_.emplace(jsonl_path(), resuming);
   csv_.emplace(csv_path(), resuming);
@@ -23,7 +23,7 @@ RunLog::RunLog(const TrainConfig& c, bool active, int64_t resumed_step, int64_t 
   if (c.wandb.enabled) wandb_.emplace(c.out / "wandb", c.wandb);
 }
 
-void RunLog::write(const StepMetrics& m) {
+void RunLog::write(const monitor::StepMetrics& m) {
   if (jsonl_) jsonl_->write(m);
   if (csv_) csv_->write(m);
   if (monitor_) monitor_->write(m, m.step * global_batch_rows_);

@@ -10,11 +10,11 @@
 #include <filesystem>
 #include <optional>
 
-#include "zerotrain/train/metrics.h"
-#include "zerotrain/train/metrics_csv.h"
-#include "zerotrain/train/tensorboard_monitor.h"
+#include "zerotrain/monitor/metrics.h"
+#include "zerotrain/monitor/metrics_csv.h"
+#include "zerotrain/monitor/tensorboard_monitor.h"
 #include "zerotrain/train/trainer.h"
-#include "zerotrain/train/wandb_monitor.h"
+#include "zerotrain/monitor/wandb_monitor.h"
 
 namespace zt::train {
 
@@ -25,7 +25,7 @@ class RunLog {
   // optimizer step over all ranks (the csv_monitor's samples).
   RunLog(const TrainConfig& c, bool active, int64_t resumed_step, int64_t global_batch_rows);
 
-  void write(const StepMetrics& m);
+  void write(const monitor::StepMetrics& m);
   std::filesystem::path jsonl_path() const { return c_out_ / "metrics.jsonl"; }
   std::filesystem::path csv_path() const { return c_out_ / "metrics.csv"; }
   // The TensorBoard event file this run writes; empty without one.
@@ -40,11 +40,11 @@ class RunLog {
  private:
   std::filesystem::path c_out_;
   int64_t global_batch_rows_;
-  std::optional<MetricsWriter> jsonl_;
-  std::optional<CsvMetricsWriter> csv_;
-  std::optional<CsvMonitor> monitor_;
-  std::optional<TensorBoardMonitor> tensorboard_;
-  std::optional<WandbMonitor> wandb_;
+  std::optional<monitor::MetricsWriter> jsonl_;
+  std::optional<monitor::CsvMetricsWriter> csv_;
+  std::optional<monitor::CsvMonitor> monitor_;
+  std::optional<monitor::TensorBoardMonitor> tensorboard_;
+  std::optional<monitor::WandbMonitor> wandb_;
 };
 
 }  // namespace zt::train

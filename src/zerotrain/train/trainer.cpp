@@ -15,7 +15,7 @@
 #include "zerotrain/nn/transformer.h"
 #include "zerotrain/train/checkpoint.h"
 #include "zerotrain/train/fp16_step.h"
-#include "zerotrain/train/loss_plot.h"
+#include "zerotrain/monitor/loss_plot.h"
 #include "zerotrain/train/memory_report.h"
 #include "zerotrain/train/optimizer.h"
 #include "zerotrain/train/out_of_memory.h"
@@ -90,7 +90,7 @@ double mean_of(const std::vector<double>& xs) {
   return n ? s / n : std::nan("");
 }
 
-MemorySplitGib gib_of(const MemoryReport& r) {
+monitor::MemorySplitGib gib_of(const MemoryReport& r) {
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   auto g = [](int64_t b) { return static_cast<double>(b) / kGiB; };
   return {r.step, g(r.params), g(r.grads), g(r.optimizer), g(r.activations), g(r.other)};
@@ -208,9 +208,9 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   MemoryTracker memory(*engine, default_allocator(c.device));  // [Note: memory report]
   runner.set_hooks(memory.wrap(engine->hooks()));
 
-  const double per_token = flops_per_token(
+  const double per_token = monitor::flops_per_token(
       {mc.num_non_embedding_params(), mc.num_layers, mc.num_heads, mc.head_dim, c.seq_len});
-  const double peak = peak_flops_of(c.device);
+  const double peak = monitor::peak_flops_of(c.device);
 
   const bool writer_rank = rank == 0;  // the one rank that writes files
   if (writer_rank) fs::create_directories(c.out);
@@ -227,17 +227,17 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   sum.plot_path = c.out / "loss.png";
   sum.model_dir = c.out / "model";
   WallClockBreakdown wall(c.wall_clock_breakdown, stream);  // [Note: wall-clock breakdown]
-  std::vector<StepMetrics> plot_points;                     // one per step, for the loss curve
+  std::vector<monitor::StepMetrics> plot_points;  // one per step, for the loss curve
 
   nn::StepContext ctx;
   ctx.device = c.device;
   ctx.stream = stream;
   ctx.compute_dtype = c.dtype;
 
-  reset_peak_memory(c.device);
+  monitor::reset_peak_memory(c.device);
   sum.memory_start = memory.start();
   if (cb.on_memory_start) cb.on_memory_start(sum.memory_start);
-  StepTimer timer, total_timer, step_timer;
+  monitor::StepTimer timer, total_timer, step_timer;
   std::vector<double> interval_losses, interval_norms;
   int64_t interval_skipped = 0;
   int64_t interval_tokens = 0;
@@ -254,7 +254,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
       st.config = resume_config_json(c);
       st.scheduler = scheduler->state();
       if (scaler) st.loss_scaler = scaler->state();
-      write_loss_plot(sum.plot_path, plot_points);
+      monitor::write_loss_plot(sum.plot_path, plot_points);
       sum.checkpoint_dir = save_checkpoint(c.out, model, c.dtype, opt_state, st, stream);
     }
     engine->end_full_parameters();
@@ -313,18 +313,18 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     interval_norms.push_back(norm);
     const int64_t step_tokens = c.micro_batch * c.seq_len * c.grad_accum;
     sum.tokens += step_tokens;
-    StepMetrics point;
+    monitor::StepMetrics point;
     point.step = step + 1;
     point.loss = loss;
     point.lr = lr;
-    point.tokens_per_s_per_gpu = tokens_per_second(step_tokens, step_timer.lap());
+    point.tokens_per_s_per_gpu = monitor::tokens_per_second(step_tokens, step_timer.lap());
     point.tokens_per_s = point.tokens_per_s_per_gpu * world;
     plot_points.push_back(point);
 
     const bool last = step + 1 == c.steps;
     if ((step + 1) % c.log_every == 0 || last) {
       const double seconds = timer.lap();
-      StepMetrics r;
+      monitor::StepMetrics r;
       r.step = step + 1;
       r.loss = mean_of(interval_losses);
       r.lr = lr;
@@ -332,12 +332,12 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
       r.loss_scale = plan.loss_scale;
       r.loss_scaling = scaler.has_value();
       r.skipped = interval_skipped;
-      r.tokens_per_s_per_gpu = tokens_per_second(interval_tokens, seconds);
+      r.tokens_per_s_per_gpu = monitor::tokens_per_second(interval_tokens, seconds);
       r.tokens_per_s = r.tokens_per_s_per_gpu * world;
       r.world_size = world;
-      r.mfu = mfu(r.tokens_per_s_per_gpu, per_token, peak);
+      r.mfu = monitor::mfu(r.tokens_per_s_per_gpu, per_token, peak);
       if (wall.enabled()) r.wall_clock = wall.take(static_cast<int64_t>(interval_losses.size()));
-      const MemorySnapshot mem = memory_snapshot(c.device);
+      const monitor::MemorySnapshot mem = monitor::memory_snapshot(c.device);
       r.mem_gib = mem.allocated_gib;
       r.peak_mem_gib = mem.peak_allocated_gib;
       r.reserved_gib = mem.reserved_gib;
@@ -349,7 +349,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
       log.write(r);
       if (cb.on_log) cb.on_log(r);
       if (writer_rank && c.plot_every > 0 && (step + 1) % c.plot_every == 0)
-        write_loss_plot(sum.plot_path, plot_points);
+        monitor::write_loss_plot(sum.plot_path, plot_points);
       interval_losses.clear();
       interval_norms.clear();
       interval_skipped = 0;
@@ -361,13 +361,13 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   sum.steps = c.steps - resumed.step;
   sum.loss_scale = scaler ? scaler->scale() : 1.0;
   sum.seconds = total_timer.lap();
-  sum.tokens_per_s = tokens_per_second(sum.tokens, sum.seconds);
-  sum.mfu = mfu(sum.tokens_per_s, per_token, peak);
+  sum.tokens_per_s = monitor::tokens_per_second(sum.tokens, sum.seconds);
+  sum.mfu = monitor::mfu(sum.tokens_per_s, per_token, peak);
   sum.memory_peak = memory.peak_report();
   where = "save";
   engine->begin_full_parameters();
   if (writer_rank) {
-    write_loss_plot(sum.plot_path, plot_points);
+    monitor::write_loss_plot(sum.plot_path, plot_points);
     io::save_pretrained(model, sum.model_dir, c.dtype, io::kDefaultMaxShardBytes, stream);
   }
   engine->end_full_parameters();

@@ -21,7 +21,7 @@
 #include "zerotrain/core/dtype.h"
 #include "zerotrain/train/loss_scaler.h"
 #include "zerotrain/train/memory_report.h"
-#include "zerotrain/train/metrics.h"
+#include "zerotrain/monitor/metrics.h"
 #include "zerotrain/optim/precision.h"
 
 namespace zt::train {
@@ -147,7 +147,7 @@ struct TrainSummary {
 
 // Called with each logged step (for the progress line) and once a step finishes (done, total).
 struct TrainCallbacks {
-  std::function<void(const StepMetrics&)> on_log;
+  std::function<void(const monitor::StepMetrics&)> on_log;
   std::function<void(int64_t done, int64_t total, double loss)> on_step;
   std::function<void(const MemoryReport&)> on_memory_start;  // once, after setup
   // Rank 0's warnings (the precision guard); unset: printed to stderr.

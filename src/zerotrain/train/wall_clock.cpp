@@ -20,10 +20,10 @@ void WallClockBreakdown::lap(Phase phase) {
   mark_ = now;
 }
 
-WallClockTimes WallClockBreakdown::take(int64_t steps) {
+monitor::WallClockTimes WallClockBreakdown::take(int64_t steps) {
   if (steps < 1) throw ValueError("wall_clock", str("steps = ", steps, ": must be >= 1"));
   const double ms = 1000.0 / static_cast<double>(steps);
-  WallClockTimes t;
+  monitor::WallClockTimes t;
   t.forward_ms = seconds_[static_cast<size_t>(Phase::forward)] * ms;
   t.backward_ms = seconds_[static_cast<size_t>(Phase::backward)] * ms;
   t.comm_ms = seconds_[static_cast<size_t>(Phase::comm)] * ms;

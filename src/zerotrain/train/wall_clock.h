@@ -15,7 +15,7 @@
 #include <cstdint>
 
 #include "zerotrain/core/stream.h"
-#include "zerotrain/train/metrics.h"
+#include "zerotrain/monitor/metrics.h"
 
 namespace zt::train {
 
@@ -32,7 +32,7 @@ class WallClockBreakdown {
   void lap(Phase phase);
   // The mean milliseconds per step over `steps` steps since the last take; resets the sums.
   // Throws ValueError for steps < 1.
-  WallClockTimes take(int64_t steps);
+  monitor::WallClockTimes take(int64_t steps);
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -1,0 +1,35 @@
+// The training-progress picture: a PNG with the loss over steps on top (raw values as faint dots,
+// an exponentially smoothed line over them) and tokens/s below, sharing the step axis.
+// Tested by tests/monitor/test_loss_plot.cpp.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "zerotrain/monitor/metrics.h"
+#include "zerotrain/monitor/plot_png.h"
+
+namespace zt::monitor {
+
+struct LossPlotOptions {
+  std::string title = "training loss";
+  int width = 960;   // pixels, >= 480
+  int height = 640;  // pixels, >= 360
+  // EMA weight in [0, 1): s_t = w s_(t-1) + (1 - w) x_t, debiased by 1 - w^t as TensorBoard does.
+  // 0 draws the raw loss as the line.
+  double smoothing = 0.9;
+};
+
+// Debiased exponential moving average of `xs` (see LossPlotOptions::smoothing).
+std::vector<double> ema_smooth(const std::vector<double>& xs, double weight);
+
+// The picture of `records` (records without a finite loss or tokens/s are left out of that panel).
+// Throws ValueError when no record has a finite loss, or for bad options (naming the field).
+plot::RgbImage render_loss_plot(const std::vector<StepMetrics>& records,
+                                const LossPlotOptions& options = {});
+// render_loss_plot written as PNG to `path`.
+void write_loss_plot(const std::filesystem::path& path, const std::vector<StepMetrics>& records,
+                     const LossPlotOptions& options = {});
+
+}  // namespace zt::monitor

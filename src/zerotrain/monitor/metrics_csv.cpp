@@ -1,0 +1,139 @@
+// metrics.csv and DeepSpeed's csv_monitor files; see metrics_csv.h. Tested by
+// tests/train/test_train_outputs.cpp.
+#include "zerotrain/monitor/metrics_csv.h"
+
+#include <algorithm>
+#include <charconv>
+#include <sstream>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "zerotrain/core/error.h"
+#include "zerotrain/core/files.h"
+
+namespace zt::monitor {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kComponent = "metrics";
+
+constexpr const char* kMonitorEvents[] = {"train_loss",
+                                          "lr",
+                                          "loss_scale",
+                                          "elapsed_time_ms_forward",
+                                          "elapsed_time_ms_backward",
+                                          "elapsed_time_ms_backward_allreduce",
+                                          "elapsed_time_ms_step"};
+
+fs::path monitor_file(const fs::path& dir, const std::string& event) {
+  return dir / ("Train_Samples_" + event + ".csv");
+}
+
+bool has_content(const fs::path& path) {
+  std::error_code ec;
+  return fs::exists(path, ec) && fs::file_size(path, ec) > 0;
+}
+
+std::ofstream open_for(const fs::path& path, bool append) {
+  std::ofstream out(path, append ? std::ios::app : std::ios::trunc);
+  if (!out) throw Error(kComponent, str(path.string(), ": cannot open for writing"));
+  return out;
+}
+
+void check_written(const std::ofstream& out, const fs::path& path) {
+  if (!out) throw Error(kComponent, str(path.string(), ": write failed"));
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, double>> monitor_events(const StepMetrics& m) {
+  std::vector<std::pair<std::string, double>> e = {{"train_loss", m.loss}, {"lr", m.lr}};
+  if (m.loss_scaling) e.emplace_back("loss_scale", m.loss_scale);
+  if (m.wall_clock) {
+    e.emplace_back("elapsed_time_ms_forward", m.wall_clock->forward_ms);
+    e.emplace_back("elapsed_time_ms_backward", m.wall_clock->backward_ms);
+    e.emplace_back("elapsed_time_ms_backward_allreduce", m.wall_clock->comm_ms);
+    e.emplace_back("elapsed_time_ms_step", m.wall_clock->step_ms);
+  }
+  return e;
+}
+
+void drop_csv_rows_after(const fs::path& path, int64_t max_first) {
+  if (!fs::exists(path)) return;
+  std::istringstream in(read_text_file(path, kComponent));
+  std::string kept, line;
+  size_t columns = 0;
+  if (std::getline(in, line)) {
+    kept = line + '\n';
+    columns = static_cast<size_t>(std::count(line.begin(), line.end(), ',')) + 1;
+  }
+  while (std::getline(in, line)) {
+    const size_t comma = line.find(',');
+    if (comma == std::string::npos) continue;
+    int64_t first = 0;
+    const auto [end, ec] = std::from_chars(line.data(), line.data() + comma, first);
+    const bool whole =
+        ec == std::errc() && end == line.data() + comma &&
+        static_cast<size_t>(std::count(line.begin(), line.end(), ',')) + 1 == columns;
+    if (!whole || first > max_first) continue;
+    kept += line;
+    kept += '\n';
+  }
+  write_file_atomic(path, kept);
+}
+
+CsvMetricsWriter::CsvMetricsWriter(const fs::path& path, bool append)
+    : path_(path), out_(open_for(path, append)), header_(append && has_content(path)) {}
+
+void CsvMetricsWriter::write(const StepMetrics& m) {
+  const auto fields = metric_fields(m);
+  if (!header_) {
+    for (size_t i = 0; i < fields.size(); ++i)
+      out_ << (i ? "," : "") << fields[i].first;
+    out_ << '\n';
+    header_ = true;
+  }
+  out_ << m.step;
+  for (size_t i = 1; i < fields.size(); ++i)
+    out_ << ',' << format_metric(fields[i].second);
+  out_ << '\n';
+  out_.flush();
+  check_written(out_, path_);
+}
+
+CsvMonitor::CsvMonitor(const fs::path& dir, bool append) : dir_(dir) {
+  fs::create_directories(dir_);
+  for (const char* event : kMonitorEvents) {
+    const fs::path path = monitor_file(dir_, event);
+    if (append && has_content(path))
+      started_[event] = true;
+    else
+      fs::remove(path);
+  }
+}
+
+void CsvMonitor::drop_after(const fs::path& dir, int64_t samples) {
+  for (const char* event : kMonitorEvents)
+    drop_csv_rows_after(monitor_file(dir, event), samples);
+}
+
+void CsvMonitor::write(const StepMetrics& m, int64_t samples) {
+  for (const auto& [event, value] : monitor_events(m))
+    write_one(event, samples, value);
+}
+
+void CsvMonitor::write_one(const std::string& event, int64_t samples, double value) {
+  const fs::path path = monitor_file(dir_, event);
+  std::ofstream out = open_for(path, true);
+  bool& started = started_[event];
+  if (!started) out << "step," << event << '\n';
+  started = true;
+  out << samples << ',' << format_metric(value) << '\n';
+  out.flush();
+  check_written(out, path);
+}
+
+}  // namespace zt::monitor

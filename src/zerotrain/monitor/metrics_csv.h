@@ -1,0 +1,69 @@
+// CSV files of the training metrics: <out>/metrics.csv (the columns of metric_fields, a header
+// once, a row per logged step, appended to on --resume like metrics.jsonl) and DeepSpeed's
+// csv_monitor layout (see [Note: csv_monitor layout]). Tested by
+// tests/train/test_train_outputs.cpp.
+//
+// [Note: csv_monitor layout]
+// As deepspeed/monitor/csv_monitor.py: a directory <output_path>/<job_name>/ (output_path ""
+// means the working directory) with one file per metric named after its event with '/' turned
+// into '_' (Train_Samples_train_loss.csv, Train_Samples_lr.csv, with fp16
+// Train_Samples_loss_scale.csv, and with wall_clock_breakdown
+// Train_Samples_elapsed_time_ms_{forward,backward,backward_allreduce,step}.csv), each with the
+// header "step,<last part of the name>" and rows "<global samples>,<value>", where global samples =
+// steps x the global batch, DeepSpeed's x axis. Rows are written at each logged step (the
+// interval's mean loss). A file that already has rows gets no second header.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "zerotrain/monitor/metrics.h"
+
+namespace zt::monitor {
+
+// DeepSpeed's monitor events of a record without their "Train/Samples/" prefix, in order:
+// train_loss, lr and, with wall-clock times, elapsed_time_ms_{forward,backward,
+// backward_allreduce,step}. The csv_monitor and tensorboard monitors write these.
+std::vector<std::pair<std::string, double>> monitor_events(const StepMetrics& m);
+
+// Rewrites a CSV file (atomically) with its header line and the rows whose first column is an
+// integer <= `max_first`; drops rows cut short by a crash. No file: nothing.
+void drop_csv_rows_after(const std::filesystem::path& path, int64_t max_first);
+
+// metrics.csv. Throws zt::Error("metrics") when the file cannot be opened or written.
+class CsvMetricsWriter {
+ public:
+  // append: keep the rows already there; the header goes into a new or empty file only.
+  CsvMetricsWriter(const std::filesystem::path& path, bool append);
+  void write(const StepMetrics& m);
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+  std::ofstream out_;
+  bool header_ = false;  // a header is in the file
+};
+
+// The csv_monitor files of [Note: csv_monitor layout] under `dir` (created).
+class CsvMonitor {
+ public:
+  // append: keep the files' rows (a resumed run; drop_after trims them first).
+  CsvMonitor(const std::filesystem::path& dir, bool append);
+  // Removes the rows after `samples` from every file of the layout in `dir`.
+  static void drop_after(const std::filesystem::path& dir, int64_t samples);
+  void write(const StepMetrics& m, int64_t samples);
+  const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  void write_one(const std::string& name, int64_t samples, double value);
+
+  std::filesystem::path dir_;
+  std::map<std::string, bool> started_;  // files this writer created or found non-empty
+};
+
+}  // namespace zt::monitor
