@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "zerotrain/cli/commands.h"
-#include "zerotrain/core/progress.h"
+#include "zerotrain/cli/progress.h"
 #include "zerotrain/data/token_file_prepare.h"
 #include "zerotrain/data/tokenizer.h"
 

@@ -16,7 +16,7 @@
 #include "zerotrain/core/allocator.h"
 #include "zerotrain/core/device.h"
 #include "zerotrain/core/error.h"
-#include "zerotrain/core/progress.h"
+#include "zerotrain/cli/progress.h"
 #include "zerotrain/estimate/units.h"
 #include "zerotrain/io/hf_config.h"
 #include "zerotrain/train/ds_train_config.h"

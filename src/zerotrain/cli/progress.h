@@ -1,7 +1,7 @@
 // A terminal progress bar for long jobs (data preparation, training): rate, ETA and a bar, redrawn
 // in place at most every `min_redraw_s` on a terminal; on a pipe or file, a plain line every
 // `line_interval_s` instead. Not thread-safe: one thread reports. Clock and tty-ness can be
-// injected for tests (tests/data_pipeline/test_progress.cpp).
+// injected for tests (tests/cli/test_progress.cpp).
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include <functional>
 #include <string>
 
-namespace zt {
+namespace zt::cli {
 
 struct ProgressOptions {
   std::FILE* out = stderr;
@@ -61,4 +61,4 @@ std::string format_si_bytes(double bytes);
 // "0:07", "12:34", "1:02:03".
 std::string format_duration(double seconds);
 
-}  // namespace zt
+}  // namespace zt::cli

@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <string>
 
-#include "zerotrain/core/progress.h"
+#include "zerotrain/cli/progress.h"
 
-namespace zt {
+namespace zt::cli {
 namespace {
 
 std::string contents(std::FILE* f) {
@@ -99,4 +99,4 @@ TEST(Progress, PipesGetPlainLines) {
 }
 
 }  // namespace
-}  // namespace zt
+}  // namespace zt::cli

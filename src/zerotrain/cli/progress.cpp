@@ -1,5 +1,5 @@
 // ProgressBar drawing and formatting.
-#include "zerotrain/core/progress.h"
+#include "zerotrain/cli/progress.h"
 
 #include <unistd.h>
 
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdio>
 
-namespace zt {
+namespace zt::cli {
 namespace {
 
 double steady_seconds() {
@@ -125,4 +125,4 @@ void ProgressBar::finish() {
   if (tty_ || last_drawn_done_ != done_) draw(done_, opt_.clock(), true);
 }
 
-}  // namespace zt
+}  // namespace zt::cli
