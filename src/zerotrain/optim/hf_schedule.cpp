@@ -1,4 +1,4 @@
-// HF LR schedule formulas; see hf_schedule.h. Tested by tests/train/test_lr_schedule.cpp.
+// HF LR schedule formulas; see hf_schedule.h. Tested by tests/optim/test_hf_schedule.cpp.
 #include "zerotrain/optim/hf_schedule.h"
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 // formulas of Hugging Face transformers' get_constant_schedule_with_warmup,
 // get_linear_schedule_with_warmup, get_cosine_schedule_with_warmup and
 // get_cosine_with_min_lr_schedule_with_warmup (LambdaLR multipliers of the base lr).
-// Tested by tests/train/test_lr_schedule.cpp and, behind the Scheduler interface (scheduler.h),
+// Tested by tests/optim/test_hf_schedule.cpp and, behind the Scheduler interface (scheduler.h),
 // tests/optim/test_schedulers.cpp.
 //
 // [Note: schedule step numbering]

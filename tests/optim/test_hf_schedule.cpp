@@ -7,14 +7,14 @@
 #include <numbers>
 
 #include "zerotrain/core/error.h"
-#include "zerotrain/train/lr_schedule.h"
+#include "zerotrain/optim/hf_schedule.h"
 
 namespace zt {
 namespace {
 
-using train::LrSchedule;
-using train::LrScheduleConfig;
-using train::ScheduleKind;
+using optim::LrSchedule;
+using optim::LrScheduleConfig;
+using optim::ScheduleKind;
 
 LrSchedule make(ScheduleKind kind, int64_t warmup, int64_t total, double min_ratio = 0.0) {
   LrScheduleConfig c;
@@ -26,9 +26,9 @@ LrSchedule make(ScheduleKind kind, int64_t warmup, int64_t total, double min_rat
   return LrSchedule(c);
 }
 
-TEST(TrainLrSchedule, WarmupRampsFromZero) {
+TEST(OptimHfSchedule, WarmupRampsFromZero) {
   for (ScheduleKind k : {ScheduleKind::constant, ScheduleKind::linear, ScheduleKind::cosine}) {
-    SCOPED_TRACE(train::schedule_name(k));
+    SCOPED_TRACE(optim::schedule_name(k));
     const LrSchedule s = make(k, 10, 110);
     EXPECT_EQ(s.factor(0), 0.0);  // the first update of a warmed-up run has lr 0, as in HF
     EXPECT_DOUBLE_EQ(s.factor(1), 0.1);
@@ -39,7 +39,7 @@ TEST(TrainLrSchedule, WarmupRampsFromZero) {
   }
 }
 
-TEST(TrainLrSchedule, ConstantStaysAtBaseLr) {
+TEST(OptimHfSchedule, ConstantStaysAtBaseLr) {
   const LrSchedule s = make(ScheduleKind::constant, 4, 100);
   EXPECT_DOUBLE_EQ(s.factor(2), 0.5);
   EXPECT_DOUBLE_EQ(s.factor(4), 1.0);
@@ -48,7 +48,7 @@ TEST(TrainLrSchedule, ConstantStaysAtBaseLr) {
   EXPECT_DOUBLE_EQ(make(ScheduleKind::constant, 0, 0).lr_at(0), 4e-4);
 }
 
-TEST(TrainLrSchedule, LinearDecaysToZeroAtTheEnd) {
+TEST(OptimHfSchedule, LinearDecaysToZeroAtTheEnd) {
   const LrSchedule s = make(ScheduleKind::linear, 10, 100);
   EXPECT_DOUBLE_EQ(s.factor(10), 90.0 / 90.0);
   EXPECT_DOUBLE_EQ(s.factor(55), 45.0 / 90.0);
@@ -64,7 +64,7 @@ TEST(TrainLrSchedule, LinearDecaysToZeroAtTheEnd) {
   EXPECT_EQ(all_warmup.factor(5), 0.0);
 }
 
-TEST(TrainLrSchedule, CosineFollowsHalfWave) {
+TEST(OptimHfSchedule, CosineFollowsHalfWave) {
   const LrSchedule s = make(ScheduleKind::cosine, 10, 110);
   EXPECT_DOUBLE_EQ(s.factor(10), 1.0);
   EXPECT_NEAR(s.factor(35), 0.5 * (1.0 + std::cos(std::numbers::pi * 0.25)), 1e-15);
@@ -76,7 +76,7 @@ TEST(TrainLrSchedule, CosineFollowsHalfWave) {
   EXPECT_NEAR(s.factor(210), 1.0, 1e-15);
 }
 
-TEST(TrainLrSchedule, CosineWithMinLrRatioFloorsTheWave) {
+TEST(OptimHfSchedule, CosineWithMinLrRatioFloorsTheWave) {
   const LrSchedule s = make(ScheduleKind::cosine, 10, 110, 0.1);
   EXPECT_DOUBLE_EQ(s.factor(5), 0.5);  // warmup is not floored (HF)
   EXPECT_NEAR(s.factor(10), 1.0, 1e-15);
@@ -85,21 +85,21 @@ TEST(TrainLrSchedule, CosineWithMinLrRatioFloorsTheWave) {
   EXPECT_NEAR(s.lr_at(110), 4e-5, 1e-18);
 }
 
-TEST(TrainLrSchedule, ParsesHuggingFaceNames) {
-  EXPECT_EQ(train::parse_schedule_kind("constant"), ScheduleKind::constant);
-  EXPECT_EQ(train::parse_schedule_kind("constant_with_warmup"), ScheduleKind::constant);
-  EXPECT_EQ(train::parse_schedule_kind("linear"), ScheduleKind::linear);
-  EXPECT_EQ(train::parse_schedule_kind("cosine"), ScheduleKind::cosine);
-  EXPECT_EQ(train::parse_schedule_kind("cosine_with_min_lr"), ScheduleKind::cosine);
+TEST(OptimHfSchedule, ParsesHuggingFaceNames) {
+  EXPECT_EQ(optim::parse_schedule_kind("constant"), ScheduleKind::constant);
+  EXPECT_EQ(optim::parse_schedule_kind("constant_with_warmup"), ScheduleKind::constant);
+  EXPECT_EQ(optim::parse_schedule_kind("linear"), ScheduleKind::linear);
+  EXPECT_EQ(optim::parse_schedule_kind("cosine"), ScheduleKind::cosine);
+  EXPECT_EQ(optim::parse_schedule_kind("cosine_with_min_lr"), ScheduleKind::cosine);
   try {
-    train::parse_schedule_kind("polynomial");
+    optim::parse_schedule_kind("polynomial");
     ADD_FAILURE() << "an unknown schedule was accepted";
   } catch (const ValueError& e) {
     EXPECT_NE(std::string(e.what()).find("polynomial"), std::string::npos) << e.what();
   }
 }
 
-TEST(TrainLrSchedule, RejectsBadConfigurations) {
+TEST(OptimHfSchedule, RejectsBadConfigurations) {
   auto config = [] {
     LrScheduleConfig c;
     c.total_steps = 10;
