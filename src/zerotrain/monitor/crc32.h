@@ -1,6 +1,6 @@
 // The two CRC-32 checksums of the monitor files: CRC-32C (Castagnoli, reflected polynomial
 // 0x82F63B78, as iSCSI / RFC 3720) with the masked form TFRecord files store (see [Note: masked
-// CRC]), and the IEEE CRC-32 of zlib (reflected 0xEDB88320) that wandb's .wandb log uses.
+// CRC]), and the IEEE CRC-32 (zlib's crc32, reflected 0xEDB88320) that wandb's .wandb log uses.
 // Tested by tests/monitor/test_tfevents.cpp and tests/monitor/test_wandb_offline.cpp.
 //
 // [Note: masked CRC]

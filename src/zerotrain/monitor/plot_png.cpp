@@ -1,12 +1,12 @@
-// PNG encoding: filters, deflate with fixed Huffman codes, chunks; see plot_png.h.
+// PNG encoding: filters, zlib compression, chunks; see plot_png.h.
 // Tested by tests/monitor/test_plot_png.cpp.
 #include "zerotrain/monitor/plot_png.h"
 
-#include <algorithm>
-#include <array>
 #include <cstdlib>
 #include <fstream>
 #include <string_view>
+
+#include <zlib.h>
 
 #include "zerotrain/core/error.h"
 
@@ -15,131 +15,6 @@ namespace zt::monitor::plot {
 namespace {
 
 constexpr std::string_view kComponent = "plot";
-
-// Deflate's length codes 257..285 and distance codes 0..29: base values and extra bits.
-constexpr std::array<int, 29> kLengthBase = {3,  4,  5,  6,   7,   8,   9,   10,  11, 13,
-                                             15, 17, 19, 23,  27,  31,  35,  43,  51, 59,
-                                             67, 83, 99, 115, 131, 163, 195, 227, 258};
-constexpr std::array<int, 29> kLengthExtra = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
-                                              2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
-constexpr std::array<int, 30> kDistBase = {
-    1,   2,   3,   4,   5,   7,    9,    13,   17,   25,   33,   49,   65,    97,    129,
-    193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
-constexpr std::array<int, 30> kDistExtra = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
-                                            6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
-
-constexpr int kMinMatch = 3;
-constexpr int kMaxMatch = 258;
-constexpr int kWindow = 32768;
-constexpr int kHashBits = 15;
-constexpr int kMaxChain = 64;  // candidates tried per position: plenty for plots, bounded time
-
-// Deflate's bit order: values go in least-significant bit first, Huffman codes most-significant
-// bit first (so they are reversed before going in).
-class BitWriter {
- public:
-  explicit BitWriter(std::vector<uint8_t>& out) : out_(out) {}
-  void put(uint32_t bits, int count) {
-    acc_ |= bits << n_;
-    n_ += count;
-    while (n_ >= 8) {
-      out_.push_back(static_cast<uint8_t>(acc_ & 0xff));
-      acc_ >>= 8;
-      n_ -= 8;
-    }
-  }
-  void put_code(uint32_t code, int len) {
-    uint32_t r = 0;
-    for (int i = 0; i < len; ++i)
-      r |= ((code >> i) & 1u) << (len - 1 - i);
-    put(r, len);
-  }
-  void flush() {
-    if (n_ > 0) out_.push_back(static_cast<uint8_t>(acc_ & 0xff));
-    acc_ = 0;
-    n_ = 0;
-  }
-
- private:
-  std::vector<uint8_t>& out_;
-  uint32_t acc_ = 0;
-  int n_ = 0;
-};
-
-// The fixed literal/length code of RFC 1951 section 3.2.6.
-void put_symbol(BitWriter& w, int sym) {
-  if (sym < 144)
-    w.put_code(0x30 + sym, 8);
-  else if (sym < 256)
-    w.put_code(0x190 + sym - 144, 9);
-  else if (sym < 280)
-    w.put_code(sym - 256, 7);
-  else
-    w.put_code(0xC0 + sym - 280, 8);
-}
-
-void put_match(BitWriter& w, int length, int distance) {
-  int li = static_cast<int>(kLengthBase.size()) - 1;
-  while (kLengthBase[li] > length)
-    --li;
-  put_symbol(w, 257 + li);
-  w.put(static_cast<uint32_t>(length - kLengthBase[li]), kLengthExtra[li]);
-  int di = static_cast<int>(kDistBase.size()) - 1;
-  while (kDistBase[di] > distance)
-    --di;
-  w.put_code(static_cast<uint32_t>(di), 5);
-  w.put(static_cast<uint32_t>(distance - kDistBase[di]), kDistExtra[di]);
-}
-
-// Greedy LZ77 over hash chains of 3-byte prefixes, emitted as fixed-Huffman symbols.
-void deflate_fixed(const std::vector<uint8_t>& data, BitWriter& w) {
-  const int n = static_cast<int>(data.size());
-  std::vector<int> head(1 << kHashBits, -1);
-  std::vector<int> prev(kWindow, -1);  // prev[p % kWindow]: the previous position with p's hash
-  auto hash = [&](int p) {
-    const uint32_t v = data[p] | (data[p + 1] << 8) | (data[p + 2] << 16);
-    return static_cast<int>((v * 2654435761u) >> (32 - kHashBits));
-  };
-  auto insert = [&](int p) {
-    if (p + kMinMatch > n) return;
-    const int h = hash(p);
-    prev[p % kWindow] = head[h];
-    head[h] = p;
-  };
-  w.put(1, 1);  // BFINAL: the only block
-  w.put(1, 2);  // BTYPE 01: fixed Huffman codes
-  int i = 0;
-  while (i < n) {
-    int best_len = 0, best_dist = 0;
-    if (i + kMinMatch <= n) {
-      const int limit = std::min(kMaxMatch, n - i);
-      int cand = head[hash(i)];
-      for (int chain = 0; cand >= 0 && i - cand <= kWindow && chain < kMaxChain; ++chain) {
-        int len = 0;
-        while (len < limit && data[cand + len] == data[i + len])
-          ++len;
-        if (len > best_len) {
-          best_len = len;
-          best_dist = i - cand;
-          if (len == limit) break;
-        }
-        cand = prev[cand % kWindow];
-      }
-    }
-    if (best_len >= kMinMatch) {
-      put_match(w, best_len, best_dist);
-      for (int k = 0; k < best_len; ++k)
-        insert(i + k);
-      i += best_len;
-    } else {
-      put_symbol(w, data[i]);
-      insert(i);
-      ++i;
-    }
-  }
-  put_symbol(w, 256);  // end of block
-  w.flush();
-}
 
 int paeth(int a, int b, int c) {
   const int p = a + b - c;
@@ -206,43 +81,19 @@ void put_chunk(std::vector<uint8_t>& out, const char type[4], const std::vector<
   const size_t start = out.size();
   out.insert(out.end(), type, type + 4);
   out.insert(out.end(), data.begin(), data.end());
-  put_u32(out, crc32(out.data() + start, out.size() - start));
+  put_u32(out, static_cast<uint32_t>(::crc32(0L, out.data() + start,
+                                              static_cast<uInt>(out.size() - start))));
 }
 
 }  // namespace
 
-uint32_t crc32(const uint8_t* data, size_t n) {
-  static const std::array<uint32_t, 256> table = [] {
-    std::array<uint32_t, 256> t{};
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k)
-        c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      t[i] = c;
-    }
-    return t;
-  }();
-  uint32_t c = 0xFFFFFFFFu;
-  for (size_t i = 0; i < n; ++i)
-    c = table[(c ^ data[i]) & 0xff] ^ (c >> 8);
-  return c ^ 0xFFFFFFFFu;
-}
-
-uint32_t adler32(const uint8_t* data, size_t n) {
-  constexpr uint32_t kMod = 65521;
-  uint32_t a = 1, b = 0;
-  for (size_t i = 0; i < n; ++i) {
-    a = (a + data[i]) % kMod;
-    b = (b + a) % kMod;
-  }
-  return (b << 16) | a;
-}
-
 std::vector<uint8_t> zlib_compress(const std::vector<uint8_t>& data) {
-  std::vector<uint8_t> out = {0x78, 0x01};  // deflate, 32 KiB window; check bits make it % 31 == 0
-  BitWriter w(out);
-  deflate_fixed(data, w);
-  put_u32(out, adler32(data.data(), data.size()));
+  uLongf size = compressBound(static_cast<uLong>(data.size()));
+  std::vector<uint8_t> out(size);
+  const int rc = compress2(out.data(), &size, data.data(), static_cast<uLong>(data.size()),
+                           Z_BEST_COMPRESSION);
+  if (rc != Z_OK) throw Error(kComponent, str("zlib compress2 failed with code ", rc));
+  out.resize(size);
   return out;
 }
 

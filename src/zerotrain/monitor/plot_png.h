@@ -1,7 +1,7 @@
-// A self-contained PNG writer for the training plots (no libpng/zlib): 8-bit RGB, per-row adaptive
-// filtering, and a zlib stream of one fixed-Huffman deflate block with LZ77 matches, which shrinks
-// a plot's large flat areas to a few kilobytes. Tested by tests/monitor/test_plot_png.cpp, which
-// decodes the stream back and compares every pixel.
+// A PNG writer for the training plots: 8-bit RGB, per-row adaptive filtering, the rows compressed
+// by zlib at its best level (a plot's large flat areas shrink to a few kilobytes) and the chunk
+// CRCs from zlib's crc32. Tested by tests/monitor/test_plot_png.cpp, which inflates the stream
+// back and compares every pixel.
 #pragma once
 
 #include <cstddef>
@@ -17,11 +17,8 @@ struct RgbImage {
   std::vector<uint8_t> pixels;  // [height, width, 3] u8, rows top to bottom
 };
 
-// CRC-32 (ISO-HDLC, as PNG chunks use) and Adler-32 (as zlib streams end with).
-uint32_t crc32(const uint8_t* data, size_t n);
-uint32_t adler32(const uint8_t* data, size_t n);
-
-// A zlib stream (RFC 1950) holding `data` in one fixed-Huffman deflate block (RFC 1951).
+// A zlib stream (RFC 1950) of `data`, compressed by zlib at Z_BEST_COMPRESSION. Throws
+// zt::Error("plot") when zlib fails.
 std::vector<uint8_t> zlib_compress(const std::vector<uint8_t>& data);
 
 // The PNG file's bytes. Throws ValueError for non-positive sizes or a pixel buffer of the wrong
