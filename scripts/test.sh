@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it:
+#  0. the layer check (tools/check_layers.py: no include points up docs/ARCHITECTURE.md's order);
 #  1. the default build (CUDA backend too when nvcc is present: it must compile and link; its tests
 #     skip without a GPU), all tests;
 #     then parity with PyTorch on the CPU (scripts/parity_cpu.sh);
@@ -8,6 +9,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
 jobs="$(nproc)"
+
+echo "== [0] layer check"
+python3 tools/check_layers.py
+python3 tools/test_check_layers.py
 
 echo "== [1/2] default build + tests"
 scripts/build.sh build
