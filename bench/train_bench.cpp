@@ -26,8 +26,8 @@
 #include "zerotrain/nn/block_runner.h"
 #include "zerotrain/nn/transformer.h"
 #include "zerotrain/train/grad_clip.h"
-#include "zerotrain/monitor/metrics.h"
 #include "zerotrain/train/optimizer.h"
+#include "zerotrain/train/step_measures.h"
 #include "zerotrain/zero/zero_stage.h"
 
 using namespace zt;
@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < warmup; ++i)
       step();
     synchronize(stream);
-    monitor::reset_peak_memory(dev);
+    train::reset_peak_memory(dev);
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < steps; ++i)
       step();
@@ -159,8 +159,8 @@ int main(int argc, char** argv) {
     const double tok_s = static_cast<double>(mbs * seq) / dt;
     // The peer's count: 6 x (params - input embedding) + 12 x layers x heads x head_dim x seq.
     const double fpt =
-        monitor::flops_per_token({mc.num_non_embedding_params(), layers, heads, mc.head_dim, seq});
-    const double peak_gib = monitor::memory_snapshot(dev).peak_allocated_gib;
+        train::flops_per_token({mc.num_non_embedding_params(), layers, heads, mc.head_dim, seq});
+    const double peak_gib = train::memory_snapshot(dev).peak_allocated_gib;
     nlohmann::json r = {{"anchor", "zerotrain"},
                         {"model", model},
                         {"params_b", mc.num_params() / 1e9},

@@ -14,8 +14,8 @@
 #include "train/param_fixture.h"
 #include "zerotrain/kernels/cast.h"
 #include "zerotrain/train/grad_clip.h"
-#include "zerotrain/monitor/metrics.h"
 #include "zerotrain/train/optimizer.h"
+#include "zerotrain/train/step_measures.h"
 
 namespace zt {
 namespace {
@@ -99,13 +99,13 @@ TEST(TrainCuda, HostStateLoadsIntoAGpuOptimizer) {
 
 TEST(TrainCuda, MemorySnapshotAndPeakOfTheGpu) {
   ZT_SKIP_WITHOUT_CUDA();
-  const monitor::MemorySnapshot before = monitor::memory_snapshot(kGpu);
+  const train::MemorySnapshot before = train::memory_snapshot(kGpu);
   Tensor big = Tensor::empty({64 * 1024 * 1024}, DType::f32, kGpu);  // 256 MiB
-  const monitor::MemorySnapshot during = monitor::memory_snapshot(kGpu);
+  const train::MemorySnapshot during = train::memory_snapshot(kGpu);
   EXPECT_GE(during.allocated_gib - before.allocated_gib, 0.25 - 1e-9);
   EXPECT_GE(during.reserved_gib, during.allocated_gib);
   EXPECT_GE(during.peak_allocated_gib, during.allocated_gib);
-  EXPECT_GT(monitor::peak_flops_of(kGpu), 0.0) << cuda_device_name(0) << " has no known peak";
+  EXPECT_GT(train::peak_flops_of(kGpu), 0.0) << cuda_device_name(0) << " has no known peak";
 }
 
 }  // namespace

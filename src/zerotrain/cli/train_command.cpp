@@ -20,6 +20,7 @@
 #include "zerotrain/estimate/units.h"
 #include "zerotrain/io/hf_config.h"
 #include "zerotrain/train/ds_train_config.h"
+#include "zerotrain/train/step_measures.h"
 #include "zerotrain/train/trainer.h"
 
 namespace zt::cli {
@@ -43,7 +44,7 @@ void print_summary(const train::TrainSummary& s, int world) {
   if (world > 1)
     std::printf("%-22s %s\n", "tokens/s (all ranks)", fmt("%.0f", s.tokens_per_s * world).c_str());
   std::printf("%-22s %s\n", "tokens/s per GPU", fmt("%.0f", s.tokens_per_s).c_str());
-  std::printf("%-22s %s\n", "MFU", monitor::format_mfu(s.mfu).c_str());
+  std::printf("%-22s %s\n", "MFU", train::format_mfu(s.mfu).c_str());
   std::printf("%-22s %s GiB\n", "peak memory", fmt("%.3f", s.peak_mem_gib).c_str());
   std::printf("%-22s stage %d: params %s, grads %s, optimizer %s MiB per rank\n",
               "ZeRO model state", s.zero_stage,
@@ -413,7 +414,7 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
         if (m.loss_scaling)
           line += str(" | scale ", fmt("%g", m.loss_scale),
                       m.skipped ? str(" (", m.skipped, " skipped)") : "");
-        line += str(" | MFU ", monitor::format_mfu(m.mfu), " | mem ", fmt("%.2f", m.peak_mem_gib),
+        line += str(" | MFU ", train::format_mfu(m.mfu), " | mem ", fmt("%.2f", m.peak_mem_gib),
                     " GiB");
         if (m.wall_clock)
           line +=

@@ -21,6 +21,7 @@
 #include "zerotrain/train/out_of_memory.h"
 #include "zerotrain/train/precision_guard.h"
 #include "zerotrain/train/run_log.h"
+#include "zerotrain/train/step_measures.h"
 #include "zerotrain/train/train_scheduler.h"
 #include "zerotrain/train/wall_clock.h"
 #include "zerotrain/zero/shard_init.h"
@@ -208,9 +209,9 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   MemoryTracker memory(*engine, default_allocator(c.device));  // [Note: memory report]
   runner.set_hooks(memory.wrap(engine->hooks()));
 
-  const double per_token = monitor::flops_per_token(
+  const double per_token = flops_per_token(
       {mc.num_non_embedding_params(), mc.num_layers, mc.num_heads, mc.head_dim, c.seq_len});
-  const double peak = monitor::peak_flops_of(c.device);
+  const double peak = peak_flops_of(c.device);
 
   const bool writer_rank = rank == 0;  // the one rank that writes files
   if (writer_rank) fs::create_directories(c.out);
@@ -234,10 +235,10 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   ctx.stream = stream;
   ctx.compute_dtype = c.dtype;
 
-  monitor::reset_peak_memory(c.device);
+  reset_peak_memory(c.device);
   sum.memory_start = memory.start();
   if (cb.on_memory_start) cb.on_memory_start(sum.memory_start);
-  monitor::StepTimer timer, total_timer, step_timer;
+  StepTimer timer, total_timer, step_timer;
   std::vector<double> interval_losses, interval_norms;
   int64_t interval_skipped = 0;
   int64_t interval_tokens = 0;
@@ -317,7 +318,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     point.step = step + 1;
     point.loss = loss;
     point.lr = lr;
-    point.tokens_per_s_per_gpu = monitor::tokens_per_second(step_tokens, step_timer.lap());
+    point.tokens_per_s_per_gpu = tokens_per_second(step_tokens, step_timer.lap());
     point.tokens_per_s = point.tokens_per_s_per_gpu * world;
     plot_points.push_back(point);
 
@@ -332,12 +333,12 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
       r.loss_scale = plan.loss_scale;
       r.loss_scaling = scaler.has_value();
       r.skipped = interval_skipped;
-      r.tokens_per_s_per_gpu = monitor::tokens_per_second(interval_tokens, seconds);
+      r.tokens_per_s_per_gpu = tokens_per_second(interval_tokens, seconds);
       r.tokens_per_s = r.tokens_per_s_per_gpu * world;
       r.world_size = world;
-      r.mfu = monitor::mfu(r.tokens_per_s_per_gpu, per_token, peak);
+      r.mfu = mfu(r.tokens_per_s_per_gpu, per_token, peak);
       if (wall.enabled()) r.wall_clock = wall.take(static_cast<int64_t>(interval_losses.size()));
-      const monitor::MemorySnapshot mem = monitor::memory_snapshot(c.device);
+      const MemorySnapshot mem = memory_snapshot(c.device);
       r.mem_gib = mem.allocated_gib;
       r.peak_mem_gib = mem.peak_allocated_gib;
       r.reserved_gib = mem.reserved_gib;
@@ -361,8 +362,8 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   sum.steps = c.steps - resumed.step;
   sum.loss_scale = scaler ? scaler->scale() : 1.0;
   sum.seconds = total_timer.lap();
-  sum.tokens_per_s = monitor::tokens_per_second(sum.tokens, sum.seconds);
-  sum.mfu = monitor::mfu(sum.tokens_per_s, per_token, peak);
+  sum.tokens_per_s = tokens_per_second(sum.tokens, sum.seconds);
+  sum.mfu = mfu(sum.tokens_per_s, per_token, peak);
   sum.memory_peak = memory.peak_report();
   where = "save";
   engine->begin_full_parameters();
