@@ -74,11 +74,13 @@ json ds_scheduler_json(const config::SchedulerConfig& s, double optimizer_lr) {
 }
 
 std::unique_ptr<optim::Scheduler> make_train_scheduler(const TrainConfig& c) {
-  if (!c.scheduler.is_null()) return optim::make_scheduler(c.scheduler, c.lr);
-  json params = {{"warmup_steps", c.warmup_steps}, {"total_steps", c.steps}};
-  if (optim::parse_schedule_kind(c.schedule) == optim::ScheduleKind::cosine)
-    params["min_lr_ratio"] = c.min_lr_ratio;
-  return optim::make_scheduler({{"type", c.schedule}, {"params", std::move(params)}}, c.lr);
+  if (!c.schedule.deepspeed.is_null())
+    return optim::make_scheduler(c.schedule.deepspeed, c.schedule.lr);
+  json params = {{"warmup_steps", c.schedule.warmup_steps}, {"total_steps", c.steps}};
+  if (optim::parse_schedule_kind(c.schedule.decay) == optim::ScheduleKind::cosine)
+    params["min_lr_ratio"] = c.schedule.min_lr_ratio;
+  return optim::make_scheduler({{"type", c.schedule.decay}, {"params", std::move(params)}},
+                               c.schedule.lr);
 }
 
 void restore_scheduler(optim::Scheduler& s, const json& saved, int64_t step) {

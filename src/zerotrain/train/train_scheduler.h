@@ -29,7 +29,8 @@ namespace zt::train {
 // warmup_max_lr takes `optimizer_lr`. Throws ValueError for a last_batch_iteration other than -1.
 nlohmann::json ds_scheduler_json(const config::SchedulerConfig& s, double optimizer_lr);
 
-// The scheduler of `c`: make_scheduler(c.scheduler, c.lr) when set, else the HF schedule.
+// The scheduler of `c`: make_scheduler(c.schedule.deepspeed, c.schedule.lr) when set, else the HF
+// schedule.
 std::unique_ptr<optim::Scheduler> make_train_scheduler(const TrainConfig& c);
 
 // On --resume: the saved state (Scheduler::state()) when the checkpoint has one, else the
