@@ -6,6 +6,7 @@
 #include "zerotrain/config/load.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/train/ds_train_config.h"
+#include "zerotrain/train/train_scheduler.h"
 
 namespace zt::train {
 namespace {
@@ -257,7 +258,9 @@ TEST(DsTrainConfig, SchedulerAutosTakeTheFlagsAsTheHfTrainerDoes) {
                  "total_num_steps": "auto", "warmup_type": "linear"}}})",
                        c, g),
                   g, c);
-  EXPECT_EQ(c.schedule.deepspeed, nlohmann::json::parse(R"({"type": "WarmupDecayLR", "params": {
+  ASSERT_TRUE(c.schedule.deepspeed);
+  EXPECT_EQ(ds_scheduler_json(*c.schedule.deepspeed, c.schedule.lr),
+            nlohmann::json::parse(R"({"type": "WarmupDecayLR", "params": {
       "total_num_steps": 40, "warmup_min_lr": 0.0, "warmup_max_lr": 0.002,
       "warmup_num_steps": 5, "warmup_type": "linear"}})"));
 
@@ -268,17 +271,20 @@ TEST(DsTrainConfig, SchedulerAutosTakeTheFlagsAsTheHfTrainerDoes) {
       "params": {"total_num_steps": 10}}})",
                        d, g),
                   g, d);
-  EXPECT_FALSE(d.schedule.deepspeed["params"].contains("warmup_max_lr"));
+  ASSERT_TRUE(d.schedule.deepspeed);
+  EXPECT_FALSE(
+      ds_scheduler_json(*d.schedule.deepspeed, d.schedule.lr)["params"].contains("warmup_max_lr"));
   TrainConfig e;
   e.schedule.lr = 5e-4;
   apply_ds_config(load(R"({"train_batch_size": 8, "scheduler": {"type": "WarmupLR"}})", e, {}), {},
                   e);
-  EXPECT_EQ(e.schedule.deepspeed["params"]["warmup_max_lr"], 5e-4);
+  ASSERT_TRUE(e.schedule.deepspeed);
+  EXPECT_EQ(std::get<config::WarmupLrParams>(e.schedule.deepspeed->params).warmup_max_lr, 5e-4);
 
   // No section: the command line's schedule stays.
   TrainConfig f;
   apply_ds_config(load(R"({"train_batch_size": 8})", f, {}), {}, f);
-  EXPECT_TRUE(f.schedule.deepspeed.is_null());
+  EXPECT_FALSE(f.schedule.deepspeed);
   EXPECT_FALSE(f.reporting.wall_clock_breakdown);
   EXPECT_TRUE(f.reporting.csv_monitor_dir.empty());
 }

@@ -51,7 +51,7 @@ TEST(TrainOutputs, DeepSpeedScheduleDrivesTheLrOfEachUpdate) {
   test::TempDir dir;
   train::TrainConfig c = test::tiny_train_config(dir.path(), DType::f32);
   c.paths.out = dir / "run";
-  c.schedule.deepspeed = kWarmupDecay;
+  c.schedule.deepspeed = config::parse_scheduler_block(kWarmupDecay);
   train::train(c);
   const std::vector<nlohmann::json> lines = jsonl(c.paths.out / "metrics.jsonl");
   ASSERT_EQ(lines.size(), 6u);

@@ -74,11 +74,11 @@ TEST(TrainerAdamVariants, AmsgradWithLowPrecisionFailsBeforeTraining) {
   train::TrainConfig base = test::tiny_train_config(dir.path(), DType::bf16);
   test::expect_error<ValueError>(
       [&] {
-        with_ds_config(base, R"({"train_micro_batch_size_per_gpu": 2,
+        train::validate_train_config(with_ds_config(base, R"({"train_micro_batch_size_per_gpu": 2,
             "zero_optimization": {"stage": 2},
             "bf16": {"enabled": true, "bf16_master_weights_and_grads": true,
                      "bf16_optimizer_states": true},
-            "optimizer": {"type": "Adam", "params": {"amsgrad": true}}})");
+            "optimizer": {"type": "Adam", "params": {"amsgrad": true}}})"));
       },
       {"[config] optimizer.params.amsgrad", "low-precision"});
   train::TrainConfig c = base;

@@ -34,9 +34,9 @@ train::TrainConfig fp16_config(const fs::path& dir) {
   train::TrainConfig c = test::tiny_train_config(dir, DType::f16);
   c.steps = 10;
   // WarmupLR does not depend on the total step count, so runs of different lengths share it.
-  c.schedule.deepspeed =
+  c.schedule.deepspeed = config::parse_scheduler_block(
       nlohmann::json::parse(R"({"type": "WarmupLR", "params": {"warmup_min_lr": 0,
-      "warmup_max_lr": 0.01, "warmup_num_steps": 8}})");
+      "warmup_max_lr": 0.01, "warmup_num_steps": 8}})"));
   c.precision.loss_scaler.initial_scale_power = 8;
   c.precision.loss_scaler.loss_scale_window = 2;
   c.precision.loss_scaler.hysteresis = 2;

@@ -18,6 +18,7 @@
 #include "io/io_test_util.h"
 #include "nn/nn_test_util.h"
 #include "train/train_test_util.h"
+#include "zerotrain/config/scheduler_config.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/io/hf_config.h"
 #include "zerotrain/io/token_file.h"
@@ -62,7 +63,7 @@ void expect_resume_matches_straight_run(
     const std::function<void(train::TrainConfig&)>& adjust = {}) {
   test::TempDir dir;
   train::TrainConfig c = make_config(dir.path(), dtype);
-  c.schedule.deepspeed = scheduler;
+  if (!scheduler.is_null()) c.schedule.deepspeed = config::parse_scheduler_block(scheduler);
   c.precision.mode = precision;
   c.zero.stage = zero_stage;
   if (adjust) adjust(c);

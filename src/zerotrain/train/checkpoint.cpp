@@ -10,6 +10,7 @@
 #include "zerotrain/io/hf_model.h"
 #include "zerotrain/io/io_error.h"
 #include "zerotrain/io/safetensors.h"
+#include "zerotrain/train/train_scheduler.h"
 
 namespace zt::train {
 
@@ -73,7 +74,8 @@ nlohmann::json resume_config_json(const TrainConfig& c) {
   j["warmup_steps"] = c.schedule.warmup_steps;
   j["schedule"] = c.schedule.decay;
   j["min_lr_ratio"] = c.schedule.min_lr_ratio;
-  if (!c.schedule.deepspeed.is_null()) j["scheduler"] = c.schedule.deepspeed;
+  if (c.schedule.deepspeed)
+    j["scheduler"] = ds_scheduler_json(*c.schedule.deepspeed, c.schedule.lr);
   j["steps"] = c.steps;
   return j;
 }

@@ -226,8 +226,12 @@ void apply_optimizer(const DsConfig& ds, const GivenFlags& g, TrainConfig& c) {
 }
 
 // See [Note: trainer scheduler]: without a section the command line's --schedule applies.
+// WarmupLR without warmup_max_lr warms up to the optimizer's lr (the peak lr of the run).
 void apply_schedule(const DsConfig& ds, ScheduleConfig& s) {
-  if (ds.scheduler) s.deepspeed = ds_scheduler_json(*ds.scheduler, s.lr);
+  if (!ds.scheduler) return;
+  s.deepspeed = *ds.scheduler;
+  if (auto* w = std::get_if<config::WarmupLrParams>(&s.deepspeed->params))
+    w->warmup_max_lr = w->warmup_max_lr.value_or(s.lr);
 }
 
 void apply_reporting(const DsConfig& ds, const GivenFlags& g, ReportConfig& r) {

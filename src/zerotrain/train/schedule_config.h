@@ -5,9 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "zerotrain/config/scheduler_config.h"
 
 namespace zt::train {
 
@@ -16,9 +17,9 @@ struct ScheduleConfig {
   int64_t warmup_steps = 0;
   std::string decay = "cosine";  // constant | linear | cosine
   double min_lr_ratio = 0.1;     // cosine floor
-  // A DeepSpeed scheduler block {"type", "params"} (--deepspeed; train_scheduler.h), which replaces
-  // decay / warmup_steps / min_lr_ratio; null: those.
-  nlohmann::json deepspeed;
+  // A ds_config's scheduler section (--deepspeed; train_scheduler.h), as parsed once, WarmupLR's
+  // warmup_max_lr set; it replaces decay / warmup_steps / min_lr_ratio. Unset: those.
+  std::optional<config::SchedulerConfig> deepspeed;
 };
 
 // The one check of these values: lr >= 0, warmup_steps >= 0, decay one of the three. Throws

@@ -176,7 +176,8 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   const bool writer_rank = rank == 0;  // the one rank that writes files
   if (writer_rank) fs::create_directories(c.paths.out);
   TrainSummary sum;
-  RunLog log(c, writer_rank, resumed.step, c.data.micro_batch * c.data.grad_accum * world);
+  RunLog log(c.paths.out, c.reporting, writer_rank, resumed.step,
+             c.data.micro_batch * c.data.grad_accum * world);
   sum.metrics_path = log.jsonl_path();
   sum.csv_path = log.csv_path();
   sum.csv_monitor_dir = c.reporting.csv_monitor_dir;
