@@ -223,9 +223,11 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
                   "a DeepSpeed ds_config.json: its batch sizes, clipping, bf16/fp16, Adam/AdamW "
                   "settings (adam_w_mode, amsgrad, bias_correction too), scheduler, "
                   "steps_per_print, wall_clock_breakdown, csv_monitor, "
-                  "tensorboard, wandb, activation_checkpointing, communication_data_type and "
-                  "data_types.grad_accum_dtype apply; \"auto\" takes the flags' "
-                  "values; a flag given explicitly must agree with the file; settings train cannot "
+                  "tensorboard, wandb, activation_checkpointing, communication_data_type, "
+                  "data_types.grad_accum_dtype and zero_optimization (stage, reduce_bucket_size, "
+                  "overlap_comm, stage3_*) apply; \"auto\" takes the flags' "
+                  "values; a flag given explicitly must agree with the file and fills a key it "
+                  "leaves out; settings train cannot "
                   "run yet are errors (check a file with `zerotrain config check`)");
   cmd->add_flag("--wall-clock-breakdown", c->reporting.wall_clock_breakdown,
                 "log forward/backward/comm/step milliseconds per step (synchronizes the device at "
