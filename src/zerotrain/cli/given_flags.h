@@ -1,6 +1,6 @@
 // The flags a user typed on a subcommand, as config::GivenFlags: every option counted, so that
 // every flag that maps to a ds_config key gets the fill/conflict check (config/resolve_auto.h).
-// Tested by the CLI ctests (tests/CMakeLists.txt) and tests/cli/test_given_flags.cpp.
+// Tested by the CLI ctest train_zero_stage_flag_fills_ds_config (tests/CMakeLists.txt).
 #pragma once
 
 #include <CLI/CLI.hpp>

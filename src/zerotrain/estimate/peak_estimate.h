@@ -20,9 +20,9 @@ namespace zt::estimate {
 
 // [Note: zerotrain model states]
 // zerotrain keeps bf16 parameter values, f32 gradients (or bf16 with grad_dtype bf16:
-// TrainConfig::grad_accum_dtype, [Note: communication dtype] in zero/grad_comm.h), and for bf16
-// values an f32 master plus two f32 AdamW moments (train/optimizer.h [Note: optimizer masters]),
-// and a third, the running max of v, with amsgrad; f32 values are their own masters. The
+// TrainConfig::precision.grad_accum_dtype, [Note: communication dtype] in zero/grad_comm.h), and
+// for bf16 values an f32 master plus two f32 AdamW moments (train/optimizer.h [Note: optimizer
+// masters]), and a third, the running max of v, with amsgrad; f32 values are their own masters. The
 // low-precision mode keeps two bf16 moments and no masters. Per GPU, with
 // W GPUs and each block (embedding, decoder layer, head: the all-gather/reduce-scatter unit)
 // sharded in ceil(n / W) pieces:

@@ -15,11 +15,11 @@
 // is not supported yet.
 //
 // [Note: fp16 in ds_config]
-// fp16.enabled trains in f16 (TrainConfig::dtype) with DeepSpeed's loss scaler: loss_scale > 0 is a
-// static scale, 0 the dynamic one of initial_scale_power, loss_scale_window, hysteresis,
-// consecutive_hysteresis and min_loss_scale (train/loss_scaler.h). auto_cast casts a model's
-// floating inputs to fp16 in DeepSpeed; zerotrain's inputs are token ids, so it changes nothing.
-// fp16_master_weights_and_grads is not supported (masters and gradients stay f32).
+// fp16.enabled trains in f16 (TrainConfig::precision.dtype) with DeepSpeed's loss scaler:
+// loss_scale > 0 is a static scale, 0 the dynamic one of initial_scale_power, loss_scale_window,
+// hysteresis, consecutive_hysteresis and min_loss_scale (train/loss_scaler.h). auto_cast casts a
+// model's floating inputs to fp16 in DeepSpeed; zerotrain's inputs are token ids, so it changes
+// nothing. fp16_master_weights_and_grads is not supported (masters and gradients stay f32).
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // The schedule section of the run configuration: the learning rate over the steps, either the
 // Hugging Face schedule of --lr, --warmup, --schedule and --min-lr-ratio or a ds_config's
 // scheduler block (train_scheduler.h). Tested by tests/train/test_run_config.cpp and
-// tests/train/test_train_scheduler.cpp.
+// tests/train/test_train_outputs.cpp.
 #pragma once
 
 #include <cstdint>

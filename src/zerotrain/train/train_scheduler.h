@@ -1,7 +1,7 @@
 // The trainer's learning-rate scheduler: a DeepSpeed `scheduler` section
 // (TrainConfig::schedule.deepspeed, from --deepspeed) or the Hugging Face schedule of --schedule /
 // --warmup / --min-lr-ratio, both behind optim::Scheduler, stepped as DeepSpeed's engine does (see
-// [Note: trainer scheduler]). Tested by tests/train/test_train_scheduler.cpp and
+// [Note: trainer scheduler]). Tested by tests/train/test_train_outputs.cpp and
 // tests/train/test_trainer_resume.cpp.
 //
 // [Note: trainer scheduler]
@@ -31,7 +31,7 @@ namespace zt::train {
 // warmup_max_lr as `optimizer_lr`. Written only, never parsed back.
 nlohmann::json ds_scheduler_json(const config::SchedulerConfig& s, double optimizer_lr);
 
-// The scheduler of `c`: make_scheduler(c.schedule.deepspeed, c.schedule.lr) when set, else the HF
+// The scheduler of `c`: make_scheduler(c.schedule.decay.deepspeed, c.schedule.decay.lr) when set, else the HF
 // schedule.
 std::unique_ptr<optim::Scheduler> make_train_scheduler(const TrainConfig& c);
 

@@ -2,7 +2,7 @@
 // --reduce-bucket-size,
 // --stage3-* or a ds_config's zero_optimization): built and validated once (validate_zero_config),
 // then handed to the engine (zero::ZeroOptions is built from it). Tested by
-// tests/zero/test_zero_config.cpp and tests/config/test_ds_train_config.cpp.
+// tests/train/test_run_config.cpp and tests/config/test_ds_train_config.cpp.
 #pragma once
 
 #include <cstdint>
