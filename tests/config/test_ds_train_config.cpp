@@ -32,8 +32,8 @@ std::string error_of(const std::string& text, TrainConfig c = {}, GivenFlags g =
 
 TEST(DsTrainConfig, HuggingFaceStyleFileMapsOntoTrainConfig) {
   TrainConfig c;
-  c.paths.data.micro_batch = 4;
-  c.schedule.decay.lr = 1e-3;
+  c.data.micro_batch = 4;
+  c.schedule.lr = 1e-3;
   GivenFlags g = given("--micro-batch");
   g.insert("--lr");
   const config::DsConfig ds = load(R"({
@@ -46,11 +46,11 @@ TEST(DsTrainConfig, HuggingFaceStyleFileMapsOntoTrainConfig) {
                                    c, g, 256);
   EXPECT_EQ(ds.zero_optimization.reduce_bucket_size, 256 * 256);
   apply_ds_config(ds, g, c);
-  EXPECT_EQ(c.paths.data.micro_batch, 4);
-  EXPECT_EQ(c.paths.data.grad_accum, 2);
+  EXPECT_EQ(c.data.micro_batch, 4);
+  EXPECT_EQ(c.data.grad_accum, 2);
   EXPECT_DOUBLE_EQ(c.clip, 0.5);
-  EXPECT_EQ(c.precision.mode.dtype, DType::bf16);
-  EXPECT_DOUBLE_EQ(c.schedule.decay.lr, 1e-3);
+  EXPECT_EQ(c.precision.dtype, DType::bf16);
+  EXPECT_DOUBLE_EQ(c.schedule.lr, 1e-3);
   EXPECT_DOUBLE_EQ(c.optimizer.beta1, 0.8);
   EXPECT_DOUBLE_EQ(c.optimizer.beta2, 0.9);
   EXPECT_DOUBLE_EQ(c.optimizer.eps, 1e-6);
@@ -61,13 +61,13 @@ TEST(DsTrainConfig, HuggingFaceStyleFileMapsOntoTrainConfig) {
 
 TEST(DsTrainConfig, AFileWithoutOptimizerKeepsTheCommandLinesAdamW) {
   TrainConfig c;
-  c.schedule.decay.lr = 2e-4;
+  c.schedule.lr = 2e-4;
   c.optimizer.weight_decay = 0.2;
   apply_ds_config(load(R"({"train_batch_size": 8})", c, {}), {}, c);
-  EXPECT_DOUBLE_EQ(c.schedule.decay.lr, 2e-4);
+  EXPECT_DOUBLE_EQ(c.schedule.lr, 2e-4);
   EXPECT_DOUBLE_EQ(c.optimizer.weight_decay, 0.2);
-  EXPECT_EQ(c.paths.data.micro_batch, 8);
-  EXPECT_EQ(c.paths.data.grad_accum, 1);
+  EXPECT_EQ(c.data.micro_batch, 8);
+  EXPECT_EQ(c.data.grad_accum, 1);
   EXPECT_DOUBLE_EQ(c.clip, 0.0);  // DeepSpeed's default: no clipping
   EXPECT_FALSE(c.activation_checkpointing);
 }
@@ -80,29 +80,29 @@ TEST(DsTrainConfig, Fp16SectionMapsOntoTheLossScaler) {
                       "consecutive_hysteresis": true, "min_loss_scale": 4}})",
                        c, {}),
                   {}, c);
-  EXPECT_EQ(c.precision.mode.dtype, DType::f16);
-  EXPECT_EQ(c.precision.mode.loss_scaler.loss_scale, 0.0);
-  EXPECT_EQ(c.precision.mode.loss_scaler.initial_scale_power, 12);
-  EXPECT_EQ(c.precision.mode.loss_scaler.loss_scale_window, 50);
-  EXPECT_EQ(c.precision.mode.loss_scaler.hysteresis, 3);
-  EXPECT_TRUE(c.precision.mode.loss_scaler.consecutive_hysteresis);
-  EXPECT_EQ(c.precision.mode.loss_scaler.min_loss_scale, 4.0);
+  EXPECT_EQ(c.precision.dtype, DType::f16);
+  EXPECT_EQ(c.precision.loss_scaler.loss_scale, 0.0);
+  EXPECT_EQ(c.precision.loss_scaler.initial_scale_power, 12);
+  EXPECT_EQ(c.precision.loss_scaler.loss_scale_window, 50);
+  EXPECT_EQ(c.precision.loss_scaler.hysteresis, 3);
+  EXPECT_TRUE(c.precision.loss_scaler.consecutive_hysteresis);
+  EXPECT_EQ(c.precision.loss_scaler.min_loss_scale, 4.0);
 
   TrainConfig s;
   apply_ds_config(
       load(R"({"train_batch_size": 8, "fp16": {"enabled": true, "loss_scale": 128}})", s, {}), {},
       s);
-  EXPECT_EQ(s.precision.mode.dtype, DType::f16);
-  EXPECT_EQ(s.precision.mode.loss_scaler.loss_scale, 128.0);
+  EXPECT_EQ(s.precision.dtype, DType::f16);
+  EXPECT_EQ(s.precision.loss_scaler.loss_scale, 128.0);
 
   // --dtype f16 fills "auto" and turns on a missing section; it must agree with the file.
   TrainConfig f;
-  f.precision.mode.dtype = DType::f16;
+  f.precision.dtype = DType::f16;
   const GivenFlags g = given("--dtype");
   apply_ds_config(load(R"({"train_batch_size": 8, "fp16": {"enabled": "auto"}})", f, g), g, f);
-  EXPECT_EQ(f.precision.mode.dtype, DType::f16);
+  EXPECT_EQ(f.precision.dtype, DType::f16);
   apply_ds_config(load(R"({"train_batch_size": 8})", f, g), g, f);
-  EXPECT_EQ(f.precision.mode.dtype, DType::f16);
+  EXPECT_EQ(f.precision.dtype, DType::f16);
   EXPECT_NE(error_of(R"({"train_batch_size": 8, "fp16": {"enabled": false}})", f, g)
                 .find("fp16.enabled: the config gives false but --dtype fp16 gives true"),
             std::string::npos);
@@ -202,27 +202,27 @@ TEST(DsTrainConfig, AmsgradWithLowPrecisionAndDisagreeingFlagsAreRefused) {
 TEST(DsTrainConfig, CommunicationAndAccumulationDtypesMap) {
   TrainConfig c;
   apply_ds_config(load(R"({"train_batch_size": 8, "bf16": {"enabled": true}})", c, {}), {}, c);
-  EXPECT_EQ(c.precision.mode.grad_accum_dtype, DType::f32);
-  EXPECT_EQ(c.precision.mode.comm_dtype, DType::f32);
+  EXPECT_EQ(c.precision.grad_accum_dtype, DType::f32);
+  EXPECT_EQ(c.precision.comm_dtype, DType::f32);
   apply_ds_config(load(R"({"train_batch_size": 8, "bf16": {"enabled": true},
       "communication_data_type": "bf16", "data_types": {"grad_accum_dtype": "bf16"}})",
                        c, {}),
                   {}, c);
-  EXPECT_EQ(c.precision.mode.grad_accum_dtype, DType::bf16);
-  EXPECT_EQ(c.precision.mode.comm_dtype, DType::bf16);
+  EXPECT_EQ(c.precision.grad_accum_dtype, DType::bf16);
+  EXPECT_EQ(c.precision.comm_dtype, DType::bf16);
   TrainConfig h;
   apply_ds_config(load(R"({"train_batch_size": 8, "communication_data_type": "fp16",
       "data_types": {"grad_accum_dtype": "fp32"}})",
                        h, {}),
                   {}, h);
-  EXPECT_EQ(h.precision.mode.comm_dtype, DType::f16);
-  EXPECT_EQ(h.precision.mode.grad_accum_dtype, DType::f32);
+  EXPECT_EQ(h.precision.comm_dtype, DType::f16);
+  EXPECT_EQ(h.precision.grad_accum_dtype, DType::f32);
   // A flag fills a key the file leaves out.
   TrainConfig f;
-  f.precision.mode.comm_dtype = DType::bf16;
+  f.precision.comm_dtype = DType::bf16;
   const GivenFlags g = given("--comm-dtype");
   apply_ds_config(load(R"({"train_batch_size": 8})", f, g), g, f);
-  EXPECT_EQ(f.precision.mode.comm_dtype, DType::bf16);
+  EXPECT_EQ(f.precision.comm_dtype, DType::bf16);
 }
 
 TEST(DsTrainConfig, BadOrContradictedGradientDtypesAreNamed) {
@@ -231,13 +231,13 @@ TEST(DsTrainConfig, BadOrContradictedGradientDtypesAreNamed) {
                       "that dtype"),
             std::string::npos);
   TrainConfig c;
-  c.precision.mode.comm_dtype = DType::f32;
+  c.precision.comm_dtype = DType::f32;
   EXPECT_NE(error_of(R"({"train_batch_size": 8, "communication_data_type": "bf16"})", c,
                      given("--comm-dtype"))
                 .find("communication_data_type: the config gives bf16 but --comm-dtype gives f32"),
             std::string::npos);
-  c.precision.mode.dtype = DType::bf16;
-  c.precision.mode.grad_accum_dtype = DType::bf16;
+  c.precision.dtype = DType::bf16;
+  c.precision.grad_accum_dtype = DType::bf16;
   GivenFlags g = given("--grad-accum-dtype");
   g.insert("--dtype");
   EXPECT_NE(error_of(R"({"train_batch_size": 8, "bf16": {"enabled": true},
@@ -249,17 +249,17 @@ TEST(DsTrainConfig, BadOrContradictedGradientDtypesAreNamed) {
 
 TEST(DsTrainConfig, SchedulerAutosTakeTheFlagsAsTheHfTrainerDoes) {
   TrainConfig c;
-  c.schedule.decay.lr = 2e-3;
+  c.schedule.lr = 2e-3;
   c.steps = 40;
-  c.schedule.decay.warmup_steps = 5;
+  c.schedule.warmup_steps = 5;
   const GivenFlags g = given("--lr");
   apply_ds_config(load(R"({"train_batch_size": 8, "scheduler": {"type": "WarmupDecayLR",
       "params": {"warmup_min_lr": "auto", "warmup_max_lr": "auto", "warmup_num_steps": "auto",
                  "total_num_steps": "auto", "warmup_type": "linear"}}})",
                        c, g),
                   g, c);
-  ASSERT_TRUE(c.schedule.decay.deepspeed);
-  EXPECT_EQ(ds_scheduler_json(*c.schedule.decay.deepspeed, c.schedule.decay.lr),
+  ASSERT_TRUE(c.schedule.deepspeed);
+  EXPECT_EQ(ds_scheduler_json(*c.schedule.deepspeed, c.schedule.lr),
             nlohmann::json::parse(R"({"type": "WarmupDecayLR", "params": {
       "total_num_steps": 40, "warmup_min_lr": 0.0, "warmup_max_lr": 0.002,
       "warmup_num_steps": 5, "warmup_type": "linear"}})"));
@@ -271,20 +271,20 @@ TEST(DsTrainConfig, SchedulerAutosTakeTheFlagsAsTheHfTrainerDoes) {
       "params": {"total_num_steps": 10}}})",
                        d, g),
                   g, d);
-  ASSERT_TRUE(d.schedule.decay.deepspeed);
+  ASSERT_TRUE(d.schedule.deepspeed);
   EXPECT_FALSE(
-      ds_scheduler_json(*d.schedule.decay.deepspeed, d.schedule.decay.lr)["params"].contains("warmup_max_lr"));
+      ds_scheduler_json(*d.schedule.deepspeed, d.schedule.lr)["params"].contains("warmup_max_lr"));
   TrainConfig e;
-  e.schedule.decay.lr = 5e-4;
+  e.schedule.lr = 5e-4;
   apply_ds_config(load(R"({"train_batch_size": 8, "scheduler": {"type": "WarmupLR"}})", e, {}), {},
                   e);
-  ASSERT_TRUE(e.schedule.decay.deepspeed);
-  EXPECT_EQ(std::get<config::WarmupLrParams>(e.schedule.decay.deepspeed->params).warmup_max_lr, 5e-4);
+  ASSERT_TRUE(e.schedule.deepspeed);
+  EXPECT_EQ(std::get<config::WarmupLrParams>(e.schedule.deepspeed->params).warmup_max_lr, 5e-4);
 
   // No section: the command line's schedule stays.
   TrainConfig f;
   apply_ds_config(load(R"({"train_batch_size": 8})", f, {}), {}, f);
-  EXPECT_FALSE(f.schedule.decay.deepspeed);
+  EXPECT_FALSE(f.schedule.deepspeed);
   EXPECT_FALSE(f.reporting.wall_clock_breakdown);
   EXPECT_TRUE(f.reporting.csv_monitor_dir.empty());
 }
@@ -340,7 +340,7 @@ TEST(DsTrainConfig, GivenFlagContradictingTheFileIsAnError) {
   EXPECT_EQ(error_of(R"({"train_batch_size": 8, "steps_per_print": 100})", c, given("--log-every")),
             "[config] steps_per_print: the config gives 100 but --log-every gives 10; make them "
             "agree");
-  c.precision.mode.dtype = DType::bf16;
+  c.precision.dtype = DType::bf16;
   EXPECT_NE(error_of(R"({"train_batch_size": 8, "bf16": {"enabled": false}})", c, given("--dtype"))
                 .find("bf16.enabled: the config gives false but --dtype bf16 gives true"),
             std::string::npos);
@@ -348,14 +348,14 @@ TEST(DsTrainConfig, GivenFlagContradictingTheFileIsAnError) {
 
 TEST(DsTrainConfig, OverridesCarryTheGivenMarks) {
   TrainConfig c;
-  c.paths.data.micro_batch = 3;
+  c.data.micro_batch = 3;
   const config::ConfigOverrides o = train_overrides(c, given("--micro-batch"), 64);
   EXPECT_EQ(o.world_size, 1);
   EXPECT_EQ(o.hidden_size, 64);
   EXPECT_EQ(o.micro_batch, 3);
   EXPECT_TRUE(o.given.contains("--micro-batch"));
   EXPECT_FALSE(o.given.contains("--lr"));
-  EXPECT_EQ(o.lr, c.schedule.decay.lr);
+  EXPECT_EQ(o.lr, c.schedule.lr);
   EXPECT_EQ(o.dtype, "f32");
 }
 

@@ -41,14 +41,14 @@ train::TrainConfig base_config(const fs::path& dir) {
   c.paths.model = dir / "config.json";
   c.paths.data = dir / "tokens.bin";
   c.steps = 20;
-  c.paths.data.seq_len = 8;
-  c.schedule.decay.lr = 1e-2;
-  c.schedule.decay.warmup_steps = 2;
-  c.schedule.decay.decay = "cosine";
+  c.data.seq_len = 8;
+  c.schedule.lr = 1e-2;
+  c.schedule.warmup_steps = 2;
+  c.schedule.decay = "cosine";
   c.optimizer.weight_decay = 0.1;
   c.clip = 0.5;  // small enough to clip, so the global norm is exercised
   c.reporting.log_every = 1;
-  c.paths.data.seed = 11;
+  c.data.seed = 11;
   return c;
 }
 
@@ -71,9 +71,9 @@ void run_case(const Case& k) {
   const fs::path dir = shared_temp_dir(k.name);
   write_inputs(dir);
   train::TrainConfig ddp = base_config(dir);
-  ddp.precision.mode.dtype = k.dtype;
-  ddp.paths.data.micro_batch = k.micro_batch;
-  ddp.paths.data.grad_accum = k.grad_accum;
+  ddp.precision.dtype = k.dtype;
+  ddp.data.micro_batch = k.micro_batch;
+  ddp.data.grad_accum = k.grad_accum;
   ddp.comm = &comm;
   ddp.check_params_every = 5;
   ddp.zero.reduce_bucket_elements = 3000;  // several buckets
@@ -86,14 +86,14 @@ void run_case(const Case& k) {
     return;
   }
   train::TrainConfig one = base_config(dir);
-  one.precision.mode.dtype = k.dtype;
+  one.precision.dtype = k.dtype;
   one.paths.out = dir / "one";
   if (k.bitwise) {  // the same micro-batches, accumulated in one process
-    one.paths.data.micro_batch = k.micro_batch;
-    one.paths.data.grad_accum = k.grad_accum * world;
+    one.data.micro_batch = k.micro_batch;
+    one.data.grad_accum = k.grad_accum * world;
   } else {  // the same rows per step in one micro-batch per accumulation step
-    one.paths.data.micro_batch = k.micro_batch * world;
-    one.paths.data.grad_accum = k.grad_accum;
+    one.data.micro_batch = k.micro_batch * world;
+    one.data.grad_accum = k.grad_accum;
   }
   train::train(one);
   const std::vector<double> a = losses_of(dir / "ddp" / "metrics.jsonl");

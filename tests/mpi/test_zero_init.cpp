@@ -149,11 +149,11 @@ TEST(ZeroInitRanks, Stage3TrainingFromASplitCheckpointMatchesStage0) {
     c.paths.model = dir / "model";
     c.paths.data = dir / "tokens.bin";
     c.steps = 3;
-    c.paths.data.micro_batch = 1;
-    c.paths.data.seq_len = 8;
-    c.schedule.decay.lr = 1e-2;
+    c.data.micro_batch = 1;
+    c.data.seq_len = 8;
+    c.schedule.lr = 1e-2;
     c.reporting.log_every = 1;
-    c.precision.mode.dtype = DType::bf16;
+    c.precision.dtype = DType::bf16;
     c.comm = &comm;
     c.zero.stage = stage;
     c.zero.persistence_threshold = 0;

@@ -34,9 +34,9 @@ TEST(ZeroMemory, EachStageHoldsLessThanTheOneBefore) {
     c.paths.model = dir / "config.json";
     c.paths.data = dir / "tokens.bin";
     c.steps = 1;
-    c.paths.data.micro_batch = 1;
-    c.paths.data.seq_len = 8;
-    c.precision.mode.dtype = DType::bf16;
+    c.data.micro_batch = 1;
+    c.data.seq_len = 8;
+    c.precision.dtype = DType::bf16;
     c.comm = &comm;
     c.zero.stage = stage;
     c.zero.persistence_threshold = 0;

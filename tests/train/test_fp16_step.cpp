@@ -61,9 +61,9 @@ TEST(Fp16Step, MicroLossScaleAndInjection) {
   c.test_hooks.inject_overflow_steps = {2, 5};
   EXPECT_TRUE(injects_overflow(c, 5));
   EXPECT_FALSE(injects_overflow(c, 3));
-  c.precision.mode.dtype = DType::bf16;
+  c.precision.dtype = DType::bf16;
   EXPECT_FALSE(make_loss_scaler(c).has_value());
-  c.precision.mode.dtype = DType::f16;
+  c.precision.dtype = DType::f16;
   ASSERT_TRUE(make_loss_scaler(c).has_value());
   EXPECT_EQ(make_loss_scaler(c)->scale(), 65536.0);
 }

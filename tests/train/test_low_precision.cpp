@@ -135,10 +135,10 @@ TrainRun train_run(optim::Precision precision, int stage, double lr = 1e-7, int6
   train::TrainConfig c = test::tiny_train_config(dir.path(), DType::bf16);
   c.paths.out = dir.path() / "out";
   c.steps = 4;
-  c.schedule.decay.lr = lr;
-  c.schedule.decay.warmup_steps = warmup;
-  c.schedule.decay.decay = "constant";
-  c.precision.mode.mode = precision;
+  c.schedule.lr = lr;
+  c.schedule.warmup_steps = warmup;
+  c.schedule.decay = "constant";
+  c.precision.mode = precision;
   c.zero.stage = stage;
   TrainRun out;
   train::TrainCallbacks cb;
@@ -172,7 +172,7 @@ TEST(LowPrecision, TrainerRejectsLowPrecisionWithF32) {
   test::TempDir dir;
   train::TrainConfig c = test::tiny_train_config(dir.path(), DType::f32);
   c.paths.out = dir.path() / "out";
-  c.precision.mode.mode = optim::Precision::low;
+  c.precision.mode = optim::Precision::low;
   EXPECT_THROW(train::train(c), ValueError);
 }
 
@@ -186,7 +186,7 @@ TEST(LowPrecision, ParsesTheModeNames) {
 train::TrainConfig apply(const std::string& bf16_section, train::GivenFlags g = {},
                          optim::Precision flag = optim::Precision::mixed) {
   train::TrainConfig c;
-  c.precision.mode.mode = flag;
+  c.precision.mode = flag;
   const std::string text =
       R"({"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2}, "bf16": )" +
       bf16_section + "}";

@@ -24,8 +24,8 @@ train::TrainConfig config_in(const test::TempDir& dir, const std::string& name) 
   train::TrainConfig c = test::tiny_train_config(dir.path(), DType::f32);
   c.paths.out = dir / name;
   c.steps = 2;
-  c.paths.data.grad_accum = 1;
-  c.paths.data.seq_len = 16;
+  c.data.grad_accum = 1;
+  c.data.seq_len = 16;
   return c;
 }
 
@@ -71,10 +71,10 @@ TEST(MemoryReport, CategoriesAddUpAndMatchTheEngineForEveryStage) {
 TEST(MemoryReport, ActivationsGrowWithTheMicroBatchAndShrinkWithCheckpointing) {
   test::TempDir dir;
   train::TrainConfig c = config_in(dir, "mb2");
-  c.paths.data.micro_batch = 2;
+  c.data.micro_batch = 2;
   const train::MemoryReport two = train::train(c).memory_peak;
   c.paths.out = dir / "mb4";
-  c.paths.data.micro_batch = 4;
+  c.data.micro_batch = 4;
   const train::MemoryReport four = train::train(c).memory_peak;
   c.paths.out = dir / "mb4_ac";
   c.activation_checkpointing = true;

@@ -36,9 +36,9 @@ train::TrainConfig config_in(const test::TempDir& dir, const std::string& name) 
   train::TrainConfig c = test::tiny_train_config(dir.path(), DType::f32);
   c.paths.out = dir / name;
   c.steps = 2;
-  c.paths.data.grad_accum = 1;
-  c.paths.data.micro_batch = 8;
-  c.paths.data.seq_len = 32;
+  c.data.grad_accum = 1;
+  c.data.micro_batch = 8;
+  c.data.seq_len = 32;
   return c;
 }
 
@@ -97,9 +97,9 @@ TEST(OutOfMemory, AStepThatDoesNotFitSaysWhatFitsAndTheAdviceRuns) {
   std::smatch m;
   ASSERT_TRUE(std::regex_search(msg, m, flags)) << msg;
   c.zero.stage = std::stoi(m[1]);
-  c.paths.data.micro_batch = std::stoll(m[2]);
-  if (m[4].matched) c.paths.data.grad_accum = std::stoll(m[4]);
-  EXPECT_EQ(c.paths.data.micro_batch * c.paths.data.grad_accum, 8);  // the global batch stays
+  c.data.micro_batch = std::stoll(m[2]);
+  if (m[4].matched) c.data.grad_accum = std::stoll(m[4]);
+  EXPECT_EQ(c.data.micro_batch * c.data.grad_accum, 8);  // the global batch stays
   c.activation_checkpointing = m[5].matched;
   c.paths.out = dir / "advised";
   const train::TrainSummary advised = train::train(c);
@@ -120,8 +120,8 @@ TEST(OutOfMemory, SetupThatCannotFitSaysNothingFits) {
 
 TEST(OutOfMemory, FlagsKeepTheGlobalBatch) {
   train::TrainConfig c;
-  c.paths.data.micro_batch = 8;
-  c.paths.data.grad_accum = 2;
+  c.data.micro_batch = 8;
+  c.data.grad_accum = 2;
   estimate::RunSetup s;
   s.stage = 2;
   s.micro_batch = 2;
@@ -131,8 +131,8 @@ TEST(OutOfMemory, FlagsKeepTheGlobalBatch) {
   s.micro_batch = 8;
   s.activation_checkpointing = false;
   EXPECT_EQ(train::setup_flags(c, s), "--zero-stage 2 --micro-batch 8");
-  c.paths.data.micro_batch = 5;
-  c.paths.data.grad_accum = 1;
+  c.data.micro_batch = 5;
+  c.data.grad_accum = 1;
   s.micro_batch = 2;  // 5 rows per step do not split into micro-batches of 2
   EXPECT_EQ(train::setup_flags(c, s), "--zero-stage 2 --micro-batch 2");
 }
@@ -146,7 +146,7 @@ TEST(OutOfMemory, SetupCountsTheRunsPrecisionAndDtypes) {
   c.paths.out = dir.path() / "out";
   c.steps = 1;
   for (const optim::Precision mode : {optim::Precision::mixed, optim::Precision::low}) {
-    c.precision.mode.mode = mode;
+    c.precision.mode = mode;
     const int64_t allocated = train::train(c).optimizer_bytes;
     const estimate::RunSetup s = train::run_setup(c, test::tiny_config(nn::Family::llama), 1);
     EXPECT_EQ(s.precision, mode);
@@ -154,12 +154,12 @@ TEST(OutOfMemory, SetupCountsTheRunsPrecisionAndDtypes) {
     EXPECT_DOUBLE_EQ(e.items[2].bytes, static_cast<double>(allocated))
         << optim::precision_name(mode) << ": " << e.items[2].name;
   }
-  c.precision.mode.grad_accum_dtype = DType::bf16;
-  c.precision.mode.comm_dtype = DType::f16;
+  c.precision.grad_accum_dtype = DType::bf16;
+  c.precision.comm_dtype = DType::f16;
   const estimate::RunSetup s = train::run_setup(c, test::tiny_config(nn::Family::llama), 2);
   EXPECT_EQ(s.grad_dtype, DType::bf16);
   EXPECT_EQ(s.comm_dtype, DType::f16);
-  c.precision.mode.comm_dtype = DType::bf16;
+  c.precision.comm_dtype = DType::bf16;
   EXPECT_EQ(train::run_setup(c, test::tiny_config(nn::Family::llama), 2).comm_dtype, DType::bf16);
 }
 

@@ -35,18 +35,18 @@ TEST(RunConfig, EachBadValueNamesItsKeyAndFlag) {
     std::string message;
   };
   const Case cases[] = {
-      {[](TrainConfig& c) { c.paths.data.micro_batch = 0; },
+      {[](TrainConfig& c) { c.data.micro_batch = 0; },
        "[config] train_micro_batch_size_per_gpu (--micro-batch): must be > 0, got 0"},
-      {[](TrainConfig& c) { c.paths.data.grad_accum = -2; },
+      {[](TrainConfig& c) { c.data.grad_accum = -2; },
        "[config] gradient_accumulation_steps (--grad-accum): must be > 0, got -2"},
-      {[](TrainConfig& c) { c.paths.data.seq_len = 0; }, "[config] --seq-len: must be > 0, got 0"},
+      {[](TrainConfig& c) { c.data.seq_len = 0; }, "[config] --seq-len: must be > 0, got 0"},
       {[](TrainConfig& c) { c.steps = 0; },
        "[config] scheduler.params.total_num_steps (--steps): must be > 0, got 0"},
-      {[](TrainConfig& c) { c.schedule.decay.lr = -1; },
+      {[](TrainConfig& c) { c.schedule.lr = -1; },
        "[config] optimizer.params.lr (--lr): must be >= 0, got -1"},
-      {[](TrainConfig& c) { c.schedule.decay.warmup_steps = -1; },
+      {[](TrainConfig& c) { c.schedule.warmup_steps = -1; },
        "[config] scheduler.params.warmup_num_steps (--warmup): must be >= 0, got -1"},
-      {[](TrainConfig& c) { c.schedule.decay.decay = "exponential"; },
+      {[](TrainConfig& c) { c.schedule.decay = "exponential"; },
        "[config] --schedule: must be constant, linear or cosine, got exponential"},
       {[](TrainConfig& c) { c.zero.stage = 4; },
        "[config] zero_optimization.stage (--zero-stage): must be 0, 1, 2 or 3, got 4"},
@@ -60,12 +60,12 @@ TEST(RunConfig, EachBadValueNamesItsKeyAndFlag) {
        "[config] steps_per_print (--log-every): must be > 0, got 0"},
       {[](TrainConfig& c) { c.reporting.save_every = -1; },
        "[config] --save-every: must be >= 0, got -1"},
-      {[](TrainConfig& c) { c.precision.mode.mode = optim::Precision::low; },
+      {[](TrainConfig& c) { c.precision.mode = optim::Precision::low; },
        "[config] bf16.bf16_master_weights_and_grads (--precision low): needs dtype bf16, got f32"},
-      {[](TrainConfig& c) { c.precision.mode.grad_accum_dtype = DType::bf16; },
+      {[](TrainConfig& c) { c.precision.grad_accum_dtype = DType::bf16; },
        "[config] data_types.grad_accum_dtype (--grad-accum-dtype): bf16 needs the model in that "
        "dtype (--dtype / bf16.enabled), or use f32"},
-      {[](TrainConfig& c) { c.precision.mode.comm_dtype = DType::i32; },
+      {[](TrainConfig& c) { c.precision.comm_dtype = DType::i32; },
        "[config] communication_data_type (--comm-dtype): must be f32, bf16 or f16, got i32"},
       {[](TrainConfig& c) { c.test_hooks.inject_overflow_steps = {0}; },
        "[config] inject_overflow_steps holds 0, not >= 1"},
@@ -79,8 +79,8 @@ TEST(RunConfig, EachBadValueNamesItsKeyAndFlag) {
 TEST(RunConfig, BoundsAreDeepSpeeds) {
   EXPECT_EQ(error_of([](TrainConfig& c) { c.zero.reduce_bucket_elements = 0; }), "no error");
   const std::string low = error_of([](TrainConfig& c) {
-    c.precision.mode.dtype = DType::bf16;
-    c.precision.mode.mode = optim::Precision::low;
+    c.precision.dtype = DType::bf16;
+    c.precision.mode = optim::Precision::low;
     c.optimizer.amsgrad = true;
   });
   EXPECT_NE(low.find("optimizer.params.amsgrad (--amsgrad)"), std::string::npos) << low;

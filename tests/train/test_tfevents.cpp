@@ -167,7 +167,7 @@ TEST(TfEvents, TrainerWritesDeepSpeedsScalarsEqualToMetricsJsonl) {
       {"elapsed_time_ms_step", "step_ms"}};
   ASSERT_EQ(ev.size(), 1 + lines.size() * tags.size());
   EXPECT_EQ(ev[0].file_version, "brain.Event:2");
-  const int64_t batch = c.paths.data.micro_batch * c.paths.data.grad_accum;  // one rank
+  const int64_t batch = c.data.micro_batch * c.data.grad_accum;  // one rank
   for (size_t r = 0; r < lines.size(); ++r) {
     for (size_t t = 0; t < tags.size(); ++t) {
       const test::DecodedEvent& e = ev[1 + r * tags.size() + t];

@@ -51,11 +51,11 @@ TEST(TrainOutputs, DeepSpeedScheduleDrivesTheLrOfEachUpdate) {
   test::TempDir dir;
   train::TrainConfig c = test::tiny_train_config(dir.path(), DType::f32);
   c.paths.out = dir / "run";
-  c.schedule.decay.deepspeed = config::parse_scheduler_block(kWarmupDecay);
+  c.schedule.deepspeed = config::parse_scheduler_block(kWarmupDecay);
   train::train(c);
   const std::vector<nlohmann::json> lines = jsonl(c.paths.out / "metrics.jsonl");
   ASSERT_EQ(lines.size(), 6u);
-  const auto expected = optim::make_scheduler(kWarmupDecay, c.schedule.decay.lr);
+  const auto expected = optim::make_scheduler(kWarmupDecay, c.schedule.lr);
   for (size_t i = 0; i < lines.size(); ++i) {
     // metrics.jsonl writes 9 significant digits.
     EXPECT_NEAR(lines[i]["lr"].get<double>(), expected->lr(), 1e-8 * expected->lr())
@@ -68,13 +68,13 @@ TEST(TrainOutputs, DeepSpeedScheduleDrivesTheLrOfEachUpdate) {
 
 TEST(TrainOutputs, HfScheduleKeepsTheTrainersNumbering) {
   train::TrainConfig c;
-  c.schedule.decay.lr = 1e-2;
+  c.schedule.lr = 1e-2;
   c.steps = 10;
-  c.schedule.decay.warmup_steps = 3;
-  c.schedule.decay.decay = "cosine";
-  c.schedule.decay.min_lr_ratio = 0.1;
+  c.schedule.warmup_steps = 3;
+  c.schedule.decay = "cosine";
+  c.schedule.min_lr_ratio = 0.1;
   const auto s = train::make_train_scheduler(c);
-  const optim::LrSchedule old({optim::ScheduleKind::cosine, c.schedule.decay.lr, 3, 10, 0.1});
+  const optim::LrSchedule old({optim::ScheduleKind::cosine, c.schedule.lr, 3, 10, 0.1});
   for (int64_t step = 0; step < 10; ++step) {
     EXPECT_DOUBLE_EQ(s->lr(), old.lr_at(step)) << "step " << step;
     s->step();
@@ -142,7 +142,7 @@ TEST(TrainOutputs, CsvMonitorMirrorsDeepSpeedsLayoutAndPlotIsAPng) {
   c.reporting.csv_monitor_dir = dir / "logs" / "job";
   c.reporting.wall_clock_breakdown = true;
   const train::TrainSummary s = train::train(c);
-  const int64_t batch = c.paths.data.micro_batch * c.paths.data.grad_accum;  // one rank
+  const int64_t batch = c.data.micro_batch * c.data.grad_accum;  // one rank
   for (const char* name :
        {"train_loss", "lr", "elapsed_time_ms_forward", "elapsed_time_ms_backward",
         "elapsed_time_ms_backward_allreduce", "elapsed_time_ms_step"}) {

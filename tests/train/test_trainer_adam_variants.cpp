@@ -82,7 +82,7 @@ TEST(TrainerAdamVariants, AmsgradWithLowPrecisionFailsBeforeTraining) {
       },
       {"[config] optimizer.params.amsgrad", "low-precision"});
   train::TrainConfig c = base;
-  c.precision.mode.mode = optim::Precision::low;
+  c.precision.mode = optim::Precision::low;
   c.optimizer.amsgrad = true;
   c.paths.out = dir / "low";
   test::expect_error<ValueError>([&] { train::train(c); }, {"amsgrad", "precision low"});

@@ -34,12 +34,12 @@ train::TrainConfig fp16_config(const fs::path& dir) {
   train::TrainConfig c = test::tiny_train_config(dir, DType::f16);
   c.steps = 10;
   // WarmupLR does not depend on the total step count, so runs of different lengths share it.
-  c.schedule.decay.deepspeed = config::parse_scheduler_block(
+  c.schedule.deepspeed = config::parse_scheduler_block(
       nlohmann::json::parse(R"({"type": "WarmupLR", "params": {"warmup_min_lr": 0,
       "warmup_max_lr": 0.01, "warmup_num_steps": 8}})"));
-  c.precision.mode.loss_scaler.initial_scale_power = 8;
-  c.precision.mode.loss_scaler.loss_scale_window = 2;
-  c.precision.mode.loss_scaler.hysteresis = 2;
+  c.precision.loss_scaler.initial_scale_power = 8;
+  c.precision.loss_scaler.loss_scale_window = 2;
+  c.precision.loss_scaler.hysteresis = 2;
   c.test_hooks.inject_overflow_steps = {3, 4, 9};
   c.paths.out = dir / "run";
   return c;
@@ -134,7 +134,7 @@ TEST(TrainerFp16, StaticScaleStaysAndStillSkipsOverflows) {
   test::TempDir dir;
   train::TrainConfig c = fp16_config(dir.path());
   c.steps = 4;
-  c.precision.mode.loss_scaler.loss_scale = 64;
+  c.precision.loss_scaler.loss_scale = 64;
   c.test_hooks.inject_overflow_steps = {2};
   c.reporting.csv_monitor_dir = dir / "monitor";
   const train::TrainSummary s = train::train(c);
@@ -191,7 +191,7 @@ TEST(TrainerFp16, BadHookOrScalerOptionsAreNamed) {
   c.test_hooks.inject_overflow_steps = {0};
   test::expect_error<ValueError>([&] { train::train(c); }, {"inject_overflow_steps", "0"});
   c.test_hooks.inject_overflow_steps = {};
-  c.precision.mode.loss_scaler.hysteresis = 0;
+  c.precision.loss_scaler.hysteresis = 0;
   test::expect_error<ValueError>([&] { train::train(c); }, {"[loss_scaler]", "hysteresis", "0"});
 }
 

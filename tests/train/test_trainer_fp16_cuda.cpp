@@ -40,8 +40,8 @@ TEST(TrainerFp16Cuda, InjectedOverflowsMatchTheCpuRun) {
   // The CUDA attention needs a head size of 32 or more.
   io::write_hf_config(test::tiny_cuda_config(nn::Family::llama), c.paths.model);
   c.steps = 6;
-  c.precision.mode.loss_scaler.initial_scale_power = 8;
-  c.precision.mode.loss_scaler.loss_scale_window = 2;
+  c.precision.loss_scaler.initial_scale_power = 8;
+  c.precision.loss_scaler.loss_scale_window = 2;
   c.test_hooks.inject_overflow_steps = {3, 4};
   c.reporting.save_every = 1;
   c.paths.out = dir / "cpu";

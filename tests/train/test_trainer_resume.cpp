@@ -63,8 +63,8 @@ void expect_resume_matches_straight_run(
     const std::function<void(train::TrainConfig&)>& adjust = {}) {
   test::TempDir dir;
   train::TrainConfig c = make_config(dir.path(), dtype);
-  if (!scheduler.is_null()) c.schedule.decay.deepspeed = config::parse_scheduler_block(scheduler);
-  c.precision.mode.mode = precision;
+  if (!scheduler.is_null()) c.schedule.deepspeed = config::parse_scheduler_block(scheduler);
+  c.precision.mode = precision;
   c.zero.stage = zero_stage;
   if (adjust) adjust(c);
 
@@ -164,12 +164,12 @@ TEST(TrainerResume, RefusesAnotherSeqLenOrAnIncompleteCheckpoint) {
   train::TrainConfig r = c;
   r.steps = 4;
   r.paths.resume = ckpt;
-  r.paths.data.seq_len = 4;
+  r.data.seq_len = 4;
   test::expect_error<ValueError>([&] { train::train(r); }, {"seq_len", "4", "8", ckpt.string()});
-  r.paths.data.seq_len = c.paths.data.seq_len;
-  r.paths.data.seed = 8;
+  r.data.seq_len = c.data.seq_len;
+  r.data.seed = 8;
   test::expect_error<ValueError>([&] { train::train(r); }, {"seed", "8", "7"});
-  r.paths.data.seed = c.paths.data.seed;
+  r.data.seed = c.data.seed;
   r.steps = 2;
   test::expect_error<ValueError>([&] { train::train(r); }, {"steps", "step 2"});
 

@@ -118,7 +118,7 @@ TEST(WandbOffline, TrainerWritesAnOfflineRunEqualToMetricsJsonl) {
       {"elapsed_time_ms_backward", "backward_ms"},
       {"elapsed_time_ms_backward_allreduce", "comm_ms"},
       {"elapsed_time_ms_step", "step_ms"}};
-  const int64_t batch = c.paths.data.micro_batch * c.paths.data.grad_accum;  // one rank
+  const int64_t batch = c.data.micro_batch * c.data.grad_accum;  // one rank
   for (size_t r = 0; r < lines.size(); ++r) {
     auto& history = rec[2 + 2 * r];
     auto& summary = rec[3 + 2 * r];

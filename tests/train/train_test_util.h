@@ -26,14 +26,14 @@ inline train::TrainConfig tiny_train_config(const std::filesystem::path& dir, DT
   c.paths.model = dir / "config.json";
   c.paths.data = dir / "tokens.bin";
   c.steps = 6;
-  c.paths.data.micro_batch = 2;
-  c.paths.data.seq_len = 8;
-  c.paths.data.grad_accum = 2;
-  c.schedule.decay.lr = 1e-2;
-  c.schedule.decay.warmup_steps = 2;
-  c.schedule.decay.decay = "cosine";
-  c.paths.data.seed = 7;
-  c.precision.mode.dtype = dtype;
+  c.data.micro_batch = 2;
+  c.data.seq_len = 8;
+  c.data.grad_accum = 2;
+  c.schedule.lr = 1e-2;
+  c.schedule.warmup_steps = 2;
+  c.schedule.decay = "cosine";
+  c.data.seed = 7;
+  c.precision.dtype = dtype;
   c.reporting.log_every = 1;
   return c;
 }

@@ -115,10 +115,10 @@ train::TrainConfig tiny_run(const fs::path& dir) {
   c.paths.model = dir / "config.json";
   c.paths.data = dir / "tokens.bin";
   c.steps = 1;
-  c.paths.data.micro_batch = 2;
-  c.paths.data.seq_len = 8;
-  c.paths.data.grad_accum = 2;
-  c.precision.mode.dtype = DType::bf16;
+  c.data.micro_batch = 2;
+  c.data.seq_len = 8;
+  c.data.grad_accum = 2;
+  c.precision.dtype = DType::bf16;
   c.zero.persistence_threshold = 0;
   return c;
 }
@@ -133,10 +133,10 @@ TEST(ZeroGradComm, Bf16AccumulationHalvesTheGradientBytes) {
   const int64_t params = test::tiny_config(nn::Family::llama).num_params();
   for (int stage : {0, 2}) {
     c.zero.stage = stage;
-    c.precision.mode.grad_accum_dtype = DType::f32;
+    c.precision.grad_accum_dtype = DType::f32;
     c.paths.out = dir / ("f32_" + std::to_string(stage));
     const train::TrainSummary f32 = train::train(c);
-    c.precision.mode.grad_accum_dtype = DType::bf16;
+    c.precision.grad_accum_dtype = DType::bf16;
     c.paths.out = dir / ("bf16_" + std::to_string(stage));
     const train::TrainSummary bf16 = train::train(c);
     EXPECT_GT(bf16.grad_bytes, 0) << "stage " << stage;
@@ -155,14 +155,14 @@ TEST(ZeroGradComm, TrainerRefusesDtypesTheKernelsCannotAccumulateIn) {
   fs::create_directories(dir);
   train::TrainConfig c = tiny_run(dir);
   c.paths.out = dir / "out";
-  c.precision.mode.dtype = DType::f32;
-  c.precision.mode.grad_accum_dtype = DType::bf16;  // backward adds into f32 or the weights' dtype only
+  c.precision.dtype = DType::f32;
+  c.precision.grad_accum_dtype = DType::bf16;  // backward adds into f32 or the weights' dtype only
   EXPECT_THROW(train::train(c), ValueError);
-  c.precision.mode.dtype = DType::bf16;
-  c.precision.mode.grad_accum_dtype = DType::f16;
+  c.precision.dtype = DType::bf16;
+  c.precision.grad_accum_dtype = DType::f16;
   EXPECT_THROW(train::train(c), ValueError);
-  c.precision.mode.grad_accum_dtype = DType::f32;
-  c.precision.mode.comm_dtype = DType::i32;
+  c.precision.grad_accum_dtype = DType::f32;
+  c.precision.comm_dtype = DType::i32;
   EXPECT_THROW(train::train(c), ValueError);
   fs::remove_all(dir);
 }

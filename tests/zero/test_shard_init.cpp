@@ -137,11 +137,11 @@ TEST(ZeroShardInit, TrainerStage3WithZeroInitFromACheckpointMatchesStage0) {
   c.paths.model = dir / "model";
   c.paths.data = dir / "tokens.bin";
   c.steps = 2;
-  c.paths.data.micro_batch = 1;
-  c.paths.data.seq_len = 8;
-  c.schedule.decay.lr = 1e-2;
+  c.data.micro_batch = 1;
+  c.data.seq_len = 8;
+  c.schedule.lr = 1e-2;
   c.reporting.log_every = 1;
-  c.precision.mode.dtype = DType::bf16;
+  c.precision.dtype = DType::bf16;
   c.paths.out = dir / "stage0";
   const train::TrainSummary s0 = train::train(c);
   EXPECT_TRUE(s0.zero_init.empty());

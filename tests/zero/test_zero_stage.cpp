@@ -40,13 +40,13 @@ train::TrainConfig make_config(const fs::path& dir, DType dtype) {
   c.paths.model = dir / "config.json";
   c.paths.data = dir / "tokens.bin";
   c.steps = 4;
-  c.paths.data.micro_batch = 2;
-  c.paths.data.seq_len = 8;
-  c.paths.data.grad_accum = 2;
-  c.schedule.decay.lr = 1e-2;
+  c.data.micro_batch = 2;
+  c.data.seq_len = 8;
+  c.data.grad_accum = 2;
+  c.schedule.lr = 1e-2;
   c.clip = 0.05;
   c.reporting.log_every = 1;
-  c.precision.mode.dtype = dtype;
+  c.precision.dtype = dtype;
   return c;
 }
 

@@ -163,17 +163,17 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
   cmd->add_option("--steps", c->steps,
                   "optimizer steps in all (a resumed run counts its earlier steps)")
       ->capture_default_str();
-  cmd->add_option("--micro-batch", c->paths.data.micro_batch, "sequences per micro-batch")
+  cmd->add_option("--micro-batch", c->data.micro_batch, "sequences per micro-batch")
       ->capture_default_str();
-  cmd->add_option("--seq-len", c->paths.data.seq_len, "tokens per sequence")->capture_default_str();
-  cmd->add_option("--grad-accum", c->paths.data.grad_accum, "micro-batches per optimizer step")
+  cmd->add_option("--seq-len", c->data.seq_len, "tokens per sequence")->capture_default_str();
+  cmd->add_option("--grad-accum", c->data.grad_accum, "micro-batches per optimizer step")
       ->capture_default_str();
-  cmd->add_option("--lr", c->schedule.decay.lr, "peak learning rate")->capture_default_str();
-  cmd->add_option("--warmup", c->schedule.decay.warmup_steps, "linear warmup steps")
+  cmd->add_option("--lr", c->schedule.lr, "peak learning rate")->capture_default_str();
+  cmd->add_option("--warmup", c->schedule.warmup_steps, "linear warmup steps")
       ->capture_default_str();
-  cmd->add_option("--schedule", c->schedule.decay.decay, "constant, linear or cosine decay after warmup")
+  cmd->add_option("--schedule", c->schedule.decay, "constant, linear or cosine decay after warmup")
       ->capture_default_str();
-  cmd->add_option("--min-lr-ratio", c->schedule.decay.min_lr_ratio, "cosine floor as a fraction of --lr")
+  cmd->add_option("--min-lr-ratio", c->schedule.min_lr_ratio, "cosine floor as a fraction of --lr")
       ->capture_default_str();
   cmd->add_option("--weight-decay", c->optimizer.weight_decay, "weight decay (weights only)")
       ->capture_default_str();
@@ -191,7 +191,7 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       "Adam without bias correction of the moments (DeepSpeed's bias_correction false)");
   cmd->add_option("--clip", c->clip, "global gradient-norm clipping (0: off)")
       ->capture_default_str();
-  cmd->add_option("--seed", c->paths.data.seed, "seed for the init and the data order")
+  cmd->add_option("--seed", c->data.seed, "seed for the init and the data order")
       ->capture_default_str();
   cmd->add_option("--device", *device, "cpu, cuda or cuda:N")->capture_default_str();
   cmd->add_option("--dtype", *dtype,
@@ -322,10 +322,10 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
               deepspeed, gpu_cap, host_cap, given = given_flags(*cmd)] {
       c->device = parse_device(*device);
       c->optimizer.decoupled_weight_decay = *wd_mode == "decoupled";
-      c->precision.mode.dtype = parse_dtype(*dtype);
-      c->precision.mode.grad_accum_dtype = parse_dtype(*grad_accum_dtype);
-      c->precision.mode.comm_dtype = parse_dtype(*comm_dtype);
-      c->precision.mode.mode = optim::parse_precision(*precision);
+      c->precision.dtype = parse_dtype(*dtype);
+      c->precision.grad_accum_dtype = parse_dtype(*grad_accum_dtype);
+      c->precision.comm_dtype = parse_dtype(*comm_dtype);
+      c->precision.mode = optim::parse_precision(*precision);
       const comm::ProcessEnv env = comm::detect_process_env();
       if (*nproc > 1 && env.world_size == 1) relaunch(args, *nproc, !c->device.is_cuda());
       if (*nproc > 1 && env.world_size != *nproc)
@@ -351,12 +351,12 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
         return 0;
       }
       // Gradient dtypes are named only when they differ from f32 (zero/grad_comm.h).
-      std::string dtypes(dtype_name(c->precision.mode.dtype));
-      if (c->precision.mode.mode == optim::Precision::low) dtypes += " low precision";
-      if (c->precision.mode.grad_accum_dtype != DType::f32)
-        dtypes += str(", ", dtype_name(c->precision.mode.grad_accum_dtype), " gradients");
-      if (c->precision.mode.comm_dtype != DType::f32 && env.world_size > 1)
-        dtypes += str(", reduced in ", dtype_name(c->precision.mode.comm_dtype));
+      std::string dtypes(dtype_name(c->precision.dtype));
+      if (c->precision.mode == optim::Precision::low) dtypes += " low precision";
+      if (c->precision.grad_accum_dtype != DType::f32)
+        dtypes += str(", ", dtype_name(c->precision.grad_accum_dtype), " gradients");
+      if (c->precision.comm_dtype != DType::f32 && env.world_size > 1)
+        dtypes += str(", reduced in ", dtype_name(c->precision.comm_dtype));
       std::string optimizer = c->optimizer.decoupled_weight_decay ? "AdamW" : "Adam with L2 decay";
       if (c->optimizer.amsgrad) optimizer += " amsgrad";
       if (!c->optimizer.bias_correction) optimizer += " without bias correction";
@@ -364,8 +364,8 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
                   c->paths.model.string().c_str(), to_string(c->device).c_str(),
                   env.world_size > 1 ? str(" x ", env.world_size, " ranks").c_str() : "",
                   dtypes.c_str(), optimizer.c_str(), static_cast<long long>(c->steps),
-                  static_cast<long long>(c->paths.data.micro_batch * c->paths.data.grad_accum * env.world_size),
-                  static_cast<long long>(c->paths.data.seq_len));
+                  static_cast<long long>(c->data.micro_batch * c->data.grad_accum * env.world_size),
+                  static_cast<long long>(c->data.seq_len));
       ProgressOptions po;
       po.unit = "step";
       ProgressBar bar("train", static_cast<uint64_t>(c->steps), po);

@@ -65,17 +65,17 @@ std::string saved_text(const nlohmann::json& saved, const char* key) {
 nlohmann::json resume_config_json(const TrainConfig& c) {
   nlohmann::json j;
   j["model_config"] = model_config_path(c.paths.model).string();
-  j["seq_len"] = c.paths.data.seq_len;
-  j["micro_batch"] = c.paths.data.micro_batch;
-  j["grad_accum"] = c.paths.data.grad_accum;
-  j["seed"] = c.paths.data.seed;
-  j["dtype"] = std::string(dtype_name(c.precision.mode.dtype));
-  j["lr"] = c.schedule.decay.lr;
-  j["warmup_steps"] = c.schedule.decay.warmup_steps;
-  j["schedule"] = c.schedule.decay.decay;
-  j["min_lr_ratio"] = c.schedule.decay.min_lr_ratio;
-  if (c.schedule.decay.deepspeed)
-    j["scheduler"] = ds_scheduler_json(*c.schedule.decay.deepspeed, c.schedule.decay.lr);
+  j["seq_len"] = c.data.seq_len;
+  j["micro_batch"] = c.data.micro_batch;
+  j["grad_accum"] = c.data.grad_accum;
+  j["seed"] = c.data.seed;
+  j["dtype"] = std::string(dtype_name(c.precision.dtype));
+  j["lr"] = c.schedule.lr;
+  j["warmup_steps"] = c.schedule.warmup_steps;
+  j["schedule"] = c.schedule.decay;
+  j["min_lr_ratio"] = c.schedule.min_lr_ratio;
+  if (c.schedule.deepspeed)
+    j["scheduler"] = ds_scheduler_json(*c.schedule.deepspeed, c.schedule.lr);
   j["steps"] = c.steps;
   return j;
 }

@@ -128,19 +128,19 @@ config::ConfigOverrides train_overrides(const TrainConfig& c, const GivenFlags& 
   config::ConfigOverrides o;
   o.world_size = c.comm ? c.comm->size() : 1;
   o.hidden_size = hidden_size;
-  o.micro_batch = c.paths.data.micro_batch;
-  o.grad_accum = c.paths.data.grad_accum;
+  o.micro_batch = c.data.micro_batch;
+  o.grad_accum = c.data.grad_accum;
   o.total_steps = c.steps;
-  o.warmup_steps = c.schedule.decay.warmup_steps;
-  o.lr = c.schedule.decay.lr;
+  o.warmup_steps = c.schedule.warmup_steps;
+  o.lr = c.schedule.lr;
   o.beta1 = c.optimizer.beta1;
   o.beta2 = c.optimizer.beta2;
   o.eps = c.optimizer.eps;
   o.weight_decay = c.optimizer.weight_decay;
   o.clip = c.clip;
   // resolve_auto names the precisions as the ds_config sections do.
-  o.dtype = c.precision.mode.dtype == DType::f16 ? std::string("fp16")
-                                            : std::string(dtype_name(c.precision.mode.dtype));
+  o.dtype = c.precision.dtype == DType::f16 ? std::string("fp16")
+                                            : std::string(dtype_name(c.precision.dtype));
   o.zero_stage = c.zero.stage;
   o.reduce_bucket_size = c.zero.reduce_bucket_elements;
   o.persistence_threshold = c.zero.persistence_threshold;
@@ -202,7 +202,7 @@ void apply_optimizer(const DsConfig& ds, const GivenFlags& g, TrainConfig& c) {
   if (!ds.optimizer) return;
   const auto& a = std::get<config::AdamParams>(ds.optimizer->params);
   optim::AdamConfig& o = c.optimizer;
-  set(has(g, "--lr"), "optimizer.params.lr", "--lr", a.lr, c.schedule.decay.lr);
+  set(has(g, "--lr"), "optimizer.params.lr", "--lr", a.lr, c.schedule.lr);
   set(has(g, "--beta1"), "optimizer.params.betas[0]", "--beta1", a.beta1, o.beta1);
   set(has(g, "--beta2"), "optimizer.params.betas[1]", "--beta2", a.beta2, o.beta2);
   set(has(g, "--eps"), "optimizer.params.eps", "--eps", a.eps, o.eps);
@@ -266,10 +266,10 @@ void apply_ds_config(const DsConfig& ds, const GivenFlags& g, TrainConfig& c) {
     if (n.asks(ds))
       throw ValueError("config",
                        str(n.path, ": not supported yet by zerotrain train (", n.why, ")"));
-  apply_data(ds, g, c.paths.data);
-  apply_precision(ds, g, c.precision.mode);
+  apply_data(ds, g, c.data);
+  apply_precision(ds, g, c.precision);
   apply_optimizer(ds, g, c);
-  apply_schedule(ds, c.schedule.decay);
+  apply_schedule(ds, c.schedule);
   apply_reporting(ds, g, c.reporting);
   apply_zero(ds, c.zero);
   // See [Note: activation checkpointing].

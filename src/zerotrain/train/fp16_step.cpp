@@ -22,8 +22,8 @@ StepPlan plan_step(double scaled_norm, double clip, std::optional<LossScaler>& s
 }
 
 std::optional<LossScaler> make_loss_scaler(const TrainConfig& c) {
-  if (c.precision.mode.dtype != DType::f16) return std::nullopt;
-  return LossScaler(c.precision.mode.loss_scaler);
+  if (c.precision.dtype != DType::f16) return std::nullopt;
+  return LossScaler(c.precision.loss_scaler);
 }
 
 float micro_loss_scale(double scale, int64_t grad_accum, int world, bool inject) {

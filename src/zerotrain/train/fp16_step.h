@@ -44,7 +44,7 @@ struct StepPlan {
 // [Note: fp16 step].
 StepPlan plan_step(double scaled_norm, double clip, std::optional<LossScaler>& scaler);
 
-// The fp16 run's scaler (c.precision.mode.loss_scaler), nullopt for other dtypes.
+// The fp16 run's scaler (c.precision.loss_scaler), nullopt for other dtypes.
 std::optional<LossScaler> make_loss_scaler(const TrainConfig& c);
 
 // ctx.loss_scale of the micro-steps of an optimizer step: scale / (grad_accum x world), so the

@@ -90,17 +90,17 @@ estimate::RunSetup run_setup(const TrainConfig& c, const nn::ModelConfig& model,
   s.stage = c.zero.stage;
   s.gpus = world;
   s.gpus_per_node = world;
-  s.seq = c.paths.data.seq_len;
-  s.micro_batch = c.paths.data.micro_batch;
+  s.seq = c.data.seq_len;
+  s.micro_batch = c.data.micro_batch;
   s.activation_checkpointing = c.activation_checkpointing;
   // Two-byte dtypes (bf16, f16) hold the same bytes; the estimate counts them as bf16, and so
   // the gradients and the reduction buffers of that size.
   auto counted = [](DType d) { return dtype_size(d) == 4 ? DType::f32 : DType::bf16; };
-  s.dtype = counted(c.precision.mode.dtype);
-  s.grad_dtype = counted(c.precision.mode.grad_accum_dtype);
-  s.comm_dtype = c.precision.mode.comm_dtype == c.precision.mode.grad_accum_dtype ? s.grad_dtype
-                                                                        : c.precision.mode.comm_dtype;
-  s.precision = c.precision.mode.mode;
+  s.dtype = counted(c.precision.dtype);
+  s.grad_dtype = counted(c.precision.grad_accum_dtype);
+  s.comm_dtype = c.precision.comm_dtype == c.precision.grad_accum_dtype ? s.grad_dtype
+                                                                        : c.precision.comm_dtype;
+  s.precision = c.precision.mode;
   s.buckets.reduce_bucket_size = static_cast<double>(c.zero.reduce_bucket_elements);
   s.buckets.prefetch_bucket_size = static_cast<double>(c.zero.prefetch_elements);
   s.buckets.max_live_parameters = static_cast<double>(c.zero.max_live_elements);
@@ -111,8 +111,8 @@ estimate::RunSetup run_setup(const TrainConfig& c, const nn::ModelConfig& model,
 
 std::string setup_flags(const TrainConfig& c, const estimate::RunSetup& s) {
   std::string f = str("--zero-stage ", s.stage, " --micro-batch ", s.micro_batch);
-  const int64_t rows = c.paths.data.micro_batch * c.paths.data.grad_accum;  // per rank per optimizer step
-  if (s.micro_batch != c.paths.data.micro_batch && rows % s.micro_batch == 0)
+  const int64_t rows = c.data.micro_batch * c.data.grad_accum;  // per rank per optimizer step
+  if (s.micro_batch != c.data.micro_batch && rows % s.micro_batch == 0)
     f += str(" --grad-accum ", rows / s.micro_batch);
   if (s.activation_checkpointing) f += " --activation-checkpointing";
   return f;

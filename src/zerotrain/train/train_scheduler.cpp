@@ -56,13 +56,13 @@ json ds_scheduler_json(const config::SchedulerConfig& s, double optimizer_lr) {
 }
 
 std::unique_ptr<optim::Scheduler> make_train_scheduler(const TrainConfig& c) {
-  if (c.schedule.decay.deepspeed) return optim::make_scheduler(*c.schedule.decay.deepspeed, c.schedule.decay.lr);
+  if (c.schedule.deepspeed) return optim::make_scheduler(*c.schedule.deepspeed, c.schedule.lr);
   optim::LrScheduleConfig hf;
-  hf.kind = optim::parse_schedule_kind(c.schedule.decay.decay);
-  hf.base_lr = c.schedule.decay.lr;
-  hf.warmup_steps = c.schedule.decay.warmup_steps;
+  hf.kind = optim::parse_schedule_kind(c.schedule.decay);
+  hf.base_lr = c.schedule.lr;
+  hf.warmup_steps = c.schedule.warmup_steps;
   hf.total_steps = c.steps;
-  if (hf.kind == optim::ScheduleKind::cosine) hf.min_lr_ratio = c.schedule.decay.min_lr_ratio;
+  if (hf.kind == optim::ScheduleKind::cosine) hf.min_lr_ratio = c.schedule.min_lr_ratio;
   return std::make_unique<optim::HfScheduler>(hf);
 }
 

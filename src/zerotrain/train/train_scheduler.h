@@ -31,7 +31,7 @@ namespace zt::train {
 // warmup_max_lr as `optimizer_lr`. Written only, never parsed back.
 nlohmann::json ds_scheduler_json(const config::SchedulerConfig& s, double optimizer_lr);
 
-// The scheduler of `c`: make_scheduler(c.schedule.decay.deepspeed, c.schedule.decay.lr) when set, else the HF
+// The scheduler of `c`: make_scheduler(c.schedule.deepspeed, c.schedule.lr) when set, else the HF
 // schedule.
 std::unique_ptr<optim::Scheduler> make_train_scheduler(const TrainConfig& c);
 

@@ -64,13 +64,13 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     throw ValueError("train", str("no model config at ", config_path.string(),
                                   " (give a Hugging Face model directory or a config.json)"));
   const nn::ModelConfig mc = io::read_hf_config(config_path);
-  if (mc.family == nn::Family::gpt2 && c.paths.data.seq_len > mc.max_position_embeddings)
-    throw ValueError("train", str("seq_len ", c.paths.data.seq_len, " exceeds the model's n_positions ",
+  if (mc.family == nn::Family::gpt2 && c.data.seq_len > mc.max_position_embeddings)
+    throw ValueError("train", str("seq_len ", c.data.seq_len, " exceeds the model's n_positions ",
                                   mc.max_position_embeddings));
 
   nn::TransformerOptions mo;
-  mo.param_dtype = c.precision.mode.dtype;
-  mo.grad_dtype = c.precision.mode.grad_accum_dtype;
+  mo.param_dtype = c.precision.dtype;
+  mo.grad_dtype = c.precision.grad_accum_dtype;
   mo.device = c.device;
   mo.allocate_grads = false;  // the ZeRO stage's buffers hold the gradients
   const bool resuming = !c.paths.resume.empty();
@@ -93,11 +93,11 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
       shard_source =
           std::make_unique<zero::PretrainedSource>(mc, model.parameters(), c.paths.model);
     else
-      shard_source = std::make_unique<zero::SeededInitSource>(mc, c.paths.data.seed);
+      shard_source = std::make_unique<zero::SeededInitSource>(mc, c.data.seed);
   } else if (has_weights(c.paths.model)) {
     io::load_pretrained(model, c.paths.model, stream);
   } else {
-    model.init_random(c.paths.data.seed);
+    model.init_random(c.data.seed);
   }
 
   auto tokens = std::make_shared<io::TokenFile>(c.paths.data);
@@ -106,9 +106,9 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
         "train", str("token file ", c.paths.data.string(), " has vocab size ", tokens->vocab_size(),
                      " but the model's vocab_size is ", mc.vocab_size));
   io::DataLoaderConfig dc;
-  dc.seq_len = c.paths.data.seq_len;
-  dc.micro_batch = c.paths.data.micro_batch;
-  dc.seed = c.paths.data.seed;
+  dc.seq_len = c.data.seq_len;
+  dc.micro_batch = c.data.micro_batch;
+  dc.seed = c.data.seed;
   const int world = c.comm ? c.comm->size() : 1;
   const int rank = c.comm ? c.comm->rank() : 0;
   dc.rank = rank;
@@ -116,8 +116,8 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   io::DataLoader loader(tokens, dc, resumed.data);
   if (loader.steps_per_epoch() == 0)
     throw ValueError("train", str("token file ", c.paths.data.string(), " (", tokens->size(),
-                                  " tokens) is too small for one batch of ", c.paths.data.micro_batch,
-                                  " x ", c.paths.data.seq_len + 1, " tokens"));
+                                  " tokens) is too small for one batch of ", c.data.micro_batch,
+                                  " x ", c.data.seq_len + 1, " tokens"));
 
   AdamWOptions ao;
   ao.beta1 = static_cast<float>(c.optimizer.beta1);
@@ -127,7 +127,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   ao.decoupled = c.optimizer.decoupled_weight_decay;
   ao.amsgrad = c.optimizer.amsgrad;
   ao.bias_correction = c.optimizer.bias_correction;
-  ao.precision = c.precision.mode.mode;
+  ao.precision = c.precision.mode;
   if (rank == 0) ao.guard = make_precision_guard(cb.on_warning);
   const std::vector<nn::Parameter*> params = model.parameters();
   AdamW optimizer(params, ao);
@@ -137,13 +137,13 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   zo.stage = c.zero.stage;
   zo.reduce_bucket_elements = c.zero.reduce_bucket_elements;
   zo.overlap_comm = c.zero.overlap_comm;
-  zo.grad_dtype = c.precision.mode.grad_accum_dtype;
-  zo.comm_dtype = c.precision.mode.comm_dtype;
+  zo.grad_dtype = c.precision.grad_accum_dtype;
+  zo.comm_dtype = c.precision.comm_dtype;
   zo.persistence_threshold = c.zero.persistence_threshold;
   zo.prefetch_elements = c.zero.prefetch_elements;
   zo.max_live_elements = c.zero.max_live_elements;
   zo.shard_init = shard_source.get();
-  zo.shard_init_dtype = c.precision.mode.dtype;
+  zo.shard_init_dtype = c.precision.dtype;
   const std::unique_ptr<zero::ZeroStage> engine =
       zero::make_zero_stage(zo, model.blocks(), c.comm, c.device, stream, optimizer);
   if (c.comm) engine->check_parameters_identical();
@@ -170,14 +170,14 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   runner.set_hooks(memory.wrap(engine->hooks()));
 
   const double per_token = flops_per_token(
-      {mc.num_non_embedding_params(), mc.num_layers, mc.num_heads, mc.head_dim, c.paths.data.seq_len});
+      {mc.num_non_embedding_params(), mc.num_layers, mc.num_heads, mc.head_dim, c.data.seq_len});
   const double peak = peak_flops_of(c.device);
 
   const bool writer_rank = rank == 0;  // the one rank that writes files
   if (writer_rank) fs::create_directories(c.paths.out);
   TrainSummary sum;
   RunLog log(c.paths.out, c.reporting, writer_rank, resumed.step,
-             c.paths.data.micro_batch * c.paths.data.grad_accum * world);
+             c.data.micro_batch * c.data.grad_accum * world);
   sum.metrics_path = log.jsonl_path();
   sum.csv_path = log.csv_path();
   sum.csv_monitor_dir = c.reporting.csv_monitor_dir;
@@ -195,7 +195,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   nn::StepContext ctx;
   ctx.device = c.device;
   ctx.stream = stream;
-  ctx.compute_dtype = c.precision.mode.dtype;
+  ctx.compute_dtype = c.precision.dtype;
 
   reset_peak_memory(c.device);
   sum.memory_start = memory.start();
@@ -219,7 +219,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
       if (scaler) st.loss_scaler = scaler->state();
       write_loss_plot(sum.plot_path, plot_points);
       sum.checkpoint_dir =
-          save_checkpoint(c.paths.out, model, c.precision.mode.dtype, opt_state, st, stream);
+          save_checkpoint(c.paths.out, model, c.precision.dtype, opt_state, st, stream);
     }
     engine->end_full_parameters();
   };
@@ -229,11 +229,11 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     engine->zero_grad();
     double loss = 0;
     const double loss_scale = scaler ? scaler->scale() : 1.0;
-    for (int64_t m = 0; m < c.paths.data.grad_accum; ++m) {
-      engine->begin_micro_step(m + 1 == c.paths.data.grad_accum);
+    for (int64_t m = 0; m < c.data.grad_accum; ++m) {
+      engine->begin_micro_step(m + 1 == c.data.grad_accum);
       // See [Note: data-parallel step]: the summed gradients are loss_scale x those of the global
       // batch's mean loss.
-      ctx.loss_scale = micro_loss_scale(loss_scale, c.paths.data.grad_accum, world,
+      ctx.loss_scale = micro_loss_scale(loss_scale, c.data.grad_accum, world,
                                         m == 0 && injects_overflow(c, step + 1));
       const io::Batch batch = loader.next();
       ctx.tokens = batch.inputs.to(c.device, stream);
@@ -243,8 +243,8 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
       wall.lap(Phase::forward);
       runner.backward(ctx);
       wall.lap(Phase::backward);
-      loss += micro_loss.to_floats(stream)[0] / static_cast<double>(c.paths.data.grad_accum);
-      interval_tokens += batch.rows * c.paths.data.seq_len;
+      loss += micro_loss.to_floats(stream)[0] / static_cast<double>(c.data.grad_accum);
+      interval_tokens += batch.rows * c.data.seq_len;
     }
     engine->finish_gradient_sync();
     if (c.comm) loss = engine->sum_over_ranks(loss) / world;
@@ -275,7 +275,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
       engine->check_parameters_identical();
     interval_losses.push_back(loss);
     interval_norms.push_back(norm);
-    const int64_t step_tokens = c.paths.data.micro_batch * c.paths.data.seq_len * c.paths.data.grad_accum;
+    const int64_t step_tokens = c.data.micro_batch * c.data.seq_len * c.data.grad_accum;
     sum.tokens += step_tokens;
     StepMetrics point;
     point.step = step + 1;
@@ -333,7 +333,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   engine->begin_full_parameters();
   if (writer_rank) {
     write_loss_plot(sum.plot_path, plot_points);
-    io::save_pretrained(model, sum.model_dir, c.precision.mode.dtype, io::kDefaultMaxShardBytes, stream);
+    io::save_pretrained(model, sum.model_dir, c.precision.dtype, io::kDefaultMaxShardBytes, stream);
   }
   engine->end_full_parameters();
   save(c.steps);
@@ -343,9 +343,9 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
 }  // namespace
 
 void validate_train_config(const TrainConfig& c) {
-  validate_data_config(c.paths.data);
-  validate_schedule_config(c.schedule.decay);
-  validate_precision_config(c.precision.mode, c.optimizer);
+  validate_data_config(c.data);
+  validate_schedule_config(c.schedule);
+  validate_precision_config(c.precision, c.optimizer);
   zero::validate_zero_config(c.zero);
   validate_report_config(c.reporting);
   if (c.steps <= 0)
