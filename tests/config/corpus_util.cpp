@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <fstream>
 #include <stdexcept>
+#include <type_traits>
 
 #include "support/test_util.h"
 
@@ -29,26 +30,25 @@ nlohmann::json ds_expectation(const std::filesystem::path& config) {
 
 config::ConfigOverrides overrides_from_json(const nlohmann::json& j) {
   config::ConfigOverrides o;
-  auto given_int = [&](const char* key, config::CliValue<int64_t>& v) {
-    if (j.contains(key)) v = config::CliValue<int64_t>::explicit_value(j[key].get<int64_t>());
-  };
-  auto given_double = [&](const char* key, config::CliValue<double>& v) {
-    if (j.contains(key)) v = config::CliValue<double>::explicit_value(j[key].get<double>());
+  // Each key present is a flag the user typed.
+  auto given = [&](const char* key, const char* flag, auto& v) {
+    if (!j.contains(key)) return;
+    v = j[key].get<typename std::decay_t<decltype(v)>::value_type>();
+    o.given.insert(flag);
   };
   if (j.contains("world_size")) o.world_size = j["world_size"].get<int64_t>();
   if (j.contains("hidden_size")) o.hidden_size = j["hidden_size"].get<int64_t>();
-  given_int("micro_batch", o.micro_batch);
-  given_int("grad_accum", o.grad_accum);
-  given_int("steps", o.total_steps);
-  given_int("warmup", o.warmup_steps);
-  given_double("lr", o.lr);
-  given_double("beta1", o.beta1);
-  given_double("beta2", o.beta2);
-  given_double("eps", o.eps);
-  given_double("weight_decay", o.weight_decay);
-  given_double("clip", o.clip);
-  if (j.contains("dtype"))
-    o.dtype = config::CliValue<std::string>::explicit_value(j["dtype"].get<std::string>());
+  given("micro_batch", "--micro-batch", o.micro_batch);
+  given("grad_accum", "--grad-accum", o.grad_accum);
+  given("steps", "--steps", o.total_steps);
+  given("warmup", "--warmup", o.warmup_steps);
+  given("lr", "--lr", o.lr);
+  given("beta1", "--beta1", o.beta1);
+  given("beta2", "--beta2", o.beta2);
+  given("eps", "--eps", o.eps);
+  given("weight_decay", "--weight-decay", o.weight_decay);
+  given("clip", "--clip", o.clip);
+  given("dtype", "--dtype", o.dtype);
   return o;
 }
 

@@ -6,14 +6,13 @@
 #include "zerotrain/config/load.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/train/ds_train_config.h"
+#include "zerotrain/train/train_scheduler.h"
 
 namespace zt::train {
 namespace {
 
-GivenFlags given(bool GivenFlags::*flag) {
-  GivenFlags g;
-  g.*flag = true;
-  return g;
+GivenFlags given(const char* flag) {
+  return GivenFlags{flag};
 }
 
 config::DsConfig load(const std::string& text, const TrainConfig& c, const GivenFlags& g,
@@ -24,6 +23,7 @@ config::DsConfig load(const std::string& text, const TrainConfig& c, const Given
 std::string error_of(const std::string& text, TrainConfig c = {}, GivenFlags g = {}) {
   try {
     apply_ds_config(load(text, c, g), g, c);
+    validate_train_config(c);
   } catch (const Error& e) {
     return e.what();
   }
@@ -32,10 +32,10 @@ std::string error_of(const std::string& text, TrainConfig c = {}, GivenFlags g =
 
 TEST(DsTrainConfig, HuggingFaceStyleFileMapsOntoTrainConfig) {
   TrainConfig c;
-  c.micro_batch = 4;
-  c.lr = 1e-3;
-  GivenFlags g = given(&GivenFlags::micro_batch);
-  g.lr = true;
+  c.data.micro_batch = 4;
+  c.schedule.lr = 1e-3;
+  GivenFlags g = given("--micro-batch");
+  g.insert("--lr");
   const config::DsConfig ds = load(R"({
       "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": 2,
       "gradient_clipping": 0.5, "bf16": {"enabled": true}, "steps_per_print": 5,
@@ -46,28 +46,28 @@ TEST(DsTrainConfig, HuggingFaceStyleFileMapsOntoTrainConfig) {
                                    c, g, 256);
   EXPECT_EQ(ds.zero_optimization.reduce_bucket_size, 256 * 256);
   apply_ds_config(ds, g, c);
-  EXPECT_EQ(c.micro_batch, 4);
-  EXPECT_EQ(c.grad_accum, 2);
+  EXPECT_EQ(c.data.micro_batch, 4);
+  EXPECT_EQ(c.data.grad_accum, 2);
   EXPECT_DOUBLE_EQ(c.clip, 0.5);
-  EXPECT_EQ(c.dtype, DType::bf16);
-  EXPECT_DOUBLE_EQ(c.lr, 1e-3);
-  EXPECT_DOUBLE_EQ(c.beta1, 0.8);
-  EXPECT_DOUBLE_EQ(c.beta2, 0.9);
-  EXPECT_DOUBLE_EQ(c.eps, 1e-6);
-  EXPECT_DOUBLE_EQ(c.weight_decay, 0.01);
-  EXPECT_EQ(c.log_every, 5);
+  EXPECT_EQ(c.precision.dtype, DType::bf16);
+  EXPECT_DOUBLE_EQ(c.schedule.lr, 1e-3);
+  EXPECT_DOUBLE_EQ(c.optimizer.beta1, 0.8);
+  EXPECT_DOUBLE_EQ(c.optimizer.beta2, 0.9);
+  EXPECT_DOUBLE_EQ(c.optimizer.eps, 1e-6);
+  EXPECT_DOUBLE_EQ(c.optimizer.weight_decay, 0.01);
+  EXPECT_EQ(c.reporting.log_every, 5);
   EXPECT_TRUE(c.activation_checkpointing);
 }
 
 TEST(DsTrainConfig, AFileWithoutOptimizerKeepsTheCommandLinesAdamW) {
   TrainConfig c;
-  c.lr = 2e-4;
-  c.weight_decay = 0.2;
+  c.schedule.lr = 2e-4;
+  c.optimizer.weight_decay = 0.2;
   apply_ds_config(load(R"({"train_batch_size": 8})", c, {}), {}, c);
-  EXPECT_DOUBLE_EQ(c.lr, 2e-4);
-  EXPECT_DOUBLE_EQ(c.weight_decay, 0.2);
-  EXPECT_EQ(c.micro_batch, 8);
-  EXPECT_EQ(c.grad_accum, 1);
+  EXPECT_DOUBLE_EQ(c.schedule.lr, 2e-4);
+  EXPECT_DOUBLE_EQ(c.optimizer.weight_decay, 0.2);
+  EXPECT_EQ(c.data.micro_batch, 8);
+  EXPECT_EQ(c.data.grad_accum, 1);
   EXPECT_DOUBLE_EQ(c.clip, 0.0);  // DeepSpeed's default: no clipping
   EXPECT_FALSE(c.activation_checkpointing);
 }
@@ -80,29 +80,29 @@ TEST(DsTrainConfig, Fp16SectionMapsOntoTheLossScaler) {
                       "consecutive_hysteresis": true, "min_loss_scale": 4}})",
                        c, {}),
                   {}, c);
-  EXPECT_EQ(c.dtype, DType::f16);
-  EXPECT_EQ(c.loss_scaler.loss_scale, 0.0);
-  EXPECT_EQ(c.loss_scaler.initial_scale_power, 12);
-  EXPECT_EQ(c.loss_scaler.loss_scale_window, 50);
-  EXPECT_EQ(c.loss_scaler.hysteresis, 3);
-  EXPECT_TRUE(c.loss_scaler.consecutive_hysteresis);
-  EXPECT_EQ(c.loss_scaler.min_loss_scale, 4.0);
+  EXPECT_EQ(c.precision.dtype, DType::f16);
+  EXPECT_EQ(c.precision.loss_scaler.loss_scale, 0.0);
+  EXPECT_EQ(c.precision.loss_scaler.initial_scale_power, 12);
+  EXPECT_EQ(c.precision.loss_scaler.loss_scale_window, 50);
+  EXPECT_EQ(c.precision.loss_scaler.hysteresis, 3);
+  EXPECT_TRUE(c.precision.loss_scaler.consecutive_hysteresis);
+  EXPECT_EQ(c.precision.loss_scaler.min_loss_scale, 4.0);
 
   TrainConfig s;
   apply_ds_config(
       load(R"({"train_batch_size": 8, "fp16": {"enabled": true, "loss_scale": 128}})", s, {}), {},
       s);
-  EXPECT_EQ(s.dtype, DType::f16);
-  EXPECT_EQ(s.loss_scaler.loss_scale, 128.0);
+  EXPECT_EQ(s.precision.dtype, DType::f16);
+  EXPECT_EQ(s.precision.loss_scaler.loss_scale, 128.0);
 
   // --dtype f16 fills "auto" and turns on a missing section; it must agree with the file.
   TrainConfig f;
-  f.dtype = DType::f16;
-  const GivenFlags g = given(&GivenFlags::dtype);
+  f.precision.dtype = DType::f16;
+  const GivenFlags g = given("--dtype");
   apply_ds_config(load(R"({"train_batch_size": 8, "fp16": {"enabled": "auto"}})", f, g), g, f);
-  EXPECT_EQ(f.dtype, DType::f16);
+  EXPECT_EQ(f.precision.dtype, DType::f16);
   apply_ds_config(load(R"({"train_batch_size": 8})", f, g), g, f);
-  EXPECT_EQ(f.dtype, DType::f16);
+  EXPECT_EQ(f.precision.dtype, DType::f16);
   EXPECT_NE(error_of(R"({"train_batch_size": 8, "fp16": {"enabled": false}})", f, g)
                 .find("fp16.enabled: the config gives false but --dtype fp16 gives true"),
             std::string::npos);
@@ -118,12 +118,12 @@ TEST(DsTrainConfig, ZeroStageAndStage3BoundsMapOntoTrainConfig) {
                             "stage3_max_live_parameters": 3e8}})",
                                    c, {}, 100);
   apply_ds_config(ds, {}, c);
-  EXPECT_EQ(c.zero_stage, 3);
-  EXPECT_FALSE(c.overlap_comm);
-  EXPECT_EQ(c.reduce_bucket_elements, 100 * 100);
-  EXPECT_EQ(c.prefetch_elements, 9000);          // int(0.9 * hidden^2), as the HF Trainer
-  EXPECT_EQ(c.persistence_threshold, 10 * 100);  // 10 * hidden
-  EXPECT_EQ(c.max_live_elements, 300'000'000);
+  EXPECT_EQ(c.zero.stage, 3);
+  EXPECT_FALSE(c.zero.overlap_comm);
+  EXPECT_EQ(c.zero.reduce_bucket_elements, 100 * 100);
+  EXPECT_EQ(c.zero.prefetch_elements, 9000);          // int(0.9 * hidden^2), as the HF Trainer
+  EXPECT_EQ(c.zero.persistence_threshold, 10 * 100);  // 10 * hidden
+  EXPECT_EQ(c.zero.max_live_elements, 300'000'000);
 }
 
 TEST(DsTrainConfig, UnsupportedSettingsAreNamed) {
@@ -160,9 +160,9 @@ TEST(DsTrainConfig, AdamVariantsMap) {
     TrainConfig c;
     const std::string text = str(R"({"train_batch_size": 8, "optimizer": )", k.optimizer, "}");
     apply_ds_config(load(text, c, {}), {}, c);
-    EXPECT_EQ(c.decoupled_weight_decay, k.decoupled);
-    EXPECT_EQ(c.amsgrad, k.amsgrad);
-    EXPECT_EQ(c.bias_correction, k.bias_correction);
+    EXPECT_EQ(c.optimizer.decoupled_weight_decay, k.decoupled);
+    EXPECT_EQ(c.optimizer.amsgrad, k.amsgrad);
+    EXPECT_EQ(c.optimizer.bias_correction, k.bias_correction);
   }
 }
 
@@ -173,26 +173,27 @@ TEST(DsTrainConfig, AmsgradWithLowPrecisionAndDisagreeingFlagsAreRefused) {
       "bf16": {"enabled": true, "bf16_master_weights_and_grads": true,
                "bf16_optimizer_states": true},
       "optimizer": {"type": "Adam", "params": {"amsgrad": true}}})");
-  EXPECT_NE(low.find("[config] optimizer.params.amsgrad: true"), std::string::npos) << low;
+  EXPECT_NE(low.find("[config] optimizer.params.amsgrad (--amsgrad): true"), std::string::npos)
+      << low;
   EXPECT_NE(low.find("low-precision"), std::string::npos) << low;
   EXPECT_EQ(low.find('\n'), std::string::npos) << low;
 
   TrainConfig c;
-  c.amsgrad = true;
-  const std::string ams = error_of(R"({"train_batch_size": 8, "optimizer": {"type": "Adam"}})", c,
-                                   given(&GivenFlags::amsgrad));
+  c.optimizer.amsgrad = true;
+  const std::string ams =
+      error_of(R"({"train_batch_size": 8, "optimizer": {"type": "Adam"}})", c, given("--amsgrad"));
   EXPECT_NE(ams.find("optimizer.params.amsgrad"), std::string::npos) << ams;
   EXPECT_NE(ams.find("--amsgrad"), std::string::npos) << ams;
   TrainConfig l2;
-  l2.decoupled_weight_decay = false;
+  l2.optimizer.decoupled_weight_decay = false;
   const std::string mode = error_of(R"({"train_batch_size": 8, "optimizer": {"type": "AdamW"}})",
-                                    l2, given(&GivenFlags::weight_decay_mode));
+                                    l2, given("--weight-decay-mode"));
   EXPECT_NE(mode.find("optimizer.params.adam_w_mode"), std::string::npos) << mode;
   EXPECT_NE(mode.find("--weight-decay-mode"), std::string::npos) << mode;
   // Agreeing flags are fine.
   EXPECT_EQ(error_of(R"({"train_batch_size": 8, "optimizer": {"type": "Adam",
                  "params": {"adam_w_mode": false}}})",
-                     l2, given(&GivenFlags::weight_decay_mode)),
+                     l2, given("--weight-decay-mode")),
             "no error");
 }
 
@@ -201,43 +202,44 @@ TEST(DsTrainConfig, AmsgradWithLowPrecisionAndDisagreeingFlagsAreRefused) {
 TEST(DsTrainConfig, CommunicationAndAccumulationDtypesMap) {
   TrainConfig c;
   apply_ds_config(load(R"({"train_batch_size": 8, "bf16": {"enabled": true}})", c, {}), {}, c);
-  EXPECT_EQ(c.grad_accum_dtype, DType::f32);
-  EXPECT_EQ(c.comm_dtype, DType::f32);
+  EXPECT_EQ(c.precision.grad_accum_dtype, DType::f32);
+  EXPECT_EQ(c.precision.comm_dtype, DType::f32);
   apply_ds_config(load(R"({"train_batch_size": 8, "bf16": {"enabled": true},
       "communication_data_type": "bf16", "data_types": {"grad_accum_dtype": "bf16"}})",
                        c, {}),
                   {}, c);
-  EXPECT_EQ(c.grad_accum_dtype, DType::bf16);
-  EXPECT_EQ(c.comm_dtype, DType::bf16);
+  EXPECT_EQ(c.precision.grad_accum_dtype, DType::bf16);
+  EXPECT_EQ(c.precision.comm_dtype, DType::bf16);
   TrainConfig h;
   apply_ds_config(load(R"({"train_batch_size": 8, "communication_data_type": "fp16",
       "data_types": {"grad_accum_dtype": "fp32"}})",
                        h, {}),
                   {}, h);
-  EXPECT_EQ(h.comm_dtype, DType::f16);
-  EXPECT_EQ(h.grad_accum_dtype, DType::f32);
+  EXPECT_EQ(h.precision.comm_dtype, DType::f16);
+  EXPECT_EQ(h.precision.grad_accum_dtype, DType::f32);
   // A flag fills a key the file leaves out.
   TrainConfig f;
-  f.comm_dtype = DType::bf16;
-  const GivenFlags g = given(&GivenFlags::comm_dtype);
+  f.precision.comm_dtype = DType::bf16;
+  const GivenFlags g = given("--comm-dtype");
   apply_ds_config(load(R"({"train_batch_size": 8})", f, g), g, f);
-  EXPECT_EQ(f.comm_dtype, DType::bf16);
+  EXPECT_EQ(f.precision.comm_dtype, DType::bf16);
 }
 
 TEST(DsTrainConfig, BadOrContradictedGradientDtypesAreNamed) {
   EXPECT_NE(error_of(R"({"train_batch_size": 8, "data_types": {"grad_accum_dtype": "bf16"}})")
-                .find("data_types.grad_accum_dtype: bf16 needs the model in that dtype"),
+                .find("data_types.grad_accum_dtype (--grad-accum-dtype): bf16 needs the model in "
+                      "that dtype"),
             std::string::npos);
   TrainConfig c;
-  c.comm_dtype = DType::f32;
+  c.precision.comm_dtype = DType::f32;
   EXPECT_NE(error_of(R"({"train_batch_size": 8, "communication_data_type": "bf16"})", c,
-                     given(&GivenFlags::comm_dtype))
+                     given("--comm-dtype"))
                 .find("communication_data_type: the config gives bf16 but --comm-dtype gives f32"),
             std::string::npos);
-  c.dtype = DType::bf16;
-  c.grad_accum_dtype = DType::bf16;
-  GivenFlags g = given(&GivenFlags::grad_accum_dtype);
-  g.dtype = true;
+  c.precision.dtype = DType::bf16;
+  c.precision.grad_accum_dtype = DType::bf16;
+  GivenFlags g = given("--grad-accum-dtype");
+  g.insert("--dtype");
   EXPECT_NE(error_of(R"({"train_batch_size": 8, "bf16": {"enabled": true},
                  "data_types": {"grad_accum_dtype": "fp32"}})",
                      c, g)
@@ -247,16 +249,18 @@ TEST(DsTrainConfig, BadOrContradictedGradientDtypesAreNamed) {
 
 TEST(DsTrainConfig, SchedulerAutosTakeTheFlagsAsTheHfTrainerDoes) {
   TrainConfig c;
-  c.lr = 2e-3;
+  c.schedule.lr = 2e-3;
   c.steps = 40;
-  c.warmup_steps = 5;
-  const GivenFlags g = given(&GivenFlags::lr);
+  c.schedule.warmup_steps = 5;
+  const GivenFlags g = given("--lr");
   apply_ds_config(load(R"({"train_batch_size": 8, "scheduler": {"type": "WarmupDecayLR",
       "params": {"warmup_min_lr": "auto", "warmup_max_lr": "auto", "warmup_num_steps": "auto",
                  "total_num_steps": "auto", "warmup_type": "linear"}}})",
                        c, g),
                   g, c);
-  EXPECT_EQ(c.scheduler, nlohmann::json::parse(R"({"type": "WarmupDecayLR", "params": {
+  ASSERT_TRUE(c.schedule.deepspeed);
+  EXPECT_EQ(ds_scheduler_json(*c.schedule.deepspeed, c.schedule.lr),
+            nlohmann::json::parse(R"({"type": "WarmupDecayLR", "params": {
       "total_num_steps": 40, "warmup_min_lr": 0.0, "warmup_max_lr": 0.002,
       "warmup_num_steps": 5, "warmup_type": "linear"}})"));
 
@@ -267,19 +271,22 @@ TEST(DsTrainConfig, SchedulerAutosTakeTheFlagsAsTheHfTrainerDoes) {
       "params": {"total_num_steps": 10}}})",
                        d, g),
                   g, d);
-  EXPECT_FALSE(d.scheduler["params"].contains("warmup_max_lr"));
+  ASSERT_TRUE(d.schedule.deepspeed);
+  EXPECT_FALSE(
+      ds_scheduler_json(*d.schedule.deepspeed, d.schedule.lr)["params"].contains("warmup_max_lr"));
   TrainConfig e;
-  e.lr = 5e-4;
+  e.schedule.lr = 5e-4;
   apply_ds_config(load(R"({"train_batch_size": 8, "scheduler": {"type": "WarmupLR"}})", e, {}), {},
                   e);
-  EXPECT_EQ(e.scheduler["params"]["warmup_max_lr"], 5e-4);
+  ASSERT_TRUE(e.schedule.deepspeed);
+  EXPECT_EQ(std::get<config::WarmupLrParams>(e.schedule.deepspeed->params).warmup_max_lr, 5e-4);
 
   // No section: the command line's schedule stays.
   TrainConfig f;
   apply_ds_config(load(R"({"train_batch_size": 8})", f, {}), {}, f);
-  EXPECT_TRUE(f.scheduler.is_null());
-  EXPECT_FALSE(f.wall_clock_breakdown);
-  EXPECT_TRUE(f.csv_monitor_dir.empty());
+  EXPECT_FALSE(f.schedule.deepspeed);
+  EXPECT_FALSE(f.reporting.wall_clock_breakdown);
+  EXPECT_TRUE(f.reporting.csv_monitor_dir.empty());
 }
 
 TEST(DsTrainConfig, MonitorAndWallClockSettingsMap) {
@@ -288,70 +295,145 @@ TEST(DsTrainConfig, MonitorAndWallClockSettingsMap) {
       "csv_monitor": {"enabled": true, "output_path": "logs/", "job_name": "run1"}})",
                        c, {}),
                   {}, c);
-  EXPECT_TRUE(c.wall_clock_breakdown);
-  EXPECT_EQ(c.csv_monitor_dir, std::filesystem::path("logs/run1"));
-  EXPECT_TRUE(c.tensorboard_dir.empty());
+  EXPECT_TRUE(c.reporting.wall_clock_breakdown);
+  EXPECT_EQ(c.reporting.csv_monitor_dir, std::filesystem::path("logs/run1"));
+  EXPECT_TRUE(c.reporting.tensorboard_dir.empty());
   TrainConfig t;
   apply_ds_config(load(R"({"train_batch_size": 8,
       "tensorboard": {"enabled": true, "output_path": "tb/", "job_name": "run2"}})",
                        t, {}),
                   {}, t);
-  EXPECT_EQ(t.tensorboard_dir, std::filesystem::path("tb/run2"));
+  EXPECT_EQ(t.reporting.tensorboard_dir, std::filesystem::path("tb/run2"));
   // Without output_path the directory is DeepSpeed's default job name under the working dir.
   TrainConfig u;
   apply_ds_config(load(R"({"train_batch_size": 8, "tensorboard": {"enabled": true}})", u, {}), {},
                   u);
-  EXPECT_EQ(u.tensorboard_dir, std::filesystem::path("DeepSpeedJobName"));
-  EXPECT_FALSE(u.wandb.enabled);
+  EXPECT_EQ(u.reporting.tensorboard_dir, std::filesystem::path("DeepSpeedJobName"));
+  EXPECT_FALSE(u.reporting.wandb.enabled);
   TrainConfig w;
   apply_ds_config(load(R"({"train_batch_size": 8,
       "wandb": {"enabled": true, "project": "p", "group": "g", "team": "t"}})",
                        w, {}),
                   {}, w);
-  EXPECT_TRUE(w.wandb.enabled);
-  EXPECT_EQ(w.wandb.project, "p");
-  EXPECT_EQ(w.wandb.group, std::optional<std::string>("g"));
-  EXPECT_EQ(w.wandb.team, std::optional<std::string>("t"));
+  EXPECT_TRUE(w.reporting.wandb.enabled);
+  EXPECT_EQ(w.reporting.wandb.project, "p");
+  EXPECT_EQ(w.reporting.wandb.group, std::optional<std::string>("g"));
+  EXPECT_EQ(w.reporting.wandb.team, std::optional<std::string>("t"));
   // --tensorboard and the section must agree.
   TrainConfig v;
-  v.tensorboard_dir = "elsewhere";
+  v.reporting.tensorboard_dir = "elsewhere";
   EXPECT_THROW(apply_ds_config(load(R"({"train_batch_size": 8,
       "tensorboard": {"enabled": true, "output_path": "tb/", "job_name": "run2"}})",
-                                    v, {}),
-                               {}, v),
+                                    v, given("--tensorboard")),
+                               given("--tensorboard"), v),
                ValueError);
   // The flag alone turns the breakdown on; a file with false does not turn it off.
   TrainConfig d;
-  d.wall_clock_breakdown = true;
+  d.reporting.wall_clock_breakdown = true;
   apply_ds_config(load(R"({"train_batch_size": 8, "wall_clock_breakdown": false})", d, {}), {}, d);
-  EXPECT_TRUE(d.wall_clock_breakdown);
+  EXPECT_TRUE(d.reporting.wall_clock_breakdown);
 }
 
 TEST(DsTrainConfig, GivenFlagContradictingTheFileIsAnError) {
   TrainConfig c;
-  c.log_every = 10;
-  EXPECT_EQ(error_of(R"({"train_batch_size": 8, "steps_per_print": 100})", c,
-                     given(&GivenFlags::log_every)),
+  c.reporting.log_every = 10;
+  EXPECT_EQ(error_of(R"({"train_batch_size": 8, "steps_per_print": 100})", c, given("--log-every")),
             "[config] steps_per_print: the config gives 100 but --log-every gives 10; make them "
             "agree");
-  c.dtype = DType::bf16;
-  EXPECT_NE(error_of(R"({"train_batch_size": 8, "bf16": {"enabled": false}})", c,
-                     given(&GivenFlags::dtype))
+  c.precision.dtype = DType::bf16;
+  EXPECT_NE(error_of(R"({"train_batch_size": 8, "bf16": {"enabled": false}})", c, given("--dtype"))
                 .find("bf16.enabled: the config gives false but --dtype bf16 gives true"),
             std::string::npos);
 }
 
 TEST(DsTrainConfig, OverridesCarryTheGivenMarks) {
   TrainConfig c;
-  c.micro_batch = 3;
-  const config::ConfigOverrides o = train_overrides(c, given(&GivenFlags::micro_batch), 64);
+  c.data.micro_batch = 3;
+  const config::ConfigOverrides o = train_overrides(c, given("--micro-batch"), 64);
   EXPECT_EQ(o.world_size, 1);
   EXPECT_EQ(o.hidden_size, 64);
-  EXPECT_EQ(o.micro_batch.value, 3);
-  EXPECT_TRUE(o.micro_batch.given);
-  EXPECT_FALSE(o.lr.given);
-  EXPECT_EQ(o.lr.value, c.lr);
-  EXPECT_EQ(o.dtype.value, "f32");
+  EXPECT_EQ(o.micro_batch, 3);
+  EXPECT_TRUE(o.given.contains("--micro-batch"));
+  EXPECT_FALSE(o.given.contains("--lr"));
+  EXPECT_EQ(o.lr, c.schedule.lr);
+  EXPECT_EQ(o.dtype, "f32");
+}
+
+// Issue 13: `--zero-stage 3 --deepspeed ds.json` with a file without zero_optimization.stage ran
+// stage 0. Every ZeRO flag given fills its missing key and must agree with a set one.
+TEST(DsTrainConfig, GivenZeroFlagsFillTheFileAndMustAgree) {
+  TrainConfig c;
+  c.zero.stage = 3;
+  c.zero.reduce_bucket_elements = 1234;
+  c.zero.persistence_threshold = 11;
+  c.zero.prefetch_elements = 222;
+  c.zero.max_live_elements = 3333;
+  const GivenFlags g{"--zero-stage", "--reduce-bucket-size", "--stage3-persistence-threshold",
+                     "--stage3-prefetch-bucket-size", "--stage3-max-live-parameters"};
+  TrainConfig run = c;
+  apply_ds_config(load(R"({"train_batch_size": 8})", run, g), g, run);
+  EXPECT_EQ(run.zero.stage, 3);
+  EXPECT_EQ(run.zero.reduce_bucket_elements, 1234);
+  EXPECT_EQ(run.zero.persistence_threshold, 11);
+  EXPECT_EQ(run.zero.prefetch_elements, 222);
+  EXPECT_EQ(run.zero.max_live_elements, 3333);
+  run = c;
+  apply_ds_config(load(R"({"train_batch_size": 8, "zero_optimization": {"overlap_comm": false}})",
+                       run, given("--zero-stage")),
+                  given("--zero-stage"), run);
+  EXPECT_EQ(run.zero.stage, 3);
+  EXPECT_FALSE(run.zero.overlap_comm);
+  // Not given: the file (or DeepSpeed's default) decides.
+  run = c;
+  apply_ds_config(load(R"({"train_batch_size": 8})", run, {}), {}, run);
+  EXPECT_EQ(run.zero.stage, 0);
+  EXPECT_EQ(run.zero.reduce_bucket_elements, 500'000'000);
+  for (const auto& [text, flag] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"train_batch_size": 8, "zero_optimization": {"stage": 1}})", "--zero-stage"},
+           {R"({"train_batch_size": 8, "zero_optimization": {"reduce_bucket_size": 5}})",
+            "--reduce-bucket-size"},
+           {R"({"train_batch_size": 8, "zero_optimization": {"stage": 3,
+               "stage3_param_persistence_threshold": 5}})",
+            "--stage3-persistence-threshold"},
+           {R"({"train_batch_size": 8, "zero_optimization": {"stage": 3,
+               "stage3_prefetch_bucket_size": 5}})",
+            "--stage3-prefetch-bucket-size"},
+           {R"({"train_batch_size": 8, "zero_optimization": {"stage": 3,
+               "stage3_max_live_parameters": 5}})",
+            "--stage3-max-live-parameters"}}) {
+    const std::string e = error_of(text, c, g);
+    const std::string value = flag == "--zero-stage" ? "1" : "5";
+    EXPECT_NE(e.find("the config gives " + value + " but " + flag), std::string::npos) << e;
+  }
+}
+
+// Issue 13: reduce_bucket_size had three bounds (>= 0 in config, > 0 and >= 1 in train). One
+// bound, DeepSpeed's (>= 0): a 0 passes config check and train alike; -1 fails both, naming the
+// key.
+TEST(DsTrainConfig, ReduceBucketSizeHasOneBound) {
+  TrainConfig c;
+  const std::string zero =
+      R"({"train_batch_size": 8, "zero_optimization": {"reduce_bucket_size": 0}})";
+  EXPECT_EQ(error_of(zero, c), "no error");
+  apply_ds_config(load(zero, c, {}), {}, c);
+  EXPECT_EQ(c.zero.reduce_bucket_elements, 0);
+  const std::string negative =
+      R"({"train_batch_size": 8, "zero_optimization": {"reduce_bucket_size": -1}})";
+  EXPECT_NE(error_of(negative).find("zero_optimization.reduce_bucket_size"), std::string::npos);
+  TrainConfig flag;
+  flag.zero.reduce_bucket_elements = -1;
+  EXPECT_THROW(
+      {
+        try {
+          validate_train_config(flag);
+        } catch (const ValueError& e) {
+          EXPECT_STREQ(e.what(),
+                       "[config] zero_optimization.reduce_bucket_size (--reduce-bucket-size): "
+                       "must be >= 0, got -1");
+          throw;
+        }
+      },
+      ValueError);
 }
 
 }  // namespace

@@ -38,9 +38,9 @@ TEST(ResolveAuto, HiddenSizeFormulasMatchHuggingFace) {
 
 TEST(ResolveAuto, DefaultsFillAutoButNeverMissingKeysOrConflicts) {
   ConfigOverrides o;
-  o.micro_batch = CliValue<int64_t>::default_value(8);
-  o.lr = CliValue<double>::default_value(3e-4);
-  o.weight_decay = CliValue<double>::default_value(0.1);
+  o.micro_batch = 8;
+  o.lr = 3e-4;
+  o.weight_decay = 0.1;
   const auto j = resolved(R"({"train_micro_batch_size_per_gpu": "auto",
       "optimizer": {"type": "AdamW", "params": {"lr": 1e-5}}})",
                           o);
@@ -51,8 +51,10 @@ TEST(ResolveAuto, DefaultsFillAutoButNeverMissingKeysOrConflicts) {
 
 TEST(ResolveAuto, GivenFlagsFillMissingKeysAndMustAgree) {
   ConfigOverrides o;
-  o.weight_decay = CliValue<double>::explicit_value(0.05);
-  o.micro_batch = CliValue<int64_t>::explicit_value(4);
+  o.weight_decay = 0.05;
+  o.given.insert("--weight-decay");
+  o.micro_batch = 4;
+  o.given.insert("--micro-batch");
   const auto j = resolved(R"({"train_batch_size": 16, "optimizer": {"type": "Adam"}})", o);
   EXPECT_EQ(j["train_micro_batch_size_per_gpu"], 4);
   EXPECT_EQ(j["gradient_accumulation_steps"], 4);
@@ -65,8 +67,10 @@ TEST(ResolveAuto, GivenFlagsFillMissingKeysAndMustAgree) {
 TEST(ResolveAuto, TrainBatchSizeIsMicroTimesAccumulationTimesWorld) {
   ConfigOverrides o;
   o.world_size = 4;
-  o.micro_batch = CliValue<int64_t>::explicit_value(2);
-  o.grad_accum = CliValue<int64_t>::explicit_value(3);
+  o.micro_batch = 2;
+  o.given.insert("--micro-batch");
+  o.grad_accum = 3;
+  o.given.insert("--grad-accum");
   auto j = resolved(R"({"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto",
       "gradient_accumulation_steps": "auto"})",
                     o);
@@ -74,27 +78,33 @@ TEST(ResolveAuto, TrainBatchSizeIsMicroTimesAccumulationTimesWorld) {
   // Without gradient_accumulation_steps in the file, DeepSpeed's rule accumulates once.
   ConfigOverrides m;
   m.world_size = 2;
-  m.micro_batch = CliValue<int64_t>::explicit_value(5);
+  m.micro_batch = 5;
+  m.given.insert("--micro-batch");
   j = resolved(R"({"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto"})", m);
   EXPECT_EQ(j["train_batch_size"], 10);
 }
 
 TEST(ResolveAuto, DtypeDecidesTheEnabledFlags) {
   ConfigOverrides o;
-  o.dtype = CliValue<std::string>::explicit_value("bf16");
+  o.dtype = "bf16";
+  o.given.insert("--dtype");
   auto j = resolved(R"({"train_batch_size": 8, "fp16": {"enabled": "auto"}})", o);
   EXPECT_EQ(j["fp16"]["enabled"], false);
   EXPECT_EQ(j["bf16"]["enabled"], true);  // an explicit --dtype bf16 turns the section on
-  o.dtype = CliValue<std::string>::default_value("f32");
+  o.dtype = "f32";
+  o.given.erase("--dtype");
   j = resolved(R"({"train_batch_size": 8, "bf16": {"enabled": "auto"}})", o);
   EXPECT_EQ(j["bf16"]["enabled"], false);
 }
 
 TEST(ResolveAuto, SchedulerTakesWarmupStepsAndLr) {
   ConfigOverrides o;
-  o.lr = CliValue<double>::explicit_value(1e-3);
-  o.warmup_steps = CliValue<int64_t>::explicit_value(10);
-  o.total_steps = CliValue<int64_t>::explicit_value(100);
+  o.lr = 1e-3;
+  o.given.insert("--lr");
+  o.warmup_steps = 10;
+  o.given.insert("--warmup");
+  o.total_steps = 100;
+  o.given.insert("--steps");
   const auto j = resolved(R"({"train_batch_size": 8, "scheduler": {"type": "WarmupDecayLR",
       "params": {"warmup_min_lr": "auto", "warmup_max_lr": "auto", "warmup_num_steps": "auto",
       "total_num_steps": "auto"}}})",
@@ -104,6 +114,49 @@ TEST(ResolveAuto, SchedulerTakesWarmupStepsAndLr) {
   EXPECT_DOUBLE_EQ(p["warmup_max_lr"].get<double>(), 1e-3);
   EXPECT_EQ(p["warmup_num_steps"], 10);
   EXPECT_EQ(p["total_num_steps"], 100);
+}
+
+// A given ZeRO flag fills zero_optimization (also when the file has no such section), agrees
+// with the file's spelling of the stage-3 keys and conflicts with a different value; a flag's
+// default fills nothing (the key keeps DeepSpeed's default).
+TEST(ResolveAuto, GivenZeroFlagsFillMissingKeysAndMustAgree) {
+  ConfigOverrides o;
+  o.zero_stage = 3;
+  o.reduce_bucket_size = 1000;
+  o.persistence_threshold = 7;
+  o.prefetch_bucket_size = 300;
+  o.max_live_parameters = 5000;
+  auto j = resolved(R"({"train_batch_size": 8})", o);
+  EXPECT_EQ(j["zero_optimization"]["stage"], 0);  // not given: DeepSpeed's defaults
+  EXPECT_EQ(j["zero_optimization"]["reduce_bucket_size"], 500000000);
+  for (const char* f : {"--zero-stage", "--reduce-bucket-size", "--stage3-persistence-threshold",
+                        "--stage3-prefetch-bucket-size", "--stage3-max-live-parameters"})
+    o.given.insert(f);
+  j = resolved(R"({"train_batch_size": 8})", o);
+  const nlohmann::json& z = j["zero_optimization"];
+  EXPECT_EQ(z["stage"], 3);
+  EXPECT_EQ(z["reduce_bucket_size"], 1000);
+  EXPECT_EQ(z["stage3_param_persistence_threshold"], 7);
+  EXPECT_EQ(z["stage3_prefetch_bucket_size"], 300);
+  EXPECT_EQ(z["stage3_max_live_parameters"], 5000);
+  j = resolved(R"({"train_batch_size": 8, "zero_optimization": {"stage": 3,
+      "prefetch_bucket_size": 300}})",
+               o);
+  EXPECT_EQ(j["zero_optimization"]["stage3_prefetch_bucket_size"], 300);  // one spelling filled
+  EXPECT_NE(error_of(R"({"train_batch_size": 8, "zero_optimization": {"stage": 3,
+      "prefetch_bucket_size": 5}})",
+                     o)
+                .find("zero_optimization.prefetch_bucket_size: the config gives 5 but "
+                      "--stage3-prefetch-bucket-size gives 300"),
+            std::string::npos);
+  EXPECT_EQ(error_of(R"({"train_batch_size": 8, "zero_optimization": {"stage": 2}})", o),
+            "[config] zero_optimization.stage: the config gives 2 but --zero-stage gives 3; make "
+            "them agree or set \"auto\"");
+  EXPECT_NE(error_of(R"({"train_batch_size": 8, "zero_optimization": {"stage": 3,
+      "stage3_max_live_parameters": 1}})",
+                     o)
+                .find("--stage3-max-live-parameters gives 5000"),
+            std::string::npos);
 }
 
 TEST(ResolveAuto, UnresolvedAutoNamesKeyAndFlag) {

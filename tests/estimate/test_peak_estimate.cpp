@@ -117,6 +117,45 @@ TEST(PeakEstimate, GradientAndCommunicationDtypes) {
   }
 }
 
+// Issue 13: stages 2-3 hold the whole gradients of the block being reduce-scattered and of the one
+// computing (zero/sharded_stage.cpp), whatever reduce_bucket_size: Llama-3-8B with the HF "auto"
+// bucket (4096^2 = 16.8 M) still holds 2 whole blocks (the embedding and the head, 525 M each).
+TEST(PeakEstimate, InFlightGradientsAreWholeBlocks) {
+  for (int stage : {2, 3}) {
+    RunSetup s = setup_of("llama3_8b.json", stage, 4, 4096, 1, false);
+    s.buckets.reduce_bucket_size = 4096.0 * 4096.0;
+    const PeakEstimate small = estimate_peak(s);
+    s.buckets.reduce_bucket_size = 0;
+    const PeakEstimate zero = estimate_peak(s);
+    const auto in_flight = [](const PeakEstimate& e) {
+      for (const MemoryItem& it : e.items)
+        if (it.name == "gradient buckets (f32)") return it.bytes;
+      return -1.0;
+    };
+    const double blocks = static_cast<double>(small.params.largest_unit()) +
+                          static_cast<double>(small.params.second_largest_unit());
+    EXPECT_DOUBLE_EQ(in_flight(small), 4.0 * blocks) << "stage " << stage;
+    EXPECT_DOUBLE_EQ(in_flight(zero), 4.0 * blocks) << "stage " << stage;
+    EXPECT_GT(blocks, 2 * 218e6);
+  }
+}
+
+// [Note: precision modes]: the low-precision mode keeps two bf16 moments and no masters, 4
+// optimizer bytes per parameter instead of mixed's 12; it needs bf16 and no amsgrad.
+TEST(PeakEstimate, LowPrecisionKeepsFourOptimizerBytesPerParam) {
+  for (int stage : {0, 1}) {
+    RunSetup s = setup_of("gpt2.json", stage, 2, 1024, 1, false);
+    const PeakEstimate mixed = estimate_peak(s);
+    s.precision = optim::Precision::low;
+    const PeakEstimate low = estimate_peak(s);
+    EXPECT_DOUBLE_EQ(low.items[2].bytes * 3, mixed.items[2].bytes) << "stage " << stage;
+    EXPECT_EQ(low.items[2].name, "AdamW moments (bf16, no masters)");
+    const double elems = stage == 0 ? static_cast<double>(low.params.total) : 0;
+    if (stage == 0) EXPECT_DOUBLE_EQ(low.items[2].bytes, 4.0 * elems);
+    EXPECT_NE(describe(s).find("low precision"), std::string::npos);
+  }
+}
+
 TEST(PeakEstimate, EachStageShardsMore) {
   double previous = 0;
   for (int stage = 0; stage <= 3; ++stage) {
@@ -156,6 +195,16 @@ TEST(PeakEstimate, BadSetupsNameTheField) {
   };
   RunSetup s = setup_of("gpt2.json", 4, 1, 1024, 1, false);
   expect_error(s, "stage");
+  s.stage = 0;
+  s.precision = optim::Precision::low;
+  s.dtype = DType::f32;
+  expect_error(s, "precision low");
+  s.dtype = DType::bf16;
+  s.amsgrad = true;
+  expect_error(s, "amsgrad");
+  s.amsgrad = false;
+  s.precision = optim::Precision::mixed;
+  s.stage = 4;
   s.stage = 2;
   s.offload_param = true;
   s.offload_optimizer = true;

@@ -144,17 +144,17 @@ TEST(TfEvents, TrainerWritesDeepSpeedsScalarsEqualToMetricsJsonl) {
   test::TempDir dir;
   train::TrainConfig c = test::tiny_train_config(dir.path(), DType::f32);
   c.steps = 4;
-  c.log_every = 2;
-  c.out = dir / "run";
-  c.tensorboard_dir = dir / "logs" / "job";
-  c.wall_clock_breakdown = true;
+  c.reporting.log_every = 2;
+  c.paths.out = dir / "run";
+  c.reporting.tensorboard_dir = dir / "logs" / "job";
+  c.reporting.wall_clock_breakdown = true;
   const train::TrainSummary s = train::train(c);
-  const std::vector<fs::path> files = event_files(c.tensorboard_dir);
+  const std::vector<fs::path> files = event_files(c.reporting.tensorboard_dir);
   ASSERT_EQ(files.size(), 1u);
   EXPECT_EQ(s.tensorboard_file, files[0]);
 
   std::vector<nlohmann::json> lines;
-  for (const std::string& line : test::text_lines(c.out / "metrics.jsonl"))
+  for (const std::string& line : test::text_lines(c.paths.out / "metrics.jsonl"))
     lines.push_back(nlohmann::json::parse(line));
   ASSERT_EQ(lines.size(), 2u);
   const std::vector<test::DecodedEvent> ev = test::read_tfevents(files[0]);
@@ -167,7 +167,7 @@ TEST(TfEvents, TrainerWritesDeepSpeedsScalarsEqualToMetricsJsonl) {
       {"elapsed_time_ms_step", "step_ms"}};
   ASSERT_EQ(ev.size(), 1 + lines.size() * tags.size());
   EXPECT_EQ(ev[0].file_version, "brain.Event:2");
-  const int64_t batch = c.micro_batch * c.grad_accum;  // one rank
+  const int64_t batch = c.data.micro_batch * c.data.grad_accum;  // one rank
   for (size_t r = 0; r < lines.size(); ++r) {
     for (size_t t = 0; t < tags.size(); ++t) {
       const test::DecodedEvent& e = ev[1 + r * tags.size() + t];

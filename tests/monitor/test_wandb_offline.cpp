@@ -64,17 +64,17 @@ TEST(WandbOffline, TrainerWritesAnOfflineRunEqualToMetricsJsonl) {
   test::TempDir dir;
   train::TrainConfig c = test::tiny_train_config(dir.path(), DType::f32);
   c.steps = 4;
-  c.log_every = 2;
-  c.out = dir / "run";
-  c.wall_clock_breakdown = true;
-  c.wandb.enabled = true;
-  c.wandb.project = "proj";
-  c.wandb.group = "grp";
-  c.wandb.team = "team";
+  c.reporting.log_every = 2;
+  c.paths.out = dir / "run";
+  c.reporting.wall_clock_breakdown = true;
+  c.reporting.wandb.enabled = true;
+  c.reporting.wandb.project = "proj";
+  c.reporting.wandb.group = "grp";
+  c.reporting.wandb.team = "team";
   const train::TrainSummary s = train::train(c);
 
   std::vector<fs::path> runs;
-  for (const auto& e : fs::directory_iterator(c.out / "wandb"))
+  for (const auto& e : fs::directory_iterator(c.paths.out / "wandb"))
     if (e.path().filename().string().rfind("offline-run-", 0) == 0) runs.push_back(e.path());
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(s.wandb_run_dir, runs[0]);
@@ -84,12 +84,12 @@ TEST(WandbOffline, TrainerWritesAnOfflineRunEqualToMetricsJsonl) {
   EXPECT_EQ(name[27], '-');
   const std::string id = name.substr(28);
   EXPECT_TRUE(fs::is_directory(runs[0] / "files"));
-  EXPECT_EQ(fs::read_symlink(c.out / "wandb" / "latest-run"), fs::path(name));
+  EXPECT_EQ(fs::read_symlink(c.paths.out / "wandb" / "latest-run"), fs::path(name));
 
   const std::vector<std::string> payloads =
       test::read_wandb_payloads(runs[0] / str("run-", id, ".wandb"));
   std::vector<nlohmann::json> lines;
-  for (const std::string& line : test::text_lines(c.out / "metrics.jsonl"))
+  for (const std::string& line : test::text_lines(c.paths.out / "metrics.jsonl"))
     lines.push_back(nlohmann::json::parse(line));
   ASSERT_EQ(lines.size(), 2u);
   ASSERT_EQ(payloads.size(), 2 + 2 * lines.size() + 2);
@@ -118,7 +118,7 @@ TEST(WandbOffline, TrainerWritesAnOfflineRunEqualToMetricsJsonl) {
       {"elapsed_time_ms_backward", "backward_ms"},
       {"elapsed_time_ms_backward_allreduce", "comm_ms"},
       {"elapsed_time_ms_step", "step_ms"}};
-  const int64_t batch = c.micro_batch * c.grad_accum;  // one rank
+  const int64_t batch = c.data.micro_batch * c.data.grad_accum;  // one rank
   for (size_t r = 0; r < lines.size(); ++r) {
     auto& history = rec[2 + 2 * r];
     auto& summary = rec[3 + 2 * r];

@@ -38,17 +38,17 @@ void write_inputs(const fs::path& dir) {
 
 train::TrainConfig base_config(const fs::path& dir) {
   train::TrainConfig c;
-  c.model = dir / "config.json";
-  c.data = dir / "tokens.bin";
+  c.paths.model = dir / "config.json";
+  c.paths.data = dir / "tokens.bin";
   c.steps = 20;
-  c.seq_len = 8;
-  c.lr = 1e-2;
-  c.warmup_steps = 2;
-  c.schedule = "cosine";
-  c.weight_decay = 0.1;
+  c.data.seq_len = 8;
+  c.schedule.lr = 1e-2;
+  c.schedule.warmup_steps = 2;
+  c.schedule.decay = "cosine";
+  c.optimizer.weight_decay = 0.1;
   c.clip = 0.5;  // small enough to clip, so the global norm is exercised
-  c.log_every = 1;
-  c.seed = 11;
+  c.reporting.log_every = 1;
+  c.data.seed = 11;
   return c;
 }
 
@@ -71,13 +71,13 @@ void run_case(const Case& k) {
   const fs::path dir = shared_temp_dir(k.name);
   write_inputs(dir);
   train::TrainConfig ddp = base_config(dir);
-  ddp.dtype = k.dtype;
-  ddp.micro_batch = k.micro_batch;
-  ddp.grad_accum = k.grad_accum;
+  ddp.precision.dtype = k.dtype;
+  ddp.data.micro_batch = k.micro_batch;
+  ddp.data.grad_accum = k.grad_accum;
   ddp.comm = &comm;
   ddp.check_params_every = 5;
-  ddp.reduce_bucket_elements = 3000;  // several buckets
-  ddp.out = dir / "ddp";
+  ddp.zero.reduce_bucket_elements = 3000;  // several buckets
+  ddp.paths.out = dir / "ddp";
   const train::TrainSummary s = train::train(ddp);
   EXPECT_EQ(s.steps, 20);
   comm.barrier();
@@ -86,14 +86,14 @@ void run_case(const Case& k) {
     return;
   }
   train::TrainConfig one = base_config(dir);
-  one.dtype = k.dtype;
-  one.out = dir / "one";
+  one.precision.dtype = k.dtype;
+  one.paths.out = dir / "one";
   if (k.bitwise) {  // the same micro-batches, accumulated in one process
-    one.micro_batch = k.micro_batch;
-    one.grad_accum = k.grad_accum * world;
+    one.data.micro_batch = k.micro_batch;
+    one.data.grad_accum = k.grad_accum * world;
   } else {  // the same rows per step in one micro-batch per accumulation step
-    one.micro_batch = k.micro_batch * world;
-    one.grad_accum = k.grad_accum;
+    one.data.micro_batch = k.micro_batch * world;
+    one.data.grad_accum = k.grad_accum;
   }
   train::train(one);
   const std::vector<double> a = losses_of(dir / "ddp" / "metrics.jsonl");

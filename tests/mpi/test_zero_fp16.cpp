@@ -36,29 +36,29 @@ struct Fp16Case {
 
 train::TrainConfig fp16_config(const fs::path& dir, const Fp16Case& k, int stage) {
   train::TrainConfig c;
-  c.model = dir / "config.json";
-  c.data = dir / "tokens.bin";
+  c.paths.model = dir / "config.json";
+  c.paths.data = dir / "tokens.bin";
   c.steps = kSteps;
-  c.micro_batch = 1;
-  c.seq_len = 8;
-  c.grad_accum = k.grad_accum;
-  c.lr = 1e-2;
-  c.warmup_steps = 2;
+  c.data.micro_batch = 1;
+  c.data.seq_len = 8;
+  c.data.grad_accum = k.grad_accum;
+  c.schedule.lr = 1e-2;
+  c.schedule.warmup_steps = 2;
   c.clip = 0.05;
-  c.log_every = 1;
-  c.seed = 5;
-  c.dtype = DType::f16;
-  c.loss_scaler.initial_scale_power = 8;
-  c.loss_scaler.loss_scale_window = 2;
-  c.loss_scaler.hysteresis = 2;
-  c.inject_overflow_steps = {3, 4, 7};
+  c.reporting.log_every = 1;
+  c.data.seed = 5;
+  c.precision.dtype = DType::f16;
+  c.precision.loss_scaler.initial_scale_power = 8;
+  c.precision.loss_scaler.loss_scale_window = 2;
+  c.precision.loss_scaler.hysteresis = 2;
+  c.test_hooks.inject_overflow_steps = {3, 4, 7};
   c.activation_checkpointing = k.activation_checkpointing;
   c.comm = &test::process_group().host();
-  c.reduce_bucket_elements = 3000;
-  c.zero_stage = stage;
+  c.zero.reduce_bucket_elements = 3000;
+  c.zero.stage = stage;
   c.check_params_every = 4;
-  c.persistence_threshold = k.persistence_threshold;
-  c.out = dir / ("stage" + std::to_string(stage));
+  c.zero.persistence_threshold = k.persistence_threshold;
+  c.paths.out = dir / ("stage" + std::to_string(stage));
   return c;
 }
 

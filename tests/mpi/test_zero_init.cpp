@@ -146,18 +146,18 @@ TEST(ZeroInitRanks, Stage3TrainingFromASplitCheckpointMatchesStage0) {
   std::vector<std::string> zero_init;
   for (int stage : {0, 3}) {
     train::TrainConfig c;
-    c.model = dir / "model";
-    c.data = dir / "tokens.bin";
+    c.paths.model = dir / "model";
+    c.paths.data = dir / "tokens.bin";
     c.steps = 3;
-    c.micro_batch = 1;
-    c.seq_len = 8;
-    c.lr = 1e-2;
-    c.log_every = 1;
-    c.dtype = DType::bf16;
+    c.data.micro_batch = 1;
+    c.data.seq_len = 8;
+    c.schedule.lr = 1e-2;
+    c.reporting.log_every = 1;
+    c.precision.dtype = DType::bf16;
     c.comm = &comm;
-    c.zero_stage = stage;
-    c.persistence_threshold = 0;
-    c.out = dir / ("stage" + std::to_string(stage));
+    c.zero.stage = stage;
+    c.zero.persistence_threshold = 0;
+    c.paths.out = dir / ("stage" + std::to_string(stage));
     zero_init.push_back(train::train(c).zero_init);
   }
   EXPECT_TRUE(zero_init[0].empty());

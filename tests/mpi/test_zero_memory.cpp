@@ -31,16 +31,16 @@ TEST(ZeroMemory, EachStageHoldsLessThanTheOneBefore) {
   train::TrainSummary s[4];
   for (int stage = 0; stage <= 3; ++stage) {
     train::TrainConfig c;
-    c.model = dir / "config.json";
-    c.data = dir / "tokens.bin";
+    c.paths.model = dir / "config.json";
+    c.paths.data = dir / "tokens.bin";
     c.steps = 1;
-    c.micro_batch = 1;
-    c.seq_len = 8;
-    c.dtype = DType::bf16;
+    c.data.micro_batch = 1;
+    c.data.seq_len = 8;
+    c.precision.dtype = DType::bf16;
     c.comm = &comm;
-    c.zero_stage = stage;
-    c.persistence_threshold = 0;
-    c.out = dir / ("stage" + std::to_string(stage));
+    c.zero.stage = stage;
+    c.zero.persistence_threshold = 0;
+    c.paths.out = dir / ("stage" + std::to_string(stage));
     s[stage] = train::train(c);
     EXPECT_EQ(s[stage].zero_stage, stage);
     // The memory report ([Note: memory report]): this rank's categories add up to its

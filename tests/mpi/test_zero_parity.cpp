@@ -51,32 +51,32 @@ constexpr int64_t kSteps = 8;
 
 train::TrainConfig config_for(const fs::path& dir, const ParityCase& k, int stage) {
   train::TrainConfig c;
-  c.model = dir / "config.json";
-  c.data = dir / "tokens.bin";
+  c.paths.model = dir / "config.json";
+  c.paths.data = dir / "tokens.bin";
   c.steps = kSteps;
-  c.micro_batch = 1;
-  c.seq_len = 8;
-  c.grad_accum = k.grad_accum;
-  c.lr = 1e-2;
-  c.warmup_steps = 2;
-  c.weight_decay = 0.1;
+  c.data.micro_batch = 1;
+  c.data.seq_len = 8;
+  c.data.grad_accum = k.grad_accum;
+  c.schedule.lr = 1e-2;
+  c.schedule.warmup_steps = 2;
+  c.optimizer.weight_decay = 0.1;
   c.clip = 0.05;  // below every step's norm: clipping always scales
-  c.log_every = 1;
-  c.seed = 5;
-  c.dtype = k.dtype;
-  c.grad_accum_dtype = k.grad_accum_dtype;
-  c.comm_dtype = k.comm_dtype;
-  c.precision = k.precision;
-  c.decoupled_weight_decay = k.decoupled_weight_decay;
-  c.amsgrad = k.amsgrad;
+  c.reporting.log_every = 1;
+  c.data.seed = 5;
+  c.precision.dtype = k.dtype;
+  c.precision.grad_accum_dtype = k.grad_accum_dtype;
+  c.precision.comm_dtype = k.comm_dtype;
+  c.precision.mode = k.precision;
+  c.optimizer.decoupled_weight_decay = k.decoupled_weight_decay;
+  c.optimizer.amsgrad = k.amsgrad;
   c.activation_checkpointing = k.activation_checkpointing;
   c.comm = &test::process_group().host();
-  c.reduce_bucket_elements = 3000;  // stage 0: several buckets
-  c.zero_stage = stage;
+  c.zero.reduce_bucket_elements = 3000;  // stage 0: several buckets
+  c.zero.stage = stage;
   c.check_params_every = 4;  // the ranks' gathered values agree
-  c.persistence_threshold = k.persistence_threshold;
-  c.prefetch_elements = k.prefetch_elements;
-  c.out = dir / ("stage" + std::to_string(stage));
+  c.zero.persistence_threshold = k.persistence_threshold;
+  c.zero.prefetch_elements = k.prefetch_elements;
+  c.paths.out = dir / ("stage" + std::to_string(stage));
   return c;
 }
 
@@ -215,7 +215,7 @@ TEST(ZeroParity, ResumesInAnotherStageFromAShardedCheckpoint) {
   test::write_inputs(dir, k.model);
   train::train(config_for(dir, k, 0));
   train::TrainConfig first = config_for(dir, k, 2);
-  first.save_every = 4;
+  first.reporting.save_every = 4;
   train::TrainCallbacks stop;
   stop.on_step = [](int64_t done, int64_t, double) {
     if (done == 5) throw Interrupted();
@@ -223,8 +223,8 @@ TEST(ZeroParity, ResumesInAnotherStageFromAShardedCheckpoint) {
   EXPECT_THROW(train::train(first, stop), Interrupted);
   comm.barrier();
   train::TrainConfig second = config_for(dir, k, 3);
-  second.resume = dir / "stage2" / "checkpoint";
-  second.out = dir / "resumed";
+  second.paths.resume = dir / "stage2" / "checkpoint";
+  second.paths.out = dir / "resumed";
   EXPECT_EQ(train::train(second).steps, kSteps - 4);
   comm.barrier();
   if (comm.rank() == 0) {

@@ -58,12 +58,12 @@ TEST(Fp16Step, MicroLossScaleAndInjection) {
   EXPECT_EQ(micro_loss_scale(1024.0, 2, 4), 128.0f);
   EXPECT_TRUE(std::isinf(micro_loss_scale(1024.0, 2, 4, true)));
   TrainConfig c;
-  c.inject_overflow_steps = {2, 5};
+  c.test_hooks.inject_overflow_steps = {2, 5};
   EXPECT_TRUE(injects_overflow(c, 5));
   EXPECT_FALSE(injects_overflow(c, 3));
-  c.dtype = DType::bf16;
+  c.precision.dtype = DType::bf16;
   EXPECT_FALSE(make_loss_scaler(c).has_value());
-  c.dtype = DType::f16;
+  c.precision.dtype = DType::f16;
   ASSERT_TRUE(make_loss_scaler(c).has_value());
   EXPECT_EQ(make_loss_scaler(c)->scale(), 65536.0);
 }

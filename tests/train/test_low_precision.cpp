@@ -16,9 +16,9 @@
 #include "train/train_test_util.h"
 #include "zerotrain/config/load.h"
 #include "zerotrain/core/error.h"
+#include "zerotrain/optim/precision.h"
 #include "zerotrain/train/ds_train_config.h"
 #include "zerotrain/train/optimizer.h"
-#include "zerotrain/optim/precision.h"
 
 namespace zt {
 namespace {
@@ -133,13 +133,13 @@ struct TrainRun {
 TrainRun train_run(optim::Precision precision, int stage, double lr = 1e-7, int64_t warmup = 0) {
   test::TempDir dir;
   train::TrainConfig c = test::tiny_train_config(dir.path(), DType::bf16);
-  c.out = dir.path() / "out";
+  c.paths.out = dir.path() / "out";
   c.steps = 4;
-  c.lr = lr;
-  c.warmup_steps = warmup;
-  c.schedule = "constant";
-  c.precision = precision;
-  c.zero_stage = stage;
+  c.schedule.lr = lr;
+  c.schedule.warmup_steps = warmup;
+  c.schedule.decay = "constant";
+  c.precision.mode = precision;
+  c.zero.stage = stage;
   TrainRun out;
   train::TrainCallbacks cb;
   cb.on_warning = [&out](const std::string& l) { out.warnings.push_back(l); };
@@ -171,8 +171,8 @@ TEST(LowPrecision, TrainerStaysSilentThroughAWarmupFromLrZero) {
 TEST(LowPrecision, TrainerRejectsLowPrecisionWithF32) {
   test::TempDir dir;
   train::TrainConfig c = test::tiny_train_config(dir.path(), DType::f32);
-  c.out = dir.path() / "out";
-  c.precision = optim::Precision::low;
+  c.paths.out = dir.path() / "out";
+  c.precision.mode = optim::Precision::low;
   EXPECT_THROW(train::train(c), ValueError);
 }
 
@@ -186,7 +186,7 @@ TEST(LowPrecision, ParsesTheModeNames) {
 train::TrainConfig apply(const std::string& bf16_section, train::GivenFlags g = {},
                          optim::Precision flag = optim::Precision::mixed) {
   train::TrainConfig c;
-  c.precision = flag;
+  c.precision.mode = flag;
   const std::string text =
       R"({"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2}, "bf16": )" +
       bf16_section + "}";
@@ -197,10 +197,10 @@ train::TrainConfig apply(const std::string& bf16_section, train::GivenFlags g = 
 }
 
 TEST(LowPrecision, DsConfigBf16MastersAndOptimizerStatesSelectLowPrecision) {
-  EXPECT_EQ(apply(R"({"enabled": true})").precision, optim::Precision::mixed);
+  EXPECT_EQ(apply(R"({"enabled": true})").precision.mode, optim::Precision::mixed);
   EXPECT_EQ(apply(R"({"enabled": true, "bf16_master_weights_and_grads": true,
                       "bf16_optimizer_states": true})")
-                .precision,
+                .precision.mode,
             optim::Precision::low);
   try {
     apply(R"({"enabled": true, "bf16_master_weights_and_grads": true})");
@@ -209,8 +209,7 @@ TEST(LowPrecision, DsConfigBf16MastersAndOptimizerStatesSelectLowPrecision) {
     EXPECT_NE(std::string(e.what()).find("bf16.bf16_master_weights_and_grads"), std::string::npos)
         << e.what();
   }
-  train::GivenFlags g;
-  g.precision = true;
+  const train::GivenFlags g{"--precision"};
   EXPECT_THROW(apply(R"({"enabled": true, "bf16_master_weights_and_grads": true,
                          "bf16_optimizer_states": true})",
                      g, optim::Precision::mixed),

@@ -22,10 +22,10 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 train::TrainConfig config_in(const test::TempDir& dir, const std::string& name) {
   train::TrainConfig c = test::tiny_train_config(dir.path(), DType::f32);
-  c.out = dir / name;
+  c.paths.out = dir / name;
   c.steps = 2;
-  c.grad_accum = 1;
-  c.seq_len = 16;
+  c.data.grad_accum = 1;
+  c.data.seq_len = 16;
   return c;
 }
 
@@ -34,8 +34,8 @@ TEST(MemoryReport, CategoriesAddUpAndMatchTheEngineForEveryStage) {
   for (int stage = 0; stage <= 3; ++stage) {
     SCOPED_TRACE(stage);
     train::TrainConfig c = config_in(dir, "stage" + std::to_string(stage));
-    c.zero_stage = stage;
-    c.persistence_threshold = 0;
+    c.zero.stage = stage;
+    c.zero.persistence_threshold = 0;
     const train::TrainSummary s = train::train(c);
     const train::MemoryReport& start = s.memory_start;
     const train::MemoryReport& peak = s.memory_peak;
@@ -71,12 +71,12 @@ TEST(MemoryReport, CategoriesAddUpAndMatchTheEngineForEveryStage) {
 TEST(MemoryReport, ActivationsGrowWithTheMicroBatchAndShrinkWithCheckpointing) {
   test::TempDir dir;
   train::TrainConfig c = config_in(dir, "mb2");
-  c.micro_batch = 2;
+  c.data.micro_batch = 2;
   const train::MemoryReport two = train::train(c).memory_peak;
-  c.out = dir / "mb4";
-  c.micro_batch = 4;
+  c.paths.out = dir / "mb4";
+  c.data.micro_batch = 4;
   const train::MemoryReport four = train::train(c).memory_peak;
-  c.out = dir / "mb4_ac";
+  c.paths.out = dir / "mb4_ac";
   c.activation_checkpointing = true;
   const train::MemoryReport four_ac = train::train(c).memory_peak;
   EXPECT_GT(four.activations, two.activations);
@@ -89,7 +89,7 @@ TEST(MemoryReport, MetricsCarryThePeakSplit) {
   test::TempDir dir;
   train::TrainConfig c = config_in(dir, "run");
   const train::TrainSummary s = train::train(c);
-  const auto lines = test::text_lines(c.out / "metrics.jsonl");
+  const auto lines = test::text_lines(c.paths.out / "metrics.jsonl");
   ASSERT_EQ(lines.size(), 2u);
   const nlohmann::json last = nlohmann::json::parse(lines.back());
   const double split =
@@ -100,7 +100,7 @@ TEST(MemoryReport, MetricsCarryThePeakSplit) {
   EXPECT_EQ(last.at("peak_step").get<int64_t>(), s.memory_peak.step);
   EXPECT_NEAR(last.at("peak_activations_gib").get<double>() * kGiB,
               static_cast<double>(s.memory_peak.activations), 1.0);
-  const auto csv = test::text_lines(c.out / "metrics.csv");
+  const auto csv = test::text_lines(c.paths.out / "metrics.csv");
   ASSERT_FALSE(csv.empty());
   EXPECT_NE(csv[0].find("peak_activations_gib"), std::string::npos) << csv[0];
 }

@@ -13,6 +13,7 @@
 #include "train/train_test_util.h"
 #include "zerotrain/core/allocator.h"
 #include "zerotrain/core/error.h"
+#include "zerotrain/estimate/peak_estimate.h"
 #include "zerotrain/estimate/recommend.h"
 #include "zerotrain/train/out_of_memory.h"
 #include "zerotrain/train/trainer.h"
@@ -33,11 +34,11 @@ class HostCap {
 
 train::TrainConfig config_in(const test::TempDir& dir, const std::string& name) {
   train::TrainConfig c = test::tiny_train_config(dir.path(), DType::f32);
-  c.out = dir / name;
+  c.paths.out = dir / name;
   c.steps = 2;
-  c.grad_accum = 1;
-  c.micro_batch = 8;
-  c.seq_len = 32;
+  c.data.grad_accum = 1;
+  c.data.micro_batch = 8;
+  c.data.seq_len = 32;
   return c;
 }
 
@@ -78,7 +79,7 @@ TEST(OutOfMemory, AStepThatDoesNotFitSaysWhatFitsAndTheAdviceRuns) {
   const train::TrainSummary free_run = train::train(c);
   const auto cap = static_cast<size_t>(free_run.memory_peak.total() - 1);
   HostCap guard(cap);
-  c.out = dir / "capped";
+  c.paths.out = dir / "capped";
   const std::string msg = oom_message(c);
   EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
   EXPECT_EQ(msg.rfind("[train] out of memory in step ", 0), 0u) << msg;
@@ -87,20 +88,20 @@ TEST(OutOfMemory, AStepThatDoesNotFitSaysWhatFitsAndTheAdviceRuns) {
   EXPECT_NE(msg.find("free under it"), std::string::npos) << msg;
   EXPECT_NE(msg.find("the run needs about "), std::string::npos) << msg;
   EXPECT_NE(msg.find("(estimated peak of stage 0, micro-batch 8)"), std::string::npos) << msg;
-  EXPECT_FALSE(fs::exists(c.out / "model"));
-  EXPECT_FALSE(fs::exists(c.out / "checkpoint"));
+  EXPECT_FALSE(fs::exists(c.paths.out / "model"));
+  EXPECT_FALSE(fs::exists(c.paths.out / "checkpoint"));
   // The advice, as flags, then runs under the same cap.
   const std::regex flags(
       "--zero-stage ([0-3]) --micro-batch ([0-9]+)( --grad-accum ([0-9]+))?"
       "( --activation-checkpointing)?$");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(msg, m, flags)) << msg;
-  c.zero_stage = std::stoi(m[1]);
-  c.micro_batch = std::stoll(m[2]);
-  if (m[4].matched) c.grad_accum = std::stoll(m[4]);
-  EXPECT_EQ(c.micro_batch * c.grad_accum, 8);  // the global batch stays
+  c.zero.stage = std::stoi(m[1]);
+  c.data.micro_batch = std::stoll(m[2]);
+  if (m[4].matched) c.data.grad_accum = std::stoll(m[4]);
+  EXPECT_EQ(c.data.micro_batch * c.data.grad_accum, 8);  // the global batch stays
   c.activation_checkpointing = m[5].matched;
-  c.out = dir / "advised";
+  c.paths.out = dir / "advised";
   const train::TrainSummary advised = train::train(c);
   EXPECT_LE(advised.memory_peak.total(), static_cast<int64_t>(cap));
 }
@@ -114,13 +115,13 @@ TEST(OutOfMemory, SetupThatCannotFitSaysNothingFits) {
   EXPECT_NE(msg.find("nothing zerotrain train runs fits in "), std::string::npos) << msg;
   EXPECT_NE(msg.find("(stage 3, micro-batch 1, activation checkpointing)"), std::string::npos)
       << msg;
-  EXPECT_FALSE(fs::exists(c.out / "metrics.jsonl"));
+  EXPECT_FALSE(fs::exists(c.paths.out / "metrics.jsonl"));
 }
 
 TEST(OutOfMemory, FlagsKeepTheGlobalBatch) {
   train::TrainConfig c;
-  c.micro_batch = 8;
-  c.grad_accum = 2;
+  c.data.micro_batch = 8;
+  c.data.grad_accum = 2;
   estimate::RunSetup s;
   s.stage = 2;
   s.micro_batch = 2;
@@ -130,10 +131,36 @@ TEST(OutOfMemory, FlagsKeepTheGlobalBatch) {
   s.micro_batch = 8;
   s.activation_checkpointing = false;
   EXPECT_EQ(train::setup_flags(c, s), "--zero-stage 2 --micro-batch 8");
-  c.micro_batch = 5;
-  c.grad_accum = 1;
+  c.data.micro_batch = 5;
+  c.data.grad_accum = 1;
   s.micro_batch = 2;  // 5 rows per step do not split into micro-batches of 2
   EXPECT_EQ(train::setup_flags(c, s), "--zero-stage 2 --micro-batch 2");
+}
+
+// Issue 13: the advice counted f32 gradients and 12 optimizer bytes per parameter whatever
+// --grad-accum-dtype, --comm-dtype and --precision low said. The estimate of the run's setup now
+// counts the optimizer bytes the run allocates (TrainSummary::optimizer_bytes) and its dtypes.
+TEST(OutOfMemory, SetupCountsTheRunsPrecisionAndDtypes) {
+  test::TempDir dir;
+  train::TrainConfig c = test::tiny_train_config(dir.path(), DType::bf16);
+  c.paths.out = dir.path() / "out";
+  c.steps = 1;
+  for (const optim::Precision mode : {optim::Precision::mixed, optim::Precision::low}) {
+    c.precision.mode = mode;
+    const int64_t allocated = train::train(c).optimizer_bytes;
+    const estimate::RunSetup s = train::run_setup(c, test::tiny_config(nn::Family::llama), 1);
+    EXPECT_EQ(s.precision, mode);
+    const estimate::PeakEstimate e = estimate::estimate_peak(s);
+    EXPECT_DOUBLE_EQ(e.items[2].bytes, static_cast<double>(allocated))
+        << optim::precision_name(mode) << ": " << e.items[2].name;
+  }
+  c.precision.grad_accum_dtype = DType::bf16;
+  c.precision.comm_dtype = DType::f16;
+  const estimate::RunSetup s = train::run_setup(c, test::tiny_config(nn::Family::llama), 2);
+  EXPECT_EQ(s.grad_dtype, DType::bf16);
+  EXPECT_EQ(s.comm_dtype, DType::f16);
+  c.precision.comm_dtype = DType::bf16;
+  EXPECT_EQ(train::run_setup(c, test::tiny_config(nn::Family::llama), 2).comm_dtype, DType::bf16);
 }
 
 TEST(OutOfMemory, TrainRunsNoOffload) {

@@ -50,12 +50,12 @@ const nlohmann::json kWarmupDecay = nlohmann::json::parse(R"({"type": "WarmupDec
 TEST(TrainOutputs, DeepSpeedScheduleDrivesTheLrOfEachUpdate) {
   test::TempDir dir;
   train::TrainConfig c = test::tiny_train_config(dir.path(), DType::f32);
-  c.out = dir / "run";
-  c.scheduler = kWarmupDecay;
+  c.paths.out = dir / "run";
+  c.schedule.deepspeed = config::parse_scheduler_block(kWarmupDecay);
   train::train(c);
-  const std::vector<nlohmann::json> lines = jsonl(c.out / "metrics.jsonl");
+  const std::vector<nlohmann::json> lines = jsonl(c.paths.out / "metrics.jsonl");
   ASSERT_EQ(lines.size(), 6u);
-  const auto expected = optim::make_scheduler(kWarmupDecay, c.lr);
+  const auto expected = optim::make_scheduler(kWarmupDecay, c.schedule.lr);
   for (size_t i = 0; i < lines.size(); ++i) {
     // metrics.jsonl writes 9 significant digits.
     EXPECT_NEAR(lines[i]["lr"].get<double>(), expected->lr(), 1e-8 * expected->lr())
@@ -68,13 +68,13 @@ TEST(TrainOutputs, DeepSpeedScheduleDrivesTheLrOfEachUpdate) {
 
 TEST(TrainOutputs, HfScheduleKeepsTheTrainersNumbering) {
   train::TrainConfig c;
-  c.lr = 1e-2;
+  c.schedule.lr = 1e-2;
   c.steps = 10;
-  c.warmup_steps = 3;
-  c.schedule = "cosine";
-  c.min_lr_ratio = 0.1;
+  c.schedule.warmup_steps = 3;
+  c.schedule.decay = "cosine";
+  c.schedule.min_lr_ratio = 0.1;
   const auto s = train::make_train_scheduler(c);
-  const optim::LrSchedule old({optim::ScheduleKind::cosine, c.lr, 3, 10, 0.1});
+  const optim::LrSchedule old({optim::ScheduleKind::cosine, c.schedule.lr, 3, 10, 0.1});
   for (int64_t step = 0; step < 10; ++step) {
     EXPECT_DOUBLE_EQ(s->lr(), old.lr_at(step)) << "step " << step;
     s->step();
@@ -92,11 +92,11 @@ TEST(TrainOutputs, CsvMatchesJsonlAndBreakdownOnlyWhenEnabled) {
   test::TempDir dir;
   train::TrainConfig c = test::tiny_train_config(dir.path(), DType::f32);
   c.steps = 4;
-  c.log_every = 2;
-  c.out = dir / "plain";
+  c.reporting.log_every = 2;
+  c.paths.out = dir / "plain";
   const train::TrainSummary s = train::train(c);
-  EXPECT_EQ(s.csv_path, c.out / "metrics.csv");
-  const std::vector<nlohmann::json> j = jsonl(c.out / "metrics.jsonl");
+  EXPECT_EQ(s.csv_path, c.paths.out / "metrics.csv");
+  const std::vector<nlohmann::json> j = jsonl(c.paths.out / "metrics.jsonl");
   const std::vector<std::string> csv = test::text_lines(s.csv_path);
   ASSERT_EQ(j.size(), 2u);
   ASSERT_EQ(csv.size(), 3u);
@@ -119,41 +119,43 @@ TEST(TrainOutputs, CsvMatchesJsonlAndBreakdownOnlyWhenEnabled) {
   EXPECT_EQ(j[1]["tokens_per_s"], j[1]["tokens_per_s_per_gpu"]);
   EXPECT_FALSE(j[1].contains("forward_ms"));
 
-  c.out = dir / "breakdown";
-  c.wall_clock_breakdown = true;
+  c.paths.out = dir / "breakdown";
+  c.reporting.wall_clock_breakdown = true;
   train::train(c);
-  const std::vector<nlohmann::json> b = jsonl(c.out / "metrics.jsonl");
+  const std::vector<nlohmann::json> b = jsonl(c.paths.out / "metrics.jsonl");
   ASSERT_EQ(b.size(), 2u);
   for (const char* key : {"forward_ms", "backward_ms", "comm_ms", "step_ms"}) {
     ASSERT_TRUE(b[1].contains(key)) << key;
     EXPECT_GE(b[1][key].get<double>(), 0.0) << key;
   }
   EXPECT_GT(b[1]["forward_ms"].get<double>() + b[1]["backward_ms"].get<double>(), 0.0);
-  EXPECT_NE(test::text_lines(c.out / "metrics.csv")[0].find(",forward_ms,backward_ms,comm_ms,"),
-            std::string::npos);
+  EXPECT_NE(
+      test::text_lines(c.paths.out / "metrics.csv")[0].find(",forward_ms,backward_ms,comm_ms,"),
+      std::string::npos);
 }
 
 TEST(TrainOutputs, CsvMonitorMirrorsDeepSpeedsLayoutAndPlotIsAPng) {
   test::TempDir dir;
   train::TrainConfig c = test::tiny_train_config(dir.path(), DType::f32);
   c.steps = 3;
-  c.out = dir / "run";
-  c.csv_monitor_dir = dir / "logs" / "job";
-  c.wall_clock_breakdown = true;
+  c.paths.out = dir / "run";
+  c.reporting.csv_monitor_dir = dir / "logs" / "job";
+  c.reporting.wall_clock_breakdown = true;
   const train::TrainSummary s = train::train(c);
-  const int64_t batch = c.micro_batch * c.grad_accum;  // one rank
+  const int64_t batch = c.data.micro_batch * c.data.grad_accum;  // one rank
   for (const char* name :
        {"train_loss", "lr", "elapsed_time_ms_forward", "elapsed_time_ms_backward",
         "elapsed_time_ms_backward_allreduce", "elapsed_time_ms_step"}) {
     const std::vector<std::string> rows =
-        test::text_lines(c.csv_monitor_dir / str("Train_Samples_", name, ".csv"));
+        test::text_lines(c.reporting.csv_monitor_dir / str("Train_Samples_", name, ".csv"));
     ASSERT_EQ(rows.size(), 4u) << name;
     EXPECT_EQ(rows[0], str("step,", name));
     for (int64_t i = 1; i <= 3; ++i)
       EXPECT_EQ(split(rows[static_cast<size_t>(i)])[0], std::to_string(i * batch));
   }
-  const std::vector<nlohmann::json> j = jsonl(c.out / "metrics.jsonl");
-  const std::vector<std::string> lr = test::text_lines(c.csv_monitor_dir / "Train_Samples_lr.csv");
+  const std::vector<nlohmann::json> j = jsonl(c.paths.out / "metrics.jsonl");
+  const std::vector<std::string> lr =
+      test::text_lines(c.reporting.csv_monitor_dir / "Train_Samples_lr.csv");
   EXPECT_DOUBLE_EQ(std::stod(split(lr[2])[1]), j[1]["lr"].get<double>());
 
   const std::string bytes = test::read_bytes(s.plot_path);

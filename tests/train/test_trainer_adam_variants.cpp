@@ -44,13 +44,13 @@ TEST(TrainerAdamVariants, DsConfigL2AmsgradAdamTrains) {
   const train::TrainConfig base = test::tiny_train_config(dir.path(), DType::f32);
   train::TrainConfig c = with_ds_config(
       base, ds_text(R"({"lr": 0.01, "adam_w_mode": false, "weight_decay": 0.1, "amsgrad": true})"));
-  ASSERT_FALSE(c.decoupled_weight_decay);
-  ASSERT_TRUE(c.amsgrad);
-  c.out = dir / "adam";
+  ASSERT_FALSE(c.optimizer.decoupled_weight_decay);
+  ASSERT_TRUE(c.optimizer.amsgrad);
+  c.paths.out = dir / "adam";
   EXPECT_EQ(train::train(c).steps, 6);
   train::TrainConfig w = with_ds_config(base, ds_text(R"({"lr": 0.01, "weight_decay": 0.1})"));
-  ASSERT_TRUE(w.decoupled_weight_decay);
-  w.out = dir / "adamw";
+  ASSERT_TRUE(w.optimizer.decoupled_weight_decay);
+  w.paths.out = dir / "adamw";
   train::train(w);
 
   const io::SafetensorsReader adam(dir / "adam" / "checkpoint" / "optimizer.safetensors");
@@ -74,19 +74,19 @@ TEST(TrainerAdamVariants, AmsgradWithLowPrecisionFailsBeforeTraining) {
   train::TrainConfig base = test::tiny_train_config(dir.path(), DType::bf16);
   test::expect_error<ValueError>(
       [&] {
-        with_ds_config(base, R"({"train_micro_batch_size_per_gpu": 2,
+        train::validate_train_config(with_ds_config(base, R"({"train_micro_batch_size_per_gpu": 2,
             "zero_optimization": {"stage": 2},
             "bf16": {"enabled": true, "bf16_master_weights_and_grads": true,
                      "bf16_optimizer_states": true},
-            "optimizer": {"type": "Adam", "params": {"amsgrad": true}}})");
+            "optimizer": {"type": "Adam", "params": {"amsgrad": true}}})"));
       },
       {"[config] optimizer.params.amsgrad", "low-precision"});
   train::TrainConfig c = base;
-  c.precision = optim::Precision::low;
-  c.amsgrad = true;
-  c.out = dir / "low";
+  c.precision.mode = optim::Precision::low;
+  c.optimizer.amsgrad = true;
+  c.paths.out = dir / "low";
   test::expect_error<ValueError>([&] { train::train(c); }, {"amsgrad", "precision low"});
-  EXPECT_FALSE(fs::exists(c.out / "metrics.jsonl"));
+  EXPECT_FALSE(fs::exists(c.paths.out / "metrics.jsonl"));
 }
 
 }  // namespace

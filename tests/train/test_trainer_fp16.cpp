@@ -34,13 +34,14 @@ train::TrainConfig fp16_config(const fs::path& dir) {
   train::TrainConfig c = test::tiny_train_config(dir, DType::f16);
   c.steps = 10;
   // WarmupLR does not depend on the total step count, so runs of different lengths share it.
-  c.scheduler = nlohmann::json::parse(R"({"type": "WarmupLR", "params": {"warmup_min_lr": 0,
-      "warmup_max_lr": 0.01, "warmup_num_steps": 8}})");
-  c.loss_scaler.initial_scale_power = 8;
-  c.loss_scaler.loss_scale_window = 2;
-  c.loss_scaler.hysteresis = 2;
-  c.inject_overflow_steps = {3, 4, 9};
-  c.out = dir / "run";
+  c.schedule.deepspeed = config::parse_scheduler_block(
+      nlohmann::json::parse(R"({"type": "WarmupLR", "params": {"warmup_min_lr": 0,
+      "warmup_max_lr": 0.01, "warmup_num_steps": 8}})"));
+  c.precision.loss_scaler.initial_scale_power = 8;
+  c.precision.loss_scaler.loss_scale_window = 2;
+  c.precision.loss_scaler.hysteresis = 2;
+  c.test_hooks.inject_overflow_steps = {3, 4, 9};
+  c.paths.out = dir / "run";
   return c;
 }
 
@@ -65,7 +66,7 @@ TEST(TrainerFp16, LossScaleSequenceAndSkippedStepsFollowDeepSpeed) {
   EXPECT_EQ(s.skipped_steps, 3);
   EXPECT_EQ(s.loss_scale, 256.0);
 
-  const std::vector<nlohmann::json> m = metrics_lines(c.out / "metrics.jsonl");
+  const std::vector<nlohmann::json> m = metrics_lines(c.paths.out / "metrics.jsonl");
   ASSERT_EQ(m.size(), 10u);
   // Steps 3 (spends the hysteresis) and 4 (halves) overflow; clean updates at iters 4, 5, 6 reach
   // stable interval 2 at iter 6 (step 7), which doubles; step 9 spends the refilled hysteresis.
@@ -86,14 +87,14 @@ TEST(TrainerFp16, LossScaleSequenceAndSkippedStepsFollowDeepSpeed) {
   EXPECT_LT(lr[4], lr[5]);
   EXPECT_EQ(lr[8], lr[9]);
 
-  const train::TrainState st = train::read_train_state(c.out / "checkpoint");
+  const train::TrainState st = train::read_train_state(c.paths.out / "checkpoint");
   EXPECT_EQ(st.loss_scaler, nlohmann::json::parse(R"({"dynamic": true, "cur_scale": 256.0,
       "cur_iter": 10, "last_overflow_iter": 8, "cur_hysteresis": 1})"));
   EXPECT_EQ(st.scheduler.at("last_batch_iteration"), 6);  // 7 updates from -1
-  const io::SafetensorsReader opt(c.out / "checkpoint" / "optimizer.safetensors");
+  const io::SafetensorsReader opt(c.paths.out / "checkpoint" / "optimizer.safetensors");
   EXPECT_EQ(opt.metadata().at("step"), "7");
   EXPECT_TRUE(opt.contains("model.norm.weight.master"));
-  const io::SafetensorsReader model(c.out / "model" / "model.safetensors");
+  const io::SafetensorsReader model(c.paths.out / "model" / "model.safetensors");
   for (const io::SafetensorsEntry& e : model.entries())
     EXPECT_EQ(e.dtype, io::StDType::F16) << e.name;
 }
@@ -102,16 +103,16 @@ TEST(TrainerFp16, SkippedStepLeavesWeightsOptimizerStateAndScheduleUnchanged) {
   test::TempDir dir;
   train::TrainConfig c = fp16_config(dir.path());
   c.steps = 5;  // checkpoints of steps 1-4 are copied; step 5's is the final one
-  c.save_every = 1;
+  c.reporting.save_every = 1;
   train::TrainCallbacks cb;
   cb.on_step = [&](int64_t done, int64_t, double) {
     if (done < c.steps)
-      fs::copy(c.out / "checkpoint", dir / ("ckpt" + std::to_string(done)),
+      fs::copy(c.paths.out / "checkpoint", dir / ("ckpt" + std::to_string(done)),
                fs::copy_options::recursive);
   };
   train::train(c, cb);
   auto ckpt = [&](int step) {
-    return step == c.steps ? c.out / "checkpoint" : dir / ("ckpt" + std::to_string(step));
+    return step == c.steps ? c.paths.out / "checkpoint" : dir / ("ckpt" + std::to_string(step));
   };
   auto bytes = [&](int step, const char* file) { return test::read_bytes(ckpt(step) / file); };
   auto state = [&](int step) { return train::read_train_state(ckpt(step)); };
@@ -133,18 +134,18 @@ TEST(TrainerFp16, StaticScaleStaysAndStillSkipsOverflows) {
   test::TempDir dir;
   train::TrainConfig c = fp16_config(dir.path());
   c.steps = 4;
-  c.loss_scaler.loss_scale = 64;
-  c.inject_overflow_steps = {2};
-  c.csv_monitor_dir = dir / "monitor";
+  c.precision.loss_scaler.loss_scale = 64;
+  c.test_hooks.inject_overflow_steps = {2};
+  c.reporting.csv_monitor_dir = dir / "monitor";
   const train::TrainSummary s = train::train(c);
   EXPECT_EQ(s.skipped_steps, 1);
-  const std::vector<nlohmann::json> m = metrics_lines(c.out / "metrics.jsonl");
+  const std::vector<nlohmann::json> m = metrics_lines(c.paths.out / "metrics.jsonl");
   EXPECT_EQ(column(m, "loss_scale"), (std::vector<double>{64, 64, 64, 64}));
   EXPECT_EQ(column(m, "skipped"), (std::vector<double>{0, 1, 0, 0}));
-  EXPECT_EQ(train::read_train_state(c.out / "checkpoint").loss_scaler,
+  EXPECT_EQ(train::read_train_state(c.paths.out / "checkpoint").loss_scaler,
             nlohmann::json::parse(R"({"dynamic": false, "cur_scale": 64.0})"));
   // DeepSpeed's csv_monitor has a loss_scale file with fp16 (x axis: samples, 4 per step).
-  EXPECT_EQ(test::text_lines(c.csv_monitor_dir / "Train_Samples_loss_scale.csv"),
+  EXPECT_EQ(test::text_lines(c.reporting.csv_monitor_dir / "Train_Samples_loss_scale.csv"),
             (std::vector<std::string>{"step,loss_scale", "4,64", "8,64", "12,64", "16,64"}));
 }
 
@@ -152,21 +153,21 @@ TEST(TrainerFp16, ResumeContinuesTheScalerExactly) {
   test::TempDir dir;
   train::TrainConfig c = fp16_config(dir.path());
   std::vector<double> straight, resumed;
-  c.out = dir / "straight";
+  c.paths.out = dir / "straight";
   train::TrainCallbacks rec;
   rec.on_step = [&](int64_t, int64_t, double loss) { straight.push_back(loss); };
   train::train(c, rec);
 
   // Saved after step 5 (scale 128, hysteresis spent); the doubling at step 7 needs the restored
   // iteration counters.
-  c.out = dir / "resumed";
-  c.save_every = 5;
+  c.paths.out = dir / "resumed";
+  c.reporting.save_every = 5;
   train::TrainCallbacks stop;
   stop.on_step = [](int64_t done, int64_t, double) {
     if (done == 6) throw Interrupted();
   };
   EXPECT_THROW(train::train(c, stop), Interrupted);
-  c.resume = c.out / "checkpoint";
+  c.paths.resume = c.paths.out / "checkpoint";
   rec.on_step = [&](int64_t, int64_t, double loss) { resumed.push_back(loss); };
   EXPECT_EQ(train::train(c, rec).steps, 5);
   ASSERT_EQ(resumed.size(), 5u);
@@ -187,10 +188,10 @@ TEST(TrainerFp16, ResumeContinuesTheScalerExactly) {
 TEST(TrainerFp16, BadHookOrScalerOptionsAreNamed) {
   test::TempDir dir;
   train::TrainConfig c = fp16_config(dir.path());
-  c.inject_overflow_steps = {0};
+  c.test_hooks.inject_overflow_steps = {0};
   test::expect_error<ValueError>([&] { train::train(c); }, {"inject_overflow_steps", "0"});
-  c.inject_overflow_steps = {};
-  c.loss_scaler.hysteresis = 0;
+  c.test_hooks.inject_overflow_steps = {};
+  c.precision.loss_scaler.hysteresis = 0;
   test::expect_error<ValueError>([&] { train::train(c); }, {"[loss_scaler]", "hysteresis", "0"});
 }
 

@@ -38,21 +38,21 @@ TEST(TrainerFp16Cuda, InjectedOverflowsMatchTheCpuRun) {
   test::TempDir dir;
   train::TrainConfig c = test::tiny_train_config(dir.path(), DType::f16);
   // The CUDA attention needs a head size of 32 or more.
-  io::write_hf_config(test::tiny_cuda_config(nn::Family::llama), c.model);
+  io::write_hf_config(test::tiny_cuda_config(nn::Family::llama), c.paths.model);
   c.steps = 6;
-  c.loss_scaler.initial_scale_power = 8;
-  c.loss_scaler.loss_scale_window = 2;
-  c.inject_overflow_steps = {3, 4};
-  c.save_every = 1;
-  c.out = dir / "cpu";
+  c.precision.loss_scaler.initial_scale_power = 8;
+  c.precision.loss_scaler.loss_scale_window = 2;
+  c.test_hooks.inject_overflow_steps = {3, 4};
+  c.reporting.save_every = 1;
+  c.paths.out = dir / "cpu";
   train::train(c);
 
   c.device = Device::cuda(0);
-  c.out = dir / "gpu";
+  c.paths.out = dir / "gpu";
   train::TrainCallbacks cb;
   cb.on_step = [&](int64_t done, int64_t, double) {
     if (done >= 2 && done <= 4)
-      fs::copy(c.out / "checkpoint", dir / ("gpu" + std::to_string(done)),
+      fs::copy(c.paths.out / "checkpoint", dir / ("gpu" + std::to_string(done)),
                fs::copy_options::recursive);
   };
   const train::TrainSummary s = train::train(c, cb);

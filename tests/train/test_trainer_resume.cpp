@@ -18,6 +18,7 @@
 #include "io/io_test_util.h"
 #include "nn/nn_test_util.h"
 #include "train/train_test_util.h"
+#include "zerotrain/config/scheduler_config.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/io/hf_config.h"
 #include "zerotrain/data/token_file.h"
@@ -62,28 +63,28 @@ void expect_resume_matches_straight_run(
     const std::function<void(train::TrainConfig&)>& adjust = {}) {
   test::TempDir dir;
   train::TrainConfig c = make_config(dir.path(), dtype);
-  c.scheduler = scheduler;
-  c.precision = precision;
-  c.zero_stage = zero_stage;
+  if (!scheduler.is_null()) c.schedule.deepspeed = config::parse_scheduler_block(scheduler);
+  c.precision.mode = precision;
+  c.zero.stage = zero_stage;
   if (adjust) adjust(c);
 
   std::vector<double> straight;
-  c.out = dir / "straight";
+  c.paths.out = dir / "straight";
   train::train(c, record_losses(straight));
   ASSERT_EQ(straight.size(), 6u);
 
   std::vector<double> interrupted, resumed;
-  c.out = dir / "resumed";
-  c.save_every = 3;
+  c.paths.out = dir / "resumed";
+  c.reporting.save_every = 3;
   EXPECT_THROW(train::train(c, record_losses(interrupted, 4)), Interrupted);
   ASSERT_EQ(interrupted.size(), 4u);
-  EXPECT_EQ(metrics_lines(c.out / "metrics.jsonl").size(), 4u);
-  const fs::path ckpt = c.out / "checkpoint";
+  EXPECT_EQ(metrics_lines(c.paths.out / "metrics.jsonl").size(), 4u);
+  const fs::path ckpt = c.paths.out / "checkpoint";
   EXPECT_TRUE(fs::exists(ckpt / "COMPLETE"));
-  EXPECT_FALSE(fs::exists(c.out / "checkpoint.tmp"));
-  EXPECT_FALSE(fs::exists(c.out / "model"));  // the interrupted run never reached its end
+  EXPECT_FALSE(fs::exists(c.paths.out / "checkpoint.tmp"));
+  EXPECT_FALSE(fs::exists(c.paths.out / "model"));  // the interrupted run never reached its end
 
-  c.resume = ckpt;
+  c.paths.resume = ckpt;
   const train::TrainSummary s = train::train(c, record_losses(resumed));
   EXPECT_EQ(s.steps, 3);
   ASSERT_EQ(resumed.size(), 3u);
@@ -139,8 +140,8 @@ TEST(TrainerResume, InterruptedAndResumedRunMatchesAStraightRunBf16LowPrecisionS
 TEST(TrainerResume, AmsgradL2AdamStage1ContinuesExactly) {
   expect_resume_matches_straight_run(DType::f32, {}, optim::Precision::mixed, 1,
                                      [](train::TrainConfig& c) {
-                                       c.decoupled_weight_decay = false;
-                                       c.amsgrad = true;
+                                       c.optimizer.decoupled_weight_decay = false;
+                                       c.optimizer.amsgrad = true;
                                      });
 }
 
@@ -156,19 +157,19 @@ TEST(TrainerResume, RefusesAnotherSeqLenOrAnIncompleteCheckpoint) {
   test::TempDir dir;
   train::TrainConfig c = make_config(dir.path(), DType::f32);
   c.steps = 2;
-  c.out = dir / "run";
+  c.paths.out = dir / "run";
   train::train(c);
-  const fs::path ckpt = c.out / "checkpoint";
+  const fs::path ckpt = c.paths.out / "checkpoint";
 
   train::TrainConfig r = c;
   r.steps = 4;
-  r.resume = ckpt;
-  r.seq_len = 4;
+  r.paths.resume = ckpt;
+  r.data.seq_len = 4;
   test::expect_error<ValueError>([&] { train::train(r); }, {"seq_len", "4", "8", ckpt.string()});
-  r.seq_len = c.seq_len;
-  r.seed = 8;
+  r.data.seq_len = c.data.seq_len;
+  r.data.seed = 8;
   test::expect_error<ValueError>([&] { train::train(r); }, {"seed", "8", "7"});
-  r.seed = c.seed;
+  r.data.seed = c.data.seed;
   r.steps = 2;
   test::expect_error<ValueError>([&] { train::train(r); }, {"steps", "step 2"});
 
@@ -176,7 +177,7 @@ TEST(TrainerResume, RefusesAnotherSeqLenOrAnIncompleteCheckpoint) {
   fs::copy(ckpt, partial, fs::copy_options::recursive);
   fs::remove(partial / "COMPLETE");
   r.steps = 4;
-  r.resume = partial;
+  r.paths.resume = partial;
   test::expect_error<ValueError>([&] { train::train(r); }, {"COMPLETE", partial.string()});
 }
 

@@ -23,18 +23,18 @@ inline train::TrainConfig tiny_train_config(const std::filesystem::path& dir, DT
   write_random_tokens(dir / "tokens.bin", mc.vocab_size, 600, 88172645463325252ull);
 
   train::TrainConfig c;
-  c.model = dir / "config.json";
-  c.data = dir / "tokens.bin";
+  c.paths.model = dir / "config.json";
+  c.paths.data = dir / "tokens.bin";
   c.steps = 6;
-  c.micro_batch = 2;
-  c.seq_len = 8;
-  c.grad_accum = 2;
-  c.lr = 1e-2;
-  c.warmup_steps = 2;
-  c.schedule = "cosine";
-  c.seed = 7;
-  c.dtype = dtype;
-  c.log_every = 1;
+  c.data.micro_batch = 2;
+  c.data.seq_len = 8;
+  c.data.grad_accum = 2;
+  c.schedule.lr = 1e-2;
+  c.schedule.warmup_steps = 2;
+  c.schedule.decay = "cosine";
+  c.data.seed = 7;
+  c.precision.dtype = dtype;
+  c.reporting.log_every = 1;
   return c;
 }
 

@@ -82,9 +82,15 @@ TEST(GradBuckets, GradientsWrittenThroughParametersLandInTheBuffers) {
       EXPECT_EQ(v, 0.0f);
 }
 
-TEST(GradBuckets, RejectsANonPositiveBucketSize) {
+// zero_optimization.reduce_bucket_size 0 (DeepSpeed accepts it): a bucket is cut once it holds
+// >= 0 elements, so every block is its own bucket. Negative sizes are refused.
+TEST(GradBuckets, ZeroBucketSizeCutsOneBucketPerBlock) {
   nn::Transformer model(test::tiny_config(nn::Family::llama), {});
-  EXPECT_THROW(zero::GradBuckets(model.blocks(), 0, Device::cpu()), ValueError);
+  zero::GradBuckets buckets(model.blocks(), 0, Device::cpu());
+  ASSERT_EQ(buckets.buckets().size(), model.blocks().size());
+  for (size_t i = 0; i < buckets.buckets().size(); ++i)
+    EXPECT_EQ(buckets.buckets()[i].first_block, buckets.buckets()[i].last_block);
+  EXPECT_THROW(zero::GradBuckets(model.blocks(), -1, Device::cpu()), ValueError);
 }
 
 }  // namespace

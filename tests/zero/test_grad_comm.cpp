@@ -112,14 +112,14 @@ train::TrainConfig tiny_run(const fs::path& dir) {
   io::write_hf_config(mc, dir / "config.json");
   test::write_random_tokens(dir / "tokens.bin", mc.vocab_size, 600, 88172645463325252ull);
   train::TrainConfig c;
-  c.model = dir / "config.json";
-  c.data = dir / "tokens.bin";
+  c.paths.model = dir / "config.json";
+  c.paths.data = dir / "tokens.bin";
   c.steps = 1;
-  c.micro_batch = 2;
-  c.seq_len = 8;
-  c.grad_accum = 2;
-  c.dtype = DType::bf16;
-  c.persistence_threshold = 0;
+  c.data.micro_batch = 2;
+  c.data.seq_len = 8;
+  c.data.grad_accum = 2;
+  c.precision.dtype = DType::bf16;
+  c.zero.persistence_threshold = 0;
   return c;
 }
 
@@ -132,12 +132,12 @@ TEST(ZeroGradComm, Bf16AccumulationHalvesTheGradientBytes) {
   train::TrainConfig c = tiny_run(dir);
   const int64_t params = test::tiny_config(nn::Family::llama).num_params();
   for (int stage : {0, 2}) {
-    c.zero_stage = stage;
-    c.grad_accum_dtype = DType::f32;
-    c.out = dir / ("f32_" + std::to_string(stage));
+    c.zero.stage = stage;
+    c.precision.grad_accum_dtype = DType::f32;
+    c.paths.out = dir / ("f32_" + std::to_string(stage));
     const train::TrainSummary f32 = train::train(c);
-    c.grad_accum_dtype = DType::bf16;
-    c.out = dir / ("bf16_" + std::to_string(stage));
+    c.precision.grad_accum_dtype = DType::bf16;
+    c.paths.out = dir / ("bf16_" + std::to_string(stage));
     const train::TrainSummary bf16 = train::train(c);
     EXPECT_GT(bf16.grad_bytes, 0) << "stage " << stage;
     EXPECT_EQ(2 * bf16.grad_bytes, f32.grad_bytes) << "stage " << stage;
@@ -154,15 +154,15 @@ TEST(ZeroGradComm, TrainerRefusesDtypesTheKernelsCannotAccumulateIn) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   train::TrainConfig c = tiny_run(dir);
-  c.out = dir / "out";
-  c.dtype = DType::f32;
-  c.grad_accum_dtype = DType::bf16;  // backward adds into f32 or the weights' dtype only
+  c.paths.out = dir / "out";
+  c.precision.dtype = DType::f32;
+  c.precision.grad_accum_dtype = DType::bf16;  // backward adds into f32 or the weights' dtype only
   EXPECT_THROW(train::train(c), ValueError);
-  c.dtype = DType::bf16;
-  c.grad_accum_dtype = DType::f16;
+  c.precision.dtype = DType::bf16;
+  c.precision.grad_accum_dtype = DType::f16;
   EXPECT_THROW(train::train(c), ValueError);
-  c.grad_accum_dtype = DType::f32;
-  c.comm_dtype = DType::i32;
+  c.precision.grad_accum_dtype = DType::f32;
+  c.precision.comm_dtype = DType::i32;
   EXPECT_THROW(train::train(c), ValueError);
   fs::remove_all(dir);
 }

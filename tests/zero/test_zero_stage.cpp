@@ -37,16 +37,16 @@ train::TrainConfig make_config(const fs::path& dir, DType dtype) {
   io::write_hf_config(mc, dir / "config.json");
   test::write_random_tokens(dir / "tokens.bin", mc.vocab_size, 600, 88172645463325252ull);
   train::TrainConfig c;
-  c.model = dir / "config.json";
-  c.data = dir / "tokens.bin";
+  c.paths.model = dir / "config.json";
+  c.paths.data = dir / "tokens.bin";
   c.steps = 4;
-  c.micro_batch = 2;
-  c.seq_len = 8;
-  c.grad_accum = 2;
-  c.lr = 1e-2;
+  c.data.micro_batch = 2;
+  c.data.seq_len = 8;
+  c.data.grad_accum = 2;
+  c.schedule.lr = 1e-2;
   c.clip = 0.05;
-  c.log_every = 1;
-  c.dtype = dtype;
+  c.reporting.log_every = 1;
+  c.precision.dtype = dtype;
   return c;
 }
 
@@ -55,12 +55,12 @@ void expect_stages_match_stage0(train::TrainConfig c, const fs::path& dir,
                                 const std::string& what) {
   std::vector<std::string> weights, optimizer, metrics;
   for (int stage = 0; stage <= 3; ++stage) {
-    c.zero_stage = stage;
-    c.out = dir / ("stage" + std::to_string(stage));
+    c.zero.stage = stage;
+    c.paths.out = dir / ("stage" + std::to_string(stage));
     train::train(c);
-    weights.push_back(bytes_of(c.out / "model" / "model.safetensors"));
-    optimizer.push_back(bytes_of(c.out / "checkpoint" / "optimizer.safetensors"));
-    metrics.push_back(bytes_of(c.out / "metrics.jsonl"));
+    weights.push_back(bytes_of(c.paths.out / "model" / "model.safetensors"));
+    optimizer.push_back(bytes_of(c.paths.out / "checkpoint" / "optimizer.safetensors"));
+    metrics.push_back(bytes_of(c.paths.out / "metrics.jsonl"));
   }
   ASSERT_FALSE(weights[0].empty());
   for (int stage = 1; stage <= 3; ++stage) {
@@ -98,8 +98,8 @@ TEST(ZeroStageOneProcess, EveryStageMatchesStageZeroBitwiseWithAmsgradL2Adam) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   train::TrainConfig c = make_config(dir, DType::f32);
-  c.decoupled_weight_decay = false;
-  c.amsgrad = true;
+  c.optimizer.decoupled_weight_decay = false;
+  c.optimizer.amsgrad = true;
   expect_stages_match_stage0(c, dir, "f32 amsgrad l2");
   fs::remove_all(dir);
 }
@@ -108,8 +108,8 @@ TEST(ZeroStageOneProcess, UnknownStageIsRefused) {
   const fs::path dir = fs::temp_directory_path() / "zt_zero_bad_stage";
   fs::create_directories(dir);
   train::TrainConfig c = make_config(dir, DType::f32);
-  c.out = dir / "out";
-  c.zero_stage = 4;
+  c.paths.out = dir / "out";
+  c.zero.stage = 4;
   EXPECT_THROW(train::train(c), ValueError);
   nn::Transformer model(test::tiny_config(nn::Family::llama), {});
   train::AdamW adam(model.parameters());

@@ -3,9 +3,11 @@
 // JSON on stdout (warnings on stderr). A bad file is one "[config] ..." line and exit 1.
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "zerotrain/cli/commands.h"
+#include "zerotrain/cli/given_flags.h"
 #include "zerotrain/config/load.h"
 
 namespace zt::cli {
@@ -15,18 +17,12 @@ namespace {
 struct CheckArgs {
   std::string file;
   int64_t world_size = 1;
-  int64_t hidden_size = 0, micro_batch = 0, grad_accum = 0, steps = 0, warmup = 0;
-  double lr = 0, beta1 = 0, beta2 = 0, eps = 0, weight_decay = 0, clip = 0;
-  std::string dtype;
 };
 
 template <typename T>
-void bind(CLI::App* cmd, const char* flag, T& field, config::CliValue<T>& target,
-          const char* help) {
+void bind(CLI::App* cmd, const char* flag, std::optional<T>& target, const char* help) {
   cmd->add_option_function<T>(
-      flag,
-      [&field, &target](const T& v) { target = config::CliValue<T>::explicit_value(field = v); },
-      help);
+      flag, [&target](const T& v) { target = v; }, help);
 }
 
 }  // namespace
@@ -49,25 +45,28 @@ void add_config_command(CLI::App& app, std::function<int()>& action) {
   check->add_option_function<int64_t>(
       "--hidden-size", [o](const int64_t& h) { o->hidden_size = h; },
       "the model's hidden size: resolves \"auto\" ZeRO bucket sizes");
-  bind(check, "--micro-batch", a->micro_batch, o->micro_batch,
-       "train_micro_batch_size_per_gpu for \"auto\"");
-  bind(check, "--grad-accum", a->grad_accum, o->grad_accum,
-       "gradient_accumulation_steps for \"auto\"");
-  bind(check, "--steps", a->steps, o->total_steps, "scheduler total_num_steps for \"auto\"");
-  bind(check, "--warmup", a->warmup, o->warmup_steps, "scheduler warmup_num_steps for \"auto\"");
-  bind(check, "--lr", a->lr, o->lr, "optimizer lr and scheduler warmup_max_lr for \"auto\"");
-  bind(check, "--beta1", a->beta1, o->beta1, "optimizer betas[0] for \"auto\" (with --beta2)");
-  bind(check, "--beta2", a->beta2, o->beta2, "optimizer betas[1] for \"auto\" (with --beta1)");
-  bind(check, "--eps", a->eps, o->eps, "optimizer eps for \"auto\"");
-  bind(check, "--weight-decay", a->weight_decay, o->weight_decay,
-       "optimizer weight_decay for \"auto\"");
-  bind(check, "--clip", a->clip, o->clip, "gradient_clipping for \"auto\"");
+  bind(check, "--micro-batch", o->micro_batch, "train_micro_batch_size_per_gpu for \"auto\"");
+  bind(check, "--grad-accum", o->grad_accum, "gradient_accumulation_steps for \"auto\"");
+  bind(check, "--steps", o->total_steps, "scheduler total_num_steps for \"auto\"");
+  bind(check, "--warmup", o->warmup_steps, "scheduler warmup_num_steps for \"auto\"");
+  bind(check, "--lr", o->lr, "optimizer lr and scheduler warmup_max_lr for \"auto\"");
+  bind(check, "--beta1", o->beta1, "optimizer betas[0] for \"auto\" (with --beta2)");
+  bind(check, "--beta2", o->beta2, "optimizer betas[1] for \"auto\" (with --beta1)");
+  bind(check, "--eps", o->eps, "optimizer eps for \"auto\"");
+  bind(check, "--weight-decay", o->weight_decay, "optimizer weight_decay for \"auto\"");
+  bind(check, "--clip", o->clip, "gradient_clipping for \"auto\"");
+  bind(check, "--zero-stage", o->zero_stage, "zero_optimization.stage (as zerotrain train's flag)");
+  bind(check, "--reduce-bucket-size", o->reduce_bucket_size,
+       "zero_optimization.reduce_bucket_size (as zerotrain train's flag)");
+  bind(check, "--stage3-persistence-threshold", o->persistence_threshold,
+       "zero_optimization.stage3_param_persistence_threshold (as zerotrain train's flag)");
+  bind(check, "--stage3-prefetch-bucket-size", o->prefetch_bucket_size,
+       "zero_optimization.stage3_prefetch_bucket_size (as zerotrain train's flag)");
+  bind(check, "--stage3-max-live-parameters", o->max_live_parameters,
+       "zero_optimization.stage3_max_live_parameters (as zerotrain train's flag)");
   check
       ->add_option_function<std::string>(
-          "--dtype",
-          [o](const std::string& d) {
-            o->dtype = config::CliValue<std::string>::explicit_value(d);
-          },
+          "--dtype", [o](const std::string& d) { o->dtype = d; },
           "f32, bf16 or fp16: fp16.enabled / bf16.enabled for \"auto\"")
       ->check(CLI::IsMember({"f32", "bf16", "fp16"}));
   check->footer(
@@ -78,7 +77,8 @@ void add_config_command(CLI::App& app, std::function<int()>& action) {
       "  zerotrain config check ds_config_zero3.json --world-size 8 --hidden-size 4096 \\\n"
       "      --micro-batch 4 --grad-accum 2 --lr 2e-5 --beta1 0.9 --beta2 0.999 --eps 1e-8 \\\n"
       "      --weight-decay 0 --warmup 100 --steps 1000 --clip 1.0 --dtype bf16");
-  check->callback([&action, a, o] {
+  check->callback([&action, a, o, check] {
+    o->given = given_flags(*check);
     action = [a, o] {
       const config::LoadedConfig loaded = config::load_ds_config(a->file, *o);
       for (const std::string& w : loaded.warnings)

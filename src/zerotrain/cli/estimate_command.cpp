@@ -17,6 +17,7 @@
 #include "zerotrain/estimate/report.h"
 #include "zerotrain/estimate/units.h"
 #include "zerotrain/io/hf_config.h"
+#include "zerotrain/optim/precision.h"
 
 namespace zt::cli {
 
@@ -35,7 +36,7 @@ struct EstimateArgs {
   bool amsgrad = false;
   bool gpus_per_node_given = false;
   std::string offload_optimizer = "none", offload_param = "none", dtype = "bf16";
-  std::string grad_accum_dtype = "f32", comm_dtype = "f32";
+  std::string grad_accum_dtype = "f32", comm_dtype = "f32", precision = "mixed";
   std::string gpu_memory = "80GiB";
   std::string reduce_bucket = "5e8", allgather_bucket = "5e8", prefetch_bucket = "5e7",
               max_live = "1e9";
@@ -112,6 +113,7 @@ int run_peak(const EstimateArgs& a) {
   s.dtype = a.dtype == "f32" ? DType::f32 : DType::bf16;
   s.grad_dtype = parse_dtype(a.grad_accum_dtype);
   s.comm_dtype = parse_dtype(a.comm_dtype);
+  s.precision = optim::parse_precision(a.precision);
   s.buckets.reduce_bucket_size = parse_count(a.reduce_bucket, "--reduce-bucket-size");
   s.buckets.allgather_bucket_size = parse_count(a.allgather_bucket, "--allgather-bucket-size");
   s.buckets.prefetch_bucket_size = parse_count(a.prefetch_bucket, "--prefetch-bucket-size");
@@ -172,6 +174,10 @@ void add_estimate_command(CLI::App& app, std::function<int()>& action) {
                   "gradient accumulation dtype: f32, or bf16 with --dtype bf16")
       ->check(CLI::IsMember({"bf16", "f32"}))
       ->capture_default_str();
+  cmd->add_option("--precision", a->precision,
+                  "with --dtype bf16: mixed (f32 masters and moments, 12 optimizer bytes per "
+                  "parameter) or low (bf16 moments, no masters: 4), as zerotrain train --precision")
+      ->check(CLI::IsMember({"mixed", "low"}));
   cmd->add_option("--comm-dtype", a->comm_dtype, "dtype gradients are reduced in: f32, bf16, f16")
       ->check(CLI::IsMember({"bf16", "f32", "f16"}))
       ->capture_default_str();

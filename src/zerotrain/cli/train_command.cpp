@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "zerotrain/cli/commands.h"
+#include "zerotrain/cli/given_flags.h"
 #include "zerotrain/comm/process_group.h"
 #include "zerotrain/config/load.h"
 #include "zerotrain/core/allocator.h"
@@ -117,32 +118,11 @@ void apply_memory_caps(const std::string& gpu, const std::string& host, Device d
   if (const size_t cap = memory_cap(host, "--host-memory-cap")) set_cpu_memory_cap(cap);
 }
 
-// Options whose explicit use `--deepspeed` checks against the file.
-struct FlagOptions {
-  CLI::Option *micro_batch, *grad_accum, *steps, *warmup, *lr, *beta1, *beta2, *eps, *weight_decay,
-      *clip, *dtype, *log_every, *grad_accum_dtype, *comm_dtype, *precision, *weight_decay_mode,
-      *amsgrad, *no_bias_correction;
-
-  train::GivenFlags given() const {
-    auto g = [](const CLI::Option* o) { return o->count() > 0; };
-    train::GivenFlags f{g(micro_batch),  g(grad_accum), g(steps), g(warmup),
-                        g(lr),           g(beta1),      g(beta2), g(eps),
-                        g(weight_decay), g(clip),       g(dtype), g(log_every)};
-    f.grad_accum_dtype = g(grad_accum_dtype);
-    f.comm_dtype = g(comm_dtype);
-    f.precision = g(precision);
-    f.weight_decay_mode = g(weight_decay_mode);
-    f.amsgrad = g(amsgrad);
-    f.no_bias_correction = g(no_bias_correction);
-    return f;
-  }
-};
-
 // Resolves the ds_config against the command line and maps it onto `c` (ds_train_config.h).
-void apply_deepspeed(const std::filesystem::path& file, const train::GivenFlags& given,
+void apply_deepspeed(const std::filesystem::path& file, const config::GivenFlags& given,
                      train::TrainConfig& c) {
   const std::filesystem::path model_config =
-      std::filesystem::is_directory(c.model) ? c.model / "config.json" : c.model;
+      std::filesystem::is_directory(c.paths.model) ? c.paths.model / "config.json" : c.paths.model;
   const int64_t hidden = io::read_hf_config(model_config).hidden_size;
   const config::LoadedConfig loaded =
       config::load_ds_config(file, train::train_overrides(c, given, hidden));
@@ -167,103 +147,100 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
   auto deepspeed = std::make_shared<std::string>();
   auto gpu_cap = std::make_shared<std::string>();
   auto host_cap = std::make_shared<std::string>();
-  auto f = std::make_shared<FlagOptions>();
-  cmd->add_option("--model", c->model,
+  cmd->add_option("--model", c->paths.model,
                   "Hugging Face model directory, or a config.json for a random init")
       ->required();
-  cmd->add_option("--data", c->data, "token file from `zerotrain data prepare`")
+  cmd->add_option("--data", c->paths.data, "token file from `zerotrain data prepare`")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--out", c->out,
+  cmd->add_option("--out", c->paths.out,
                   "output directory (model/, checkpoint/, metrics.jsonl, metrics.csv, loss.png)")
       ->required();
   cmd->add_option(
-         "--resume", c->resume,
+         "--resume", c->paths.resume,
          "continue from a checkpoint directory (<out>/checkpoint of an earlier run) up to --steps "
          "in all; --seq-len, --micro-batch, --grad-accum, --seed and --dtype must match it")
       ->check(CLI::ExistingDirectory);
-  f->steps = cmd->add_option("--steps", c->steps,
-                             "optimizer steps in all (a resumed run counts its earlier steps)")
-                 ->capture_default_str();
-  f->micro_batch = cmd->add_option("--micro-batch", c->micro_batch, "sequences per micro-batch")
-                       ->capture_default_str();
-  cmd->add_option("--seq-len", c->seq_len, "tokens per sequence")->capture_default_str();
-  f->grad_accum = cmd->add_option("--grad-accum", c->grad_accum, "micro-batches per optimizer step")
-                      ->capture_default_str();
-  f->lr = cmd->add_option("--lr", c->lr, "peak learning rate")->capture_default_str();
-  f->warmup =
-      cmd->add_option("--warmup", c->warmup_steps, "linear warmup steps")->capture_default_str();
-  cmd->add_option("--schedule", c->schedule, "constant, linear or cosine decay after warmup")
-      ->check(CLI::IsMember({"constant", "linear", "cosine"}))
+  cmd->add_option("--steps", c->steps,
+                  "optimizer steps in all (a resumed run counts its earlier steps)")
       ->capture_default_str();
-  cmd->add_option("--min-lr-ratio", c->min_lr_ratio, "cosine floor as a fraction of --lr")
+  cmd->add_option("--micro-batch", c->data.micro_batch, "sequences per micro-batch")
       ->capture_default_str();
-  f->weight_decay =
-      cmd->add_option("--weight-decay", c->weight_decay, "weight decay (weights only)")
-          ->capture_default_str();
+  cmd->add_option("--seq-len", c->data.seq_len, "tokens per sequence")->capture_default_str();
+  cmd->add_option("--grad-accum", c->data.grad_accum, "micro-batches per optimizer step")
+      ->capture_default_str();
+  cmd->add_option("--lr", c->schedule.lr, "peak learning rate")->capture_default_str();
+  cmd->add_option("--warmup", c->schedule.warmup_steps, "linear warmup steps")
+      ->capture_default_str();
+  cmd->add_option("--schedule", c->schedule.decay, "constant, linear or cosine decay after warmup")
+      ->capture_default_str();
+  cmd->add_option("--min-lr-ratio", c->schedule.min_lr_ratio, "cosine floor as a fraction of --lr")
+      ->capture_default_str();
+  cmd->add_option("--weight-decay", c->optimizer.weight_decay, "weight decay (weights only)")
+      ->capture_default_str();
   auto wd_mode = std::make_shared<std::string>("decoupled");
-  f->weight_decay_mode =
-      cmd->add_option("--weight-decay-mode", *wd_mode,
-                      "decoupled: AdamW (p *= 1 - lr wd); l2: torch.optim.Adam, wd p added to the "
-                      "gradient (DeepSpeed's adam_w_mode false)")
-          ->check(CLI::IsMember({"decoupled", "l2"}))
-          ->capture_default_str();
-  f->amsgrad = cmd->add_flag("--amsgrad", c->amsgrad,
-                             "Adam's amsgrad: divide by the running max of v (a third f32 state, "
-                             "4 more bytes per parameter; not with --precision low)");
-  f->no_bias_correction = cmd->add_flag(
-      "--no-bias-correction", [c](int64_t) { c->bias_correction = false; },
+  cmd->add_option("--weight-decay-mode", *wd_mode,
+                  "decoupled: AdamW (p *= 1 - lr wd); l2: torch.optim.Adam, wd p added to the "
+                  "gradient (DeepSpeed's adam_w_mode false)")
+      ->check(CLI::IsMember({"decoupled", "l2"}))
+      ->capture_default_str();
+  cmd->add_flag("--amsgrad", c->optimizer.amsgrad,
+                "Adam's amsgrad: divide by the running max of v (a third f32 state, "
+                "4 more bytes per parameter; not with --precision low)");
+  cmd->add_flag(
+      "--no-bias-correction", [c](int64_t) { c->optimizer.bias_correction = false; },
       "Adam without bias correction of the moments (DeepSpeed's bias_correction false)");
-  f->clip = cmd->add_option("--clip", c->clip, "global gradient-norm clipping (0: off)")
-                ->capture_default_str();
-  cmd->add_option("--seed", c->seed, "seed for the init and the data order")->capture_default_str();
+  cmd->add_option("--clip", c->clip, "global gradient-norm clipping (0: off)")
+      ->capture_default_str();
+  cmd->add_option("--seed", c->data.seed, "seed for the init and the data order")
+      ->capture_default_str();
   cmd->add_option("--device", *device, "cpu, cuda or cuda:N")->capture_default_str();
-  f->dtype = cmd->add_option("--dtype", *dtype,
-                             "f32, bf16 or f16 (also fp16) (16-bit compute, f32 masters unless "
-                             "--precision low; f16 with DeepSpeed's dynamic loss scaling)")
-                 ->check(CLI::IsMember({"f32", "bf16", "f16", "fp16"}))
-                 ->capture_default_str();
-  f->precision =
-      cmd->add_option("--precision", *precision,
-                      "with --dtype bf16: mixed keeps f32 master weights and moments (DeepSpeed); "
-                      "low steps the bf16 weights in place with bf16 moments, no masters (FSDP's "
-                      "low-precision mode: 4 instead of 12 optimizer bytes per parameter; updates "
-                      "below bf16 resolution vanish and a warning says so)")
-          ->check(CLI::IsMember({"mixed", "low"}))
-          ->capture_default_str();
-  f->grad_accum_dtype =
-      cmd->add_option("--grad-accum-dtype", *grad_accum_dtype,
-                      "dtype gradients accumulate in over micro-steps: f32, or --dtype's bf16/f16 "
-                      "(data_types.grad_accum_dtype)")
-          ->check(CLI::IsMember({"f32", "bf16", "f16"}))
-          ->capture_default_str();
-  f->comm_dtype = cmd->add_option("--comm-dtype", *comm_dtype,
-                                  "dtype gradients are summed in across ranks: f32, bf16 or f16 "
-                                  "(communication_data_type)")
-                      ->check(CLI::IsMember({"f32", "bf16", "f16"}))
-                      ->capture_default_str();
-  f->beta1 = cmd->add_option("--beta1", c->beta1, "AdamW beta1")->capture_default_str();
-  f->beta2 = cmd->add_option("--beta2", c->beta2, "AdamW beta2")->capture_default_str();
-  f->eps = cmd->add_option("--eps", c->eps, "AdamW epsilon")->capture_default_str();
+  cmd->add_option("--dtype", *dtype,
+                  "f32, bf16 or f16 (also fp16) (16-bit compute, f32 masters unless "
+                  "--precision low; f16 with DeepSpeed's dynamic loss scaling)")
+      ->check(CLI::IsMember({"f32", "bf16", "f16", "fp16"}))
+      ->capture_default_str();
+  cmd->add_option("--precision", *precision,
+                  "with --dtype bf16: mixed keeps f32 master weights and moments (DeepSpeed); "
+                  "low steps the bf16 weights in place with bf16 moments, no masters (FSDP's "
+                  "low-precision mode: 4 instead of 12 optimizer bytes per parameter; updates "
+                  "below bf16 resolution vanish and a warning says so)")
+      ->check(CLI::IsMember({"mixed", "low"}))
+      ->capture_default_str();
+  cmd->add_option("--grad-accum-dtype", *grad_accum_dtype,
+                  "dtype gradients accumulate in over micro-steps: f32, or --dtype's bf16/f16 "
+                  "(data_types.grad_accum_dtype)")
+      ->check(CLI::IsMember({"f32", "bf16", "f16"}))
+      ->capture_default_str();
+  cmd->add_option("--comm-dtype", *comm_dtype,
+                  "dtype gradients are summed in across ranks: f32, bf16 or f16 "
+                  "(communication_data_type)")
+      ->check(CLI::IsMember({"f32", "bf16", "f16"}))
+      ->capture_default_str();
+  cmd->add_option("--beta1", c->optimizer.beta1, "AdamW beta1")->capture_default_str();
+  cmd->add_option("--beta2", c->optimizer.beta2, "AdamW beta2")->capture_default_str();
+  cmd->add_option("--eps", c->optimizer.eps, "AdamW epsilon")->capture_default_str();
   cmd->add_option("--deepspeed", *deepspeed,
                   "a DeepSpeed ds_config.json: its batch sizes, clipping, bf16/fp16, Adam/AdamW "
                   "settings (adam_w_mode, amsgrad, bias_correction too), scheduler, "
                   "steps_per_print, wall_clock_breakdown, csv_monitor, "
-                  "tensorboard, wandb, activation_checkpointing, communication_data_type and "
-                  "data_types.grad_accum_dtype apply; \"auto\" takes the flags' "
-                  "values; a flag given explicitly must agree with the file; settings train cannot "
+                  "tensorboard, wandb, activation_checkpointing, communication_data_type, "
+                  "data_types.grad_accum_dtype and zero_optimization (stage, reduce_bucket_size, "
+                  "overlap_comm, stage3_*) apply; \"auto\" takes the flags' "
+                  "values; a flag given explicitly must agree with the file and fills a key it "
+                  "leaves out; settings train cannot "
                   "run yet are errors (check a file with `zerotrain config check`)");
-  cmd->add_flag("--wall-clock-breakdown", c->wall_clock_breakdown,
+  cmd->add_flag("--wall-clock-breakdown", c->reporting.wall_clock_breakdown,
                 "log forward/backward/comm/step milliseconds per step (synchronizes the device at "
                 "each phase; DeepSpeed's wall_clock_breakdown)");
-  cmd->add_option("--tensorboard", c->tensorboard_dir,
+  cmd->add_option("--tensorboard", c->reporting.tensorboard_dir,
                   "also write a TensorBoard event file in DIR (DeepSpeed's tags: "
                   "Train/Samples/train_loss, lr, ...; `tensorboard --logdir DIR` shows it)");
   cmd->add_flag("--activation-checkpointing", c->activation_checkpointing,
                 "recompute each layer's activations in backward (less memory, ~1/3 more compute)");
-  f->log_every = cmd->add_option("--log-every", c->log_every, "steps between log lines")
-                     ->capture_default_str();
-  cmd->add_option("--plot-every", c->plot_every,
+  cmd->add_option("--log-every", c->reporting.log_every, "steps between log lines")
+      ->capture_default_str();
+  cmd->add_option("--plot-every", c->reporting.plot_every,
                   "also redraw loss.png every N steps (0: at the end)")
       ->capture_default_str();
   auto nproc = std::make_shared<int>(1);
@@ -272,35 +249,31 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
                   "one GPU each with --device cuda)")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  cmd->add_option("--reduce-bucket-size", c->reduce_bucket_elements,
+  cmd->add_option("--reduce-bucket-size", c->zero.reduce_bucket_elements,
                   "gradient elements per data-parallel all-reduce bucket")
       ->capture_default_str();
-  cmd->add_option("--zero-stage", c->zero_stage,
+  cmd->add_option("--zero-stage", c->zero.stage,
                   "ZeRO stage: 0 replicates everything, 1 shards the optimizer state, 2 also the "
                   "gradients, 3 also the parameters (same losses and weights in every stage)")
-      ->check(CLI::Range(0, 3))
       ->capture_default_str();
-  cmd->add_option("--stage3-persistence-threshold", c->persistence_threshold,
+  cmd->add_option("--stage3-persistence-threshold", c->zero.persistence_threshold,
                   "ZeRO stage 3: blocks with fewer parameter elements stay gathered between uses")
-      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  cmd->add_option("--stage3-prefetch-bucket-size", c->prefetch_elements,
+  cmd->add_option("--stage3-prefetch-bucket-size", c->zero.prefetch_elements,
                   "ZeRO stage 3: parameter elements gathered ahead of the running block at most")
-      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_flag(
-      "--no-zero-init", [c](int64_t) { c->zero_init = false; },
+      "--no-zero-init", [c](int64_t) { c->zero.zero_init = false; },
       "ZeRO stage 3: build the full model on every rank, then shard it (default: "
       "zero.Init, each rank builds only its shards)");
-  cmd->add_option("--stage3-max-live-parameters", c->max_live_elements,
+  cmd->add_option("--stage3-max-live-parameters", c->zero.max_live_elements,
                   "ZeRO stage 3: gathered parameter elements at most while prefetching")
-      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--check-params-every", c->check_params_every,
                   "data-parallel: compare the ranks' parameter checksums every N steps (0: at "
                   "start only)")
       ->capture_default_str();
-  cmd->add_option("--save-every", c->save_every,
+  cmd->add_option("--save-every", c->reporting.save_every,
                   "also write <out>/checkpoint every N steps (0: only at the end)")
       ->capture_default_str();
   cmd->add_option("--gpu-memory-cap", *gpu_cap,
@@ -345,15 +318,15 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       "wall_clock_breakdown = the flag.");
   // The option strings live in shared_ptrs that the callbacks hold: CLI11 keeps references.
   cmd->callback([&action, c, device, dtype, grad_accum_dtype, comm_dtype, precision, wd_mode, nproc,
-                 args, deepspeed, f, gpu_cap, host_cap] {
+                 args, deepspeed, cmd, gpu_cap, host_cap] {
     action = [c, device, dtype, grad_accum_dtype, comm_dtype, precision, wd_mode, nproc, args,
-              deepspeed, gpu_cap, host_cap, given = f->given()] {
+              deepspeed, gpu_cap, host_cap, given = given_flags(*cmd)] {
       c->device = parse_device(*device);
-      c->decoupled_weight_decay = *wd_mode == "decoupled";
-      c->dtype = parse_dtype(*dtype);
-      c->grad_accum_dtype = parse_dtype(*grad_accum_dtype);
-      c->comm_dtype = parse_dtype(*comm_dtype);
-      c->precision = optim::parse_precision(*precision);
+      c->optimizer.decoupled_weight_decay = *wd_mode == "decoupled";
+      c->precision.dtype = parse_dtype(*dtype);
+      c->precision.grad_accum_dtype = parse_dtype(*grad_accum_dtype);
+      c->precision.comm_dtype = parse_dtype(*comm_dtype);
+      c->precision.mode = optim::parse_precision(*precision);
       const comm::ProcessEnv env = comm::detect_process_env();
       if (*nproc > 1 && env.world_size == 1) relaunch(args, *nproc, !c->device.is_cuda());
       if (*nproc > 1 && env.world_size != *nproc)
@@ -379,21 +352,21 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
         return 0;
       }
       // Gradient dtypes are named only when they differ from f32 (zero/grad_comm.h).
-      std::string dtypes(dtype_name(c->dtype));
-      if (c->precision == optim::Precision::low) dtypes += " low precision";
-      if (c->grad_accum_dtype != DType::f32)
-        dtypes += str(", ", dtype_name(c->grad_accum_dtype), " gradients");
-      if (c->comm_dtype != DType::f32 && env.world_size > 1)
-        dtypes += str(", reduced in ", dtype_name(c->comm_dtype));
-      std::string optimizer = c->decoupled_weight_decay ? "AdamW" : "Adam with L2 decay";
-      if (c->amsgrad) optimizer += " amsgrad";
-      if (!c->bias_correction) optimizer += " without bias correction";
+      std::string dtypes(dtype_name(c->precision.dtype));
+      if (c->precision.mode == optim::Precision::low) dtypes += " low precision";
+      if (c->precision.grad_accum_dtype != DType::f32)
+        dtypes += str(", ", dtype_name(c->precision.grad_accum_dtype), " gradients");
+      if (c->precision.comm_dtype != DType::f32 && env.world_size > 1)
+        dtypes += str(", reduced in ", dtype_name(c->precision.comm_dtype));
+      std::string optimizer = c->optimizer.decoupled_weight_decay ? "AdamW" : "Adam with L2 decay";
+      if (c->optimizer.amsgrad) optimizer += " amsgrad";
+      if (!c->optimizer.bias_correction) optimizer += " without bias correction";
       std::printf("zerotrain train: %s on %s%s, %s, %s, %lld steps x %lld x %lld tokens\n",
-                  c->model.string().c_str(), to_string(c->device).c_str(),
+                  c->paths.model.string().c_str(), to_string(c->device).c_str(),
                   env.world_size > 1 ? str(" x ", env.world_size, " ranks").c_str() : "",
                   dtypes.c_str(), optimizer.c_str(), static_cast<long long>(c->steps),
-                  static_cast<long long>(c->micro_batch * c->grad_accum * env.world_size),
-                  static_cast<long long>(c->seq_len));
+                  static_cast<long long>(c->data.micro_batch * c->data.grad_accum * env.world_size),
+                  static_cast<long long>(c->data.seq_len));
       ProgressOptions po;
       po.unit = "step";
       ProgressBar bar("train", static_cast<uint64_t>(c->steps), po);

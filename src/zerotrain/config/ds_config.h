@@ -14,6 +14,8 @@
 #include <variant>
 #include <vector>
 
+#include "zerotrain/config/scheduler_config.h"
+
 namespace zt::config {
 
 enum class OffloadDevice { none, cpu, nvme };
@@ -157,59 +159,6 @@ struct OptimizerConfig {
   bool legacy_fusion = false;
 };
 
-// Schedulers (scheduler.type, case-sensitive as in DeepSpeed).
-enum class WarmupType { log, linear };
-struct WarmupLrParams {
-  double warmup_min_lr = 0.0;
-  std::optional<double> warmup_max_lr;  // unset: the optimizer's lr
-  int64_t warmup_num_steps = 1000;
-  WarmupType warmup_type = WarmupType::log;
-  int64_t last_batch_iteration = -1;
-};
-struct WarmupDecayLrParams {
-  int64_t total_num_steps = 0;  // required
-  double warmup_min_lr = 0.0;
-  double warmup_max_lr = 0.001;
-  int64_t warmup_num_steps = 1000;
-  WarmupType warmup_type = WarmupType::log;
-  int64_t last_batch_iteration = -1;
-};
-struct WarmupCosineLrParams {
-  int64_t total_num_steps = 0;  // required
-  double warmup_min_ratio = 0.0;
-  int64_t warmup_num_steps = 1000;
-  double cos_min_ratio = 0.0001;
-  WarmupType warmup_type = WarmupType::log;
-  int64_t last_batch_iteration = -1;
-};
-struct OneCycleParams {
-  double cycle_min_lr = 0.0;  // required
-  double cycle_max_lr = 0.0;  // required
-  double decay_lr_rate = 0.0;
-  int64_t cycle_first_step_size = 2000;
-  std::optional<int64_t> cycle_second_step_size;  // unset: cycle_first_step_size
-  int64_t cycle_first_stair_count = 0;
-  std::optional<int64_t> cycle_second_stair_count;  // unset: cycle_first_stair_count
-  int64_t decay_step_size = 0;
-  bool cycle_momentum = true;
-  double cycle_min_mom = 0.8;
-  double cycle_max_mom = 0.9;
-  double decay_mom_rate = 0.0;
-  int64_t last_batch_iteration = -1;
-};
-struct LrRangeTestParams {
-  double lr_range_test_min_lr = 1e-3;
-  int64_t lr_range_test_step_size = 2000;
-  double lr_range_test_step_rate = 1.0;
-  bool lr_range_test_staircase = false;
-  int64_t last_batch_iteration = -1;
-};
-struct SchedulerConfig {
-  std::variant<WarmupLrParams, WarmupDecayLrParams, WarmupCosineLrParams, OneCycleParams,
-               LrRangeTestParams>
-      params;
-};
-
 struct ActivationCheckpointingConfig {
   bool present = false;  // the section is in the file (see [Note: activation checkpointing])
   bool partition_activations = false;
@@ -314,12 +263,11 @@ struct DsConfig {
   AioConfig aio;
 };
 
-// Names as DeepSpeed spells them: "cpu", "bf16", "AdamW", "WarmupCosineLR", "log", "WARN".
+// Names as DeepSpeed spells them: "cpu", "bf16", "AdamW", "WARN" (scheduler_config.h names the
+// scheduler types).
 std::string offload_device_name(OffloadDevice d);
 std::string precision_name(PrecisionName p);
 std::string optimizer_type_name(OptimizerType t);
-std::string scheduler_type_name(const SchedulerConfig& s);
-std::string warmup_type_name(WarmupType t);
 std::string tag_validation_name(TagValidation t);
 
 }  // namespace zt::config

@@ -1,6 +1,9 @@
 // scheduler {type, params}: DeepSpeed's WarmupLR, WarmupDecayLR, WarmupCosineLR, OneCycle and
 // LRRangeTest (deepspeed/runtime/lr_schedules.py) with their parameter names and defaults. The
-// type is case-sensitive, as in DeepSpeed.
+// type is case-sensitive, as in DeepSpeed. The one parse of a scheduler: the ds_config's section
+// and parse_scheduler_block (scheduler_config.h) both come here.
+#include <algorithm>
+
 #include "zerotrain/config/nearest_name.h"
 #include "zerotrain/config/parse_sections.h"
 #include "zerotrain/core/error.h"
@@ -133,6 +136,18 @@ void parse_scheduler(Section& s, SchedulerConfig& sc) {
 
 std::string scheduler_type_name(const SchedulerConfig& s) {
   return kTypes[s.params.index()];
+}
+
+bool is_scheduler_type(const std::string& name) {
+  return std::find(kTypes.begin(), kTypes.end(), name) != kTypes.end();
+}
+
+SchedulerConfig parse_scheduler_block(const nlohmann::json& block) {
+  if (!block.is_object()) wrong_type("scheduler", "an object", block);
+  Section s(block, "scheduler");
+  SchedulerConfig sc;
+  parse_scheduler(s, sc);
+  return sc;
 }
 
 }  // namespace zt::config

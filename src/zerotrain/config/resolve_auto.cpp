@@ -92,8 +92,12 @@ void apply(Json& root, std::string_view path, const std::optional<Json>& value, 
 }
 
 template <typename T>
-std::optional<Json> json_of(const CliValue<T>& v) {
-  return v.value ? std::optional<Json>(*v.value) : std::nullopt;
+std::optional<Json> json_of(const std::optional<T>& v) {
+  return v ? std::optional<Json>(*v) : std::nullopt;
+}
+
+bool given(const ConfigOverrides& o, std::string_view flag) {
+  return o.given.contains(flag);
 }
 
 std::optional<int64_t> int_at(const Json& root, const char* key) {
@@ -103,9 +107,9 @@ std::optional<int64_t> int_at(const Json& root, const char* key) {
 }
 
 void resolve_batch(Json& root, const ConfigOverrides& o) {
-  apply(root, "train_micro_batch_size_per_gpu", json_of(o.micro_batch), o.micro_batch.given,
+  apply(root, "train_micro_batch_size_per_gpu", json_of(o.micro_batch), given(o, "--micro-batch"),
         "--micro-batch");
-  apply(root, "gradient_accumulation_steps", json_of(o.grad_accum), o.grad_accum.given,
+  apply(root, "gradient_accumulation_steps", json_of(o.grad_accum), given(o, "--grad-accum"),
         "--grad-accum");
   const auto it = root.find("train_batch_size");
   if (it == root.end() || !is_auto(*it)) return;
@@ -121,14 +125,15 @@ void resolve_batch(Json& root, const ConfigOverrides& o) {
 }
 
 void resolve_optimizer(Json& root, const ConfigOverrides& o) {
-  apply(root, "optimizer.params.lr", json_of(o.lr), o.lr.given, "--lr");
+  apply(root, "optimizer.params.lr", json_of(o.lr), given(o, "--lr"), "--lr");
   std::optional<Json> betas;
-  if (o.beta1.value && o.beta2.value) betas = Json::array({*o.beta1.value, *o.beta2.value});
-  apply(root, "optimizer.params.betas", betas, o.beta1.given || o.beta2.given, "--beta1/--beta2");
-  apply(root, "optimizer.params.eps", json_of(o.eps), o.eps.given, "--eps");
-  apply(root, "optimizer.params.weight_decay", json_of(o.weight_decay), o.weight_decay.given,
+  if (o.beta1 && o.beta2) betas = Json::array({*o.beta1, *o.beta2});
+  apply(root, "optimizer.params.betas", betas, given(o, "--beta1") || given(o, "--beta2"),
+        "--beta1/--beta2");
+  apply(root, "optimizer.params.eps", json_of(o.eps), given(o, "--eps"), "--eps");
+  apply(root, "optimizer.params.weight_decay", json_of(o.weight_decay), given(o, "--weight-decay"),
         "--weight-decay");
-  apply(root, "gradient_clipping", json_of(o.clip), o.clip.given, "--clip");
+  apply(root, "gradient_clipping", json_of(o.clip), given(o, "--clip"), "--clip");
 }
 
 // A given flag fills a missing key only in the schedulers that have it (WarmupCosineLR has no
@@ -144,24 +149,55 @@ void resolve_scheduler(Json& root, const ConfigOverrides& o) {
   const bool warmup = warmup_lr || type == "WarmupCosineLR";
   const bool total = type == "WarmupDecayLR" || type == "WarmupCosineLR";
   apply(root, "scheduler.params.warmup_min_lr", Json(0), false, "");
-  apply(root, "scheduler.params.warmup_max_lr", json_of(o.lr), o.lr.given && warmup_lr, "--lr");
+  apply(root, "scheduler.params.warmup_max_lr", json_of(o.lr), given(o, "--lr") && warmup_lr,
+        "--lr");
   apply(root, "scheduler.params.warmup_num_steps", json_of(o.warmup_steps),
-        o.warmup_steps.given && warmup, "--warmup");
+        given(o, "--warmup") && warmup, "--warmup");
   apply(root, "scheduler.params.total_num_steps", json_of(o.total_steps),
-        o.total_steps.given && total, "--steps");
+        given(o, "--steps") && total, "--steps");
 }
 
 void resolve_precision(Json& root, const ConfigOverrides& o) {
   for (const char* section : {"fp16", "bf16"}) {
     std::optional<Json> enabled;
-    if (o.dtype.value) enabled = (*o.dtype.value == section);
+    if (o.dtype) enabled = (*o.dtype == section);
     // An explicit --dtype bf16 turns on a section the file leaves out.
-    if (o.dtype.given && enabled == Json(true) && !root.contains(section))
+    if (given(o, "--dtype") && enabled == Json(true) && !root.contains(section))
       root[section] = Json::object();
-    apply(root, str(section, ".enabled"), enabled, o.dtype.given,
-          o.dtype.value ? str("--dtype ", *o.dtype.value) : std::string("--dtype"));
+    apply(root, str(section, ".enabled"), enabled, given(o, "--dtype"),
+          o.dtype ? str("--dtype ", *o.dtype) : std::string("--dtype"));
   }
   apply(root, "amp.enabled", Json(false), false, "");  // zerotrain has no Apex
+}
+
+// A given ZeRO flag fills its key (creating zero_optimization when the file has none) and must
+// agree with the file's value; the HF "auto" rules below then see the stage the run will use.
+void resolve_zero_flags(Json& root, const ConfigOverrides& o) {
+  struct Flag {
+    const char* key;
+    const char* flag;
+    const std::optional<int64_t>& value;
+  };
+  const Flag flags[] = {
+      {"stage", "--zero-stage", o.zero_stage},
+      {"reduce_bucket_size", "--reduce-bucket-size", o.reduce_bucket_size},
+      {"stage3_param_persistence_threshold", "--stage3-persistence-threshold",
+       o.persistence_threshold},
+      {"stage3_prefetch_bucket_size", "--stage3-prefetch-bucket-size", o.prefetch_bucket_size},
+      {"stage3_max_live_parameters", "--stage3-max-live-parameters", o.max_live_parameters},
+  };
+  for (const Flag& f : flags) {
+    if (!given(o, f.flag) || !f.value) continue;
+    if (!root.contains("zero_optimization")) root["zero_optimization"] = Json::object();
+    // The stage-3 keys' other spelling (prefetch_bucket_size, ...) when the file uses that one.
+    std::string_view key = f.key;
+    const std::string_view prefix = "stage3_";
+    const Json& zero = root["zero_optimization"];
+    if (key.starts_with(prefix) && zero.is_object() &&
+        zero.contains(std::string(key.substr(prefix.size()))))
+      key = key.substr(prefix.size());
+    apply(root, str("zero_optimization.", key), Json(*f.value), true, f.flag);
+  }
 }
 
 void resolve_zero(Json& root, const ConfigOverrides& o) {
@@ -197,6 +233,7 @@ void resolve_auto(Json& root, const ConfigOverrides& overrides) {
   resolve_optimizer(root, overrides);
   resolve_scheduler(root, overrides);
   resolve_precision(root, overrides);
+  resolve_zero_flags(root, overrides);
   resolve_zero(root, overrides);
 }
 

@@ -10,10 +10,13 @@
 //   zero_optimization.reduce_bucket_size <- hidden^2, and with stage 3:
 //     stage3_prefetch_bucket_size <- int(0.9 hidden^2), stage3_param_persistence_threshold <- 10
 //     hidden
-// A value the user gave explicitly (CliValue::given) must equal a value the file sets (an error
-// names both) and fills a key the file leaves out. An "auto" nothing resolves stays in place; the
-// parser then names the key and the flag that would resolve it (auto_hint).
-// Tested by tests/config/test_resolve_auto.cpp.
+//   zero_optimization.stage, reduce_bucket_size, stage3_param_persistence_threshold,
+//     stage3_prefetch_bucket_size, stage3_max_live_parameters <- the given --zero-stage,
+//     --reduce-bucket-size, --stage3-* flags (no "auto" of their own)
+// A value the user gave explicitly (ConfigOverrides::given) must equal a value the file sets (an
+// error names both) and fills a key the file leaves out. An "auto" nothing resolves stays in place;
+// the parser then names the key and the flag that would resolve it (auto_hint). Tested by
+// tests/config/test_resolve_auto.cpp.
 #pragma once
 
 #include <string>

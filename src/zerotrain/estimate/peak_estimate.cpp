@@ -24,6 +24,10 @@ void validate(const RunSetup& s) {
   if (s.comm_dtype != DType::f32 && s.comm_dtype != DType::bf16 && s.comm_dtype != DType::f16)
     throw ValueError(kComponent,
                      str("comm_dtype: must be f32, bf16 or f16, got ", dtype_name(s.comm_dtype)));
+  if (s.precision == optim::Precision::low && s.dtype != DType::bf16)
+    throw ValueError(kComponent, str("precision low: needs dtype bf16, got ", dtype_name(s.dtype)));
+  if (s.precision == optim::Precision::low && s.amsgrad)
+    throw ValueError(kComponent, "amsgrad: needs f32 moments, which precision low does not keep");
   if (s.offload_optimizer && s.stage == 0)
     throw ValueError(kComponent, "offload_optimizer: needs ZeRO stage 1, 2 or 3, got stage 0");
   if (s.offload_param && s.stage != 3)
@@ -32,7 +36,7 @@ void validate(const RunSetup& s) {
     throw ValueError(kComponent, "offload_param: needs offload_optimizer=cpu as well");
   if (s.host_run && (s.offload_optimizer || s.offload_param))
     throw ValueError(kComponent, "offload_optimizer: does not apply to a run on the CPU");
-  require_positive(s.buckets.reduce_bucket_size, "reduce_bucket_size");
+  require_non_negative(s.buckets.reduce_bucket_size, "reduce_bucket_size");
   require_positive(s.buckets.allgather_bucket_size, "allgather_bucket_size");
   require_non_negative(s.buckets.prefetch_bucket_size, "prefetch_bucket_size");
   require_positive(s.buckets.max_live_parameters, "max_live_parameters");
@@ -57,6 +61,7 @@ std::string describe(const RunSetup& s) {
   if (s.grad_dtype != DType::f32) d += str(", ", dtype_name(s.grad_dtype), " gradients");
   if (s.comm_dtype != DType::f32) d += str(", reduced in ", dtype_name(s.comm_dtype));
   if (s.amsgrad) d += ", amsgrad";
+  if (s.precision == optim::Precision::low) d += ", low precision";
   return d;
 }
 
@@ -68,7 +73,8 @@ PeakEstimate estimate_peak(const RunSetup& s) {
   const double p = static_cast<double>(e.params.total);
   const double shard = sharded_params(e.params, s.gpus);
   const double vb = static_cast<double>(dtype_size(s.dtype));  // value bytes
-  const bool masters = s.dtype != DType::f32;
+  const bool low = s.precision == optim::Precision::low;
+  const bool masters = s.dtype != DType::f32 && !low;
   const std::string vname = str("parameters (", dtype_name(s.dtype), ")");
   const std::string shard_note = str("1/", s.gpus, " of each block, padded");
 
@@ -97,12 +103,15 @@ PeakEstimate estimate_peak(const RunSetup& s) {
   } else {
     add(gname, gb * shard, shard_note);
   }
-  // Masters and moments (f32): two moments, three with amsgrad.
+  // Masters and moments (f32): two moments, three with amsgrad; the low-precision mode keeps two
+  // bf16 moments and no masters.
   const double opt_elems = s.stage == 0 ? p : shard;
-  const double opt_bytes = ((masters ? 4 : 0) + (s.amsgrad ? 12 : 8)) * opt_elems;
+  const double moment_bytes = low ? 4 : s.amsgrad ? 12 : 8;
+  const double opt_bytes = ((masters ? 4 : 0) + moment_bytes) * opt_elems;
   const std::string moments = s.amsgrad ? "moments + max v" : "AdamW moments";
-  const std::string opt_name =
-      masters ? str("masters + ", moments, " (f32)") : str(moments, " (f32)");
+  const std::string opt_name = low       ? str(moments, " (bf16, no masters)")
+                               : masters ? str("masters + ", moments, " (f32)")
+                                         : str(moments, " (f32)");
   if (s.offload_optimizer) {
     add(opt_name, 0, "on the host");
     host += opt_bytes;
@@ -110,10 +119,11 @@ PeakEstimate estimate_peak(const RunSetup& s) {
     add(opt_name, opt_bytes, s.stage == 0 ? "whole model" : shard_note);
   }
   // Communication buffers.
+  // The engine holds the whole gradient of the block being reduce-scattered and of the one
+  // computing (zero/sharded_stage.cpp); reduce_bucket_size does not cut them.
   if (s.stage >= 2) {
-    const double cap = s.buckets.reduce_bucket_size;
-    const double g = std::min(cap, static_cast<double>(e.params.largest_unit())) +
-                     std::min(cap, static_cast<double>(e.params.second_largest_unit()));
+    const double g = static_cast<double>(e.params.largest_unit()) +
+                     static_cast<double>(e.params.second_largest_unit());
     add(str("gradient buckets (", dtype_name(s.grad_dtype), ")"), gb * g,
         "full gradients of 2 blocks in flight");
   }

@@ -14,20 +14,22 @@
 #include "zerotrain/estimate/activation_memory.h"
 #include "zerotrain/estimate/param_count.h"
 #include "zerotrain/nn/model_config.h"
+#include "zerotrain/optim/precision.h"
 
 namespace zt::estimate {
 
 // [Note: zerotrain model states]
 // zerotrain keeps bf16 parameter values, f32 gradients (or bf16 with grad_dtype bf16:
-// TrainConfig::grad_accum_dtype, [Note: communication dtype] in zero/grad_comm.h), and for bf16
-// values an f32 master plus two f32 AdamW moments (train/optimizer.h [Note: optimizer masters]),
-// and a third, the running max of v, with amsgrad; f32 values are their own masters. Per GPU, with
+// TrainConfig::precision.grad_accum_dtype, [Note: communication dtype] in zero/grad_comm.h), and
+// for bf16 values an f32 master plus two f32 AdamW moments (train/optimizer.h [Note: optimizer
+// masters]), and a third, the running max of v, with amsgrad; f32 values are their own masters. The
+// low-precision mode keeps two bf16 moments and no masters. Per GPU, with
 // W GPUs and each block (embedding, decoder layer, head: the all-gather/reduce-scatter unit)
 // sharded in ceil(n / W) pieces:
 //   stage 0: values, gradients, masters and moments whole.
 //   stage 1: masters and moments sharded; gradients whole (reduce-scattered in place at the step).
 //   stage 2: gradients sharded too; the full f32 gradients of two blocks are in flight (one being
-//            reduce-scattered while the next computes), each capped at reduce_bucket_size.
+//            reduce-scattered while the next computes), whole blocks whatever reduce_bucket_size.
 //   stage 3: values sharded too; the gathered bf16 values of the running block plus the prefetched
 //            one (capped at stage3_prefetch_bucket_size, all at stage3_max_live_parameters) live.
 // offload_optimizer=cpu moves masters, moments and the gradient shard (stages 2-3) to pinned host
@@ -58,6 +60,9 @@ struct RunSetup {
   DType grad_dtype = DType::f32;   // gradient accumulation: f32 or `dtype`
   DType comm_dtype = DType::f32;   // gradient reduction across GPUs: f32, bf16 or f16
   bool amsgrad = false;            // Adam's amsgrad: 4 more optimizer bytes per parameter
+  // low (with bf16): bf16 moments and no masters, 4 optimizer bytes per parameter instead of 12
+  // ([Note: precision modes] in optim/precision.h).
+  optim::Precision precision = optim::Precision::mixed;
   ZeroBuckets buckets;
   // A CPU run (zerotrain train --device cpu): what cpu_allocator() holds, without the GPU's
   // cuBLASLt workspace and margin (no cache, no CUDA context, no NCCL); offload does not apply.
@@ -98,7 +103,8 @@ struct PeakEstimate {
 
 // Throws ValueError naming a bad field: stage outside 0..3, offload_param without stage 3 or
 // without offload_optimizer, offload_optimizer at stage 0, offload in a host run, non-positive
-// sizes, a dtype other than bf16/f32, or an invalid model config.
+// sizes, a dtype other than bf16/f32, precision low without bf16 or with amsgrad, or an invalid
+// model config.
 PeakEstimate estimate_peak(const RunSetup& setup);
 
 }  // namespace zt::estimate

@@ -29,18 +29,32 @@ bool is_zero(double x) {
   return x == 0.0;
 }
 
-WarmupLRParams warmup_part(const WarmupDecayLRParams& p) {
-  return {p.warmup_min_lr, p.warmup_max_lr, p.warmup_num_steps, p.warmup_type};
+using config::WarmupType;
+
+constexpr double kDefaultWarmupMaxLr = 0.001;  // DeepSpeed's WarmupLR default
+
+config::WarmupLrParams warmup_part(const config::WarmupDecayLrParams& p) {
+  config::WarmupLrParams w;
+  w.warmup_min_lr = p.warmup_min_lr;
+  w.warmup_max_lr = p.warmup_max_lr;
+  w.warmup_num_steps = p.warmup_num_steps;
+  w.warmup_type = p.warmup_type;
+  return w;
+}
+
+config::WarmupLrParams with_max_lr(config::WarmupLrParams p) {
+  p.warmup_max_lr = p.warmup_max_lr.value_or(kDefaultWarmupMaxLr);
+  return p;
 }
 
 }  // namespace
 
-WarmupLR::WarmupLR(const WarmupLRParams& p)
-    : p_(p), warmup_num_steps_(std::max<int64_t>(2, p.warmup_num_steps)) {
+WarmupLR::WarmupLR(const config::WarmupLrParams& p)
+    : p_(with_max_lr(p)), warmup_num_steps_(std::max<int64_t>(2, p.warmup_num_steps)) {
   require(p.warmup_num_steps > 0, type(), "warmup_num_steps",
           static_cast<double>(p.warmup_num_steps), "a positive integer");
-  check_finite("WarmupLR", "warmup_min_lr", p.warmup_min_lr);
-  check_finite("WarmupLR", "warmup_max_lr", p.warmup_max_lr);
+  check_finite("WarmupLR", "warmup_min_lr", p_.warmup_min_lr);
+  check_finite("WarmupLR", "warmup_max_lr", *p_.warmup_max_lr);
 }
 
 double WarmupLR::warmup_gamma(int64_t it) const {
@@ -56,10 +70,10 @@ double WarmupLR::gamma(int64_t it) const {
 
 double WarmupLR::lr_at(int64_t it) const {
   if (it < 0) return p_.warmup_min_lr;
-  return p_.warmup_min_lr + (p_.warmup_max_lr - p_.warmup_min_lr) * gamma(it);
+  return p_.warmup_min_lr + (*p_.warmup_max_lr - p_.warmup_min_lr) * gamma(it);
 }
 
-WarmupDecayLR::WarmupDecayLR(const WarmupDecayLRParams& p)
+WarmupDecayLR::WarmupDecayLR(const config::WarmupDecayLrParams& p)
     : WarmupLR(warmup_part(p)), total_num_steps_(p.total_num_steps) {
   require(p.total_num_steps >= 1, type(), "total_num_steps", static_cast<double>(p.total_num_steps),
           ">= 1 (it is required)");
@@ -72,15 +86,15 @@ double WarmupDecayLR::gamma(int64_t it) const {
                       std::max(1.0, static_cast<double>(total_num_steps_ - warmup_num_steps_)));
 }
 
-WarmupCosineLR::WarmupCosineLR(const WarmupCosineLRParams& p)
-    : p_(p), warmup_num_steps_(std::max<int64_t>(2, p.warmup_num_steps)) {
+WarmupCosineLR::WarmupCosineLR(const config::WarmupCosineLrParams& p, double base_lr)
+    : p_(p), base_lr_(base_lr), warmup_num_steps_(std::max<int64_t>(2, p.warmup_num_steps)) {
   require(p.warmup_num_steps > 0, type(), "warmup_num_steps",
           static_cast<double>(p.warmup_num_steps), "a positive integer");
   require(p.total_num_steps >= 1, type(), "total_num_steps", static_cast<double>(p.total_num_steps),
           ">= 1 (it is required)");
   check_finite("WarmupCosineLR", "warmup_min_ratio", p.warmup_min_ratio);
   check_finite("WarmupCosineLR", "cos_min_ratio", p.cos_min_ratio);
-  check_finite("WarmupCosineLR", "base_lr", p.base_lr);
+  check_finite("WarmupCosineLR", "base_lr", base_lr);
 }
 
 double WarmupCosineLR::lr_at(int64_t it) const {
@@ -100,19 +114,20 @@ double WarmupCosineLR::lr_at(int64_t it) const {
     ratio = (1.0 + std::cos(std::numbers::pi * progress)) / 2.0;
     ratio = std::max(0.0, p_.cos_min_ratio + (1.0 - p_.cos_min_ratio) * ratio);
   }
-  return p_.base_lr * ratio;
+  return base_lr_ * ratio;
 }
 
-OneCycle::OneCycle(const OneCycleParams& p) : p_(p) {
+OneCycle::OneCycle(const config::OneCycleParams& p) : p_(p) {
   require(p.cycle_first_step_size >= 1, type(), "cycle_first_step_size",
           static_cast<double>(p.cycle_first_step_size), ">= 1");
-  require(p.cycle_second_step_size >= 1 || p.cycle_second_step_size == -1, type(),
-          "cycle_second_step_size", static_cast<double>(p.cycle_second_step_size),
-          ">= 1 (or -1 for cycle_first_step_size)");
+  if (p.cycle_second_step_size)
+    require(*p.cycle_second_step_size >= 1, type(), "cycle_second_step_size",
+            static_cast<double>(*p.cycle_second_step_size), ">= 1 (or unset)");
   require(p.cycle_first_stair_count >= 0, type(), "cycle_first_stair_count",
           static_cast<double>(p.cycle_first_stair_count), ">= 0");
-  require(p.cycle_second_stair_count >= -1, type(), "cycle_second_stair_count",
-          static_cast<double>(p.cycle_second_stair_count), ">= 0 (or -1 for the first count)");
+  if (p.cycle_second_stair_count)
+    require(*p.cycle_second_stair_count >= 0, type(), "cycle_second_stair_count",
+            static_cast<double>(*p.cycle_second_stair_count), ">= 0 (or unset)");
   require(p.decay_step_size >= 0, type(), "decay_step_size", static_cast<double>(p.decay_step_size),
           ">= 0");
   for (auto [key, v] : {std::pair{"cycle_min_lr", p.cycle_min_lr},
@@ -123,11 +138,11 @@ OneCycle::OneCycle(const OneCycleParams& p) : p_(p) {
                         {"decay_mom_rate", p.decay_mom_rate}})
     check_finite("OneCycle", key, v);
   first_ = static_cast<double>(p.cycle_first_step_size);
-  second_ = p.cycle_second_step_size == -1 ? first_ : static_cast<double>(p.cycle_second_step_size);
+  second_ = p.cycle_second_step_size ? static_cast<double>(*p.cycle_second_step_size) : first_;
   total_ = first_ + second_;
   step_ratio_ = first_ / total_;
   first_stairs_ = p.cycle_first_stair_count;
-  second_stairs_ = p.cycle_second_stair_count == -1 ? first_stairs_ : p.cycle_second_stair_count;
+  second_stairs_ = p.cycle_second_stair_count.value_or(first_stairs_);
   skip_lr_decay_ = skip_mom_decay_ = p.decay_step_size == 0;
   if (is_zero(p.decay_lr_rate)) skip_lr_decay_ = true;
   if (is_zero(p.decay_mom_rate)) skip_mom_decay_ = true;
@@ -178,7 +193,7 @@ std::optional<Betas> OneCycle::betas_at(int64_t it) const {
   return Betas{p_.cycle_max_mom * (1.0 + p_.decay_mom_rate * interval), 0.99};
 }
 
-LRRangeTest::LRRangeTest(const LRRangeTestParams& p) : p_(p) {
+LRRangeTest::LRRangeTest(const config::LrRangeTestParams& p) : p_(p) {
   require(p.lr_range_test_step_size >= 1, type(), "lr_range_test_step_size",
           static_cast<double>(p.lr_range_test_step_size), ">= 1");
   check_finite("LRRangeTest", "lr_range_test_min_lr", p.lr_range_test_min_lr);

@@ -1,67 +1,23 @@
 // DeepSpeed's learning-rate schedules (deepspeed/runtime/lr_schedules.py) with their parameter
-// names, defaults and formulas, evaluated in double as Python does. Iterations follow
-// [Note: scheduler iterations] in scheduler.h. Tested by tests/optim/test_schedulers.cpp against
-// tools/reference/make_scheduler_reference.py.
+// names, defaults (config/scheduler_config.h) and formulas, evaluated in double as Python does.
+// Iterations follow [Note: scheduler iterations] in scheduler.h. Tested by
+// tests/optim/test_schedulers.cpp against tools/reference/make_scheduler_reference.py.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "zerotrain/config/scheduler_config.h"
 #include "zerotrain/optim/scheduler.h"
 
 namespace zt::optim {
 
-enum class WarmupType { log, linear };
-
-struct WarmupLRParams {
-  double warmup_min_lr = 0.0;
-  double warmup_max_lr = 0.001;
-  int64_t warmup_num_steps = 1000;  // DeepSpeed raises it to at least 2
-  WarmupType warmup_type = WarmupType::log;
-};
-
-struct WarmupDecayLRParams {
-  int64_t total_num_steps = 0;  // required
-  double warmup_min_lr = 0.0;
-  double warmup_max_lr = 0.001;
-  int64_t warmup_num_steps = 1000;
-  WarmupType warmup_type = WarmupType::log;
-};
-
-struct WarmupCosineLRParams {
-  int64_t total_num_steps = 0;  // required
-  double warmup_min_ratio = 0.0;
-  int64_t warmup_num_steps = 1000;
-  double cos_min_ratio = 0.0001;
-  WarmupType warmup_type = WarmupType::log;
-  double base_lr = 0.001;  // the optimizer's lr, which the ratios scale
-};
-
-struct OneCycleParams {
-  double cycle_min_lr = 0.0;  // required
-  double cycle_max_lr = 0.0;  // required
-  double decay_lr_rate = 0.0;
-  int64_t cycle_first_step_size = 2000;
-  int64_t cycle_second_step_size = -1;  // -1: DeepSpeed's None, = cycle_first_step_size
-  int64_t cycle_first_stair_count = 0;
-  int64_t cycle_second_stair_count = -1;  // -1: None, = cycle_first_stair_count
-  int64_t decay_step_size = 0;
-  bool cycle_momentum = true;
-  double cycle_min_mom = 0.8;
-  double cycle_max_mom = 0.9;
-  double decay_mom_rate = 0.0;
-};
-
-struct LRRangeTestParams {
-  double lr_range_test_min_lr = 0.001;
-  int64_t lr_range_test_step_size = 2000;
-  double lr_range_test_step_rate = 1.0;
-  bool lr_range_test_staircase = false;
-};
-
+// Each schedule takes the typed params of config/scheduler_config.h, as the ds_config parser
+// reads them (the one parse of a scheduler); make_scheduler (scheduler.h) picks the class.
 class WarmupLR : public Scheduler {
  public:
-  explicit WarmupLR(const WarmupLRParams& p);
+  // An unset warmup_max_lr is DeepSpeed's 0.001.
+  explicit WarmupLR(const config::WarmupLrParams& p);
   std::string_view type() const override { return "WarmupLR"; }
   double lr_at(int64_t it) const override;
 
@@ -70,13 +26,13 @@ class WarmupLR : public Scheduler {
   double warmup_gamma(int64_t it) const;
   virtual double gamma(int64_t it) const;
 
-  WarmupLRParams p_;
+  config::WarmupLrParams p_;  // warmup_max_lr set
   int64_t warmup_num_steps_;  // max(2, warmup_num_steps)
 };
 
 class WarmupDecayLR : public WarmupLR {
  public:
-  explicit WarmupDecayLR(const WarmupDecayLRParams& p);
+  explicit WarmupDecayLR(const config::WarmupDecayLrParams& p);
   std::string_view type() const override { return "WarmupDecayLR"; }
 
  private:
@@ -86,25 +42,27 @@ class WarmupDecayLR : public WarmupLR {
 
 class WarmupCosineLR : public Scheduler {
  public:
-  explicit WarmupCosineLR(const WarmupCosineLRParams& p);
+  // base_lr: the optimizer's lr, which the ratios scale.
+  WarmupCosineLR(const config::WarmupCosineLrParams& p, double base_lr);
   std::string_view type() const override { return "WarmupCosineLR"; }
   double lr_at(int64_t it) const override;
 
  private:
-  WarmupCosineLRParams p_;
+  config::WarmupCosineLrParams p_;
+  double base_lr_;
   int64_t warmup_num_steps_;
 };
 
 class OneCycle : public Scheduler {
  public:
-  explicit OneCycle(const OneCycleParams& p);
+  explicit OneCycle(const config::OneCycleParams& p);
   std::string_view type() const override { return "OneCycle"; }
   double lr_at(int64_t it) const override;
   std::optional<Betas> betas_at(int64_t it) const override;
 
  private:
   double scale_factor(int64_t it) const;
-  OneCycleParams p_;
+  config::OneCycleParams p_;
   double first_, second_, total_, step_ratio_;
   int64_t first_stairs_, second_stairs_;
   bool skip_lr_decay_, skip_mom_decay_;
@@ -112,12 +70,12 @@ class OneCycle : public Scheduler {
 
 class LRRangeTest : public Scheduler {
  public:
-  explicit LRRangeTest(const LRRangeTestParams& p);
+  explicit LRRangeTest(const config::LrRangeTestParams& p);
   std::string_view type() const override { return "LRRangeTest"; }
   double lr_at(int64_t it) const override;
 
  private:
-  LRRangeTestParams p_;
+  config::LrRangeTestParams p_;
 };
 
 }  // namespace zt::optim

@@ -20,6 +20,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "zerotrain/config/scheduler_config.h"
+
 namespace zt::optim {
 
 // Adam's betas as OneCycle sets them: (momentum, 0.99), DeepSpeed's fixed second beta.
@@ -54,9 +56,15 @@ class Scheduler {
   int64_t last_batch_iteration_ = -1;
 };
 
-// Builds a scheduler from a DeepSpeed-style config block {"type": T, "params": {...}} (params
-// optional for schedules with defaults). `base_lr` is the optimizer's lr: WarmupCosineLR scales
-// it, HF schedules decay from it. Unknown types and unknown params throw ValueError naming them.
+// Builds a DeepSpeed scheduler from its typed section (a ds_config's scheduler, parsed once).
+// `base_lr` is the optimizer's lr, which WarmupCosineLR scales. Throws ValueError for a
+// last_batch_iteration other than -1.
+std::unique_ptr<Scheduler> make_scheduler(const config::SchedulerConfig& config, double base_lr);
+
+// Builds a scheduler from a config block {"type": T, "params": {...}} (params optional for
+// schedules with defaults): DeepSpeed's types through config::parse_scheduler_block, HF's
+// constant / linear / cosine (which decay from `base_lr`) read here. Unknown types and unknown
+// params throw ValueError naming them.
 std::unique_ptr<Scheduler> make_scheduler(const nlohmann::json& config, double base_lr);
 
 }  // namespace zt::optim

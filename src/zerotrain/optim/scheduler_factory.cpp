@@ -1,12 +1,15 @@
-// make_scheduler: DeepSpeed-style {"type", "params"} config blocks -> Scheduler; see scheduler.h.
-// Every params key is read into the type's Params struct (defaults for the missing ones); a key
-// the type does not have, or a value of the wrong JSON type, throws ValueError naming it.
+// make_scheduler: a typed DeepSpeed scheduler (config/scheduler_config.h) or a {"type", "params"}
+// block -> Scheduler; see scheduler.h. A block's DeepSpeed types go through the ds_config parser
+// (the one parse of a scheduler); the Hugging Face types' keys are read here. A key the type does
+// not have, or a value of the wrong JSON type, throws ValueError naming it.
 // Tested by tests/optim/test_schedulers.cpp.
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <variant>
 
+#include "zerotrain/config/scheduler_config.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/optim/deepspeed_schedules.h"
 #include "zerotrain/optim/hf_schedule.h"
@@ -45,19 +48,6 @@ class ParamReader {
     }
   }
 
-  void read_warmup_type(WarmupType& field) {
-    used_.insert("warmup_type");
-    const auto it = j_.find("warmup_type");
-    if (it == j_.end()) return;
-    if (*it == "log")
-      field = WarmupType::log;
-    else if (*it == "linear")
-      field = WarmupType::linear;
-    else
-      throw ValueError(kComponent, str(type_, ": params.warmup_type = ", it->dump(),
-                                       ": expected \"log\" or \"linear\""));
-  }
-
   // Throws for a key nothing read.
   void finish() const {
     for (const auto& [key, value] : j_.items())
@@ -73,6 +63,28 @@ class ParamReader {
 
 }  // namespace
 
+std::unique_ptr<Scheduler> make_scheduler(const config::SchedulerConfig& config, double base_lr) {
+  return std::visit(
+      [base_lr](const auto& p) -> std::unique_ptr<Scheduler> {
+        using P = std::decay_t<decltype(p)>;
+        if (p.last_batch_iteration != -1)
+          throw ValueError(kComponent, str(config::scheduler_type_name({p}),
+                                           ": last_batch_iteration = ", p.last_batch_iteration,
+                                           ": starting a schedule part-way is not supported"));
+        if constexpr (std::is_same_v<P, config::WarmupLrParams>)
+          return std::make_unique<WarmupLR>(p);
+        else if constexpr (std::is_same_v<P, config::WarmupDecayLrParams>)
+          return std::make_unique<WarmupDecayLR>(p);
+        else if constexpr (std::is_same_v<P, config::WarmupCosineLrParams>)
+          return std::make_unique<WarmupCosineLR>(p, base_lr);
+        else if constexpr (std::is_same_v<P, config::OneCycleParams>)
+          return std::make_unique<OneCycle>(p);
+        else
+          return std::make_unique<LRRangeTest>(p);
+      },
+      config.params);
+}
+
 std::unique_ptr<Scheduler> make_scheduler(const nlohmann::json& config, double base_lr) {
   if (!config.is_object() || !config.contains("type") || !config.at("type").is_string())
     throw ValueError(kComponent, str("config needs a string \"type\", got ", config.dump()));
@@ -80,62 +92,13 @@ std::unique_ptr<Scheduler> make_scheduler(const nlohmann::json& config, double b
     if (key != "type" && key != "params")
       throw ValueError(kComponent, str("unknown scheduler config key \"", key, "\""));
   const std::string type = config.at("type");
+  // DeepSpeed's schedulers: read by the ds_config parser, the one parse of them.
+  if (config::is_scheduler_type(type))
+    return make_scheduler(config::parse_scheduler_block(config), base_lr);
   const nlohmann::json params = config.value("params", nlohmann::json::object());
   ParamReader r(type, params);
-  std::unique_ptr<Scheduler> out;
-  if (type == "WarmupLR") {
-    WarmupLRParams p;
-    r.read("warmup_min_lr", p.warmup_min_lr);
-    r.read("warmup_max_lr", p.warmup_max_lr);
-    r.read("warmup_num_steps", p.warmup_num_steps);
-    r.read_warmup_type(p.warmup_type);
-    r.finish();
-    out = std::make_unique<WarmupLR>(p);
-  } else if (type == "WarmupDecayLR") {
-    WarmupDecayLRParams p;
-    r.read("total_num_steps", p.total_num_steps);
-    r.read("warmup_min_lr", p.warmup_min_lr);
-    r.read("warmup_max_lr", p.warmup_max_lr);
-    r.read("warmup_num_steps", p.warmup_num_steps);
-    r.read_warmup_type(p.warmup_type);
-    r.finish();
-    out = std::make_unique<WarmupDecayLR>(p);
-  } else if (type == "WarmupCosineLR") {
-    WarmupCosineLRParams p;
-    p.base_lr = base_lr;
-    r.read("total_num_steps", p.total_num_steps);
-    r.read("warmup_min_ratio", p.warmup_min_ratio);
-    r.read("warmup_num_steps", p.warmup_num_steps);
-    r.read("cos_min_ratio", p.cos_min_ratio);
-    r.read_warmup_type(p.warmup_type);
-    r.finish();
-    out = std::make_unique<WarmupCosineLR>(p);
-  } else if (type == "OneCycle") {
-    OneCycleParams p;
-    r.read("cycle_min_lr", p.cycle_min_lr);
-    r.read("cycle_max_lr", p.cycle_max_lr);
-    r.read("decay_lr_rate", p.decay_lr_rate);
-    r.read("cycle_first_step_size", p.cycle_first_step_size);
-    r.read("cycle_second_step_size", p.cycle_second_step_size);
-    r.read("cycle_first_stair_count", p.cycle_first_stair_count);
-    r.read("cycle_second_stair_count", p.cycle_second_stair_count);
-    r.read("decay_step_size", p.decay_step_size);
-    r.read("cycle_momentum", p.cycle_momentum);
-    r.read("cycle_min_mom", p.cycle_min_mom);
-    r.read("cycle_max_mom", p.cycle_max_mom);
-    r.read("decay_mom_rate", p.decay_mom_rate);
-    r.finish();
-    out = std::make_unique<OneCycle>(p);
-  } else if (type == "LRRangeTest") {
-    LRRangeTestParams p;
-    r.read("lr_range_test_min_lr", p.lr_range_test_min_lr);
-    r.read("lr_range_test_step_size", p.lr_range_test_step_size);
-    r.read("lr_range_test_step_rate", p.lr_range_test_step_rate);
-    r.read("lr_range_test_staircase", p.lr_range_test_staircase);
-    r.finish();
-    out = std::make_unique<LRRangeTest>(p);
-  } else if (type == "constant" || type == "constant_with_warmup" || type == "linear" ||
-             type == "cosine" || type == "cosine_with_min_lr") {
+  if (type == "constant" || type == "constant_with_warmup" || type == "linear" ||
+      type == "cosine" || type == "cosine_with_min_lr") {
     LrScheduleConfig c;
     c.kind = parse_schedule_kind(type);
     c.base_lr = base_lr;
@@ -144,14 +107,12 @@ std::unique_ptr<Scheduler> make_scheduler(const nlohmann::json& config, double b
     r.read("min_lr_ratio", c.min_lr_ratio);
     r.read("num_cycles", c.num_cycles);
     r.finish();
-    out = std::make_unique<HfScheduler>(c);
-  } else {
-    throw ValueError(kComponent, str("unknown scheduler type \"", type,
-                                     "\": expected WarmupLR, WarmupDecayLR, WarmupCosineLR, "
-                                     "OneCycle, LRRangeTest, constant, constant_with_warmup, "
-                                     "linear, cosine or cosine_with_min_lr"));
+    return std::make_unique<HfScheduler>(c);
   }
-  return out;
+  throw ValueError(kComponent, str("unknown scheduler type \"", type,
+                                   "\": expected WarmupLR, WarmupDecayLR, WarmupCosineLR, "
+                                   "OneCycle, LRRangeTest, constant, constant_with_warmup, "
+                                   "linear, cosine or cosine_with_min_lr"));
 }
 
 }  // namespace zt::optim

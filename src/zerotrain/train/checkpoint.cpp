@@ -10,6 +10,7 @@
 #include "zerotrain/io/hf_model.h"
 #include "zerotrain/core/io_error.h"
 #include "zerotrain/io/safetensors.h"
+#include "zerotrain/train/train_scheduler.h"
 
 namespace zt::train {
 
@@ -63,17 +64,18 @@ std::string saved_text(const nlohmann::json& saved, const char* key) {
 
 nlohmann::json resume_config_json(const TrainConfig& c) {
   nlohmann::json j;
-  j["model_config"] = model_config_path(c.model).string();
-  j["seq_len"] = c.seq_len;
-  j["micro_batch"] = c.micro_batch;
-  j["grad_accum"] = c.grad_accum;
-  j["seed"] = c.seed;
-  j["dtype"] = std::string(dtype_name(c.dtype));
-  j["lr"] = c.lr;
-  j["warmup_steps"] = c.warmup_steps;
-  j["schedule"] = c.schedule;
-  j["min_lr_ratio"] = c.min_lr_ratio;
-  if (!c.scheduler.is_null()) j["scheduler"] = c.scheduler;
+  j["model_config"] = model_config_path(c.paths.model).string();
+  j["seq_len"] = c.data.seq_len;
+  j["micro_batch"] = c.data.micro_batch;
+  j["grad_accum"] = c.data.grad_accum;
+  j["seed"] = c.data.seed;
+  j["dtype"] = std::string(dtype_name(c.precision.dtype));
+  j["lr"] = c.schedule.lr;
+  j["warmup_steps"] = c.schedule.warmup_steps;
+  j["schedule"] = c.schedule.decay;
+  j["min_lr_ratio"] = c.schedule.min_lr_ratio;
+  if (c.schedule.deepspeed)
+    j["scheduler"] = ds_scheduler_json(*c.schedule.deepspeed, c.schedule.lr);
   j["steps"] = c.steps;
   return j;
 }

@@ -123,125 +123,157 @@ void set(bool given, const char* key, const char* flag, const T& from_config, T&
 
 }  // namespace
 
-config::ConfigOverrides train_overrides(const TrainConfig& c, const GivenFlags& g,
+config::ConfigOverrides train_overrides(const TrainConfig& c, const GivenFlags& given,
                                         std::optional<int64_t> hidden_size) {
-  auto v = [](bool given, auto value) { return config::CliValue<decltype(value)>{value, given}; };
   config::ConfigOverrides o;
   o.world_size = c.comm ? c.comm->size() : 1;
   o.hidden_size = hidden_size;
-  o.micro_batch = v(g.micro_batch, c.micro_batch);
-  o.grad_accum = v(g.grad_accum, c.grad_accum);
-  o.total_steps = v(g.steps, c.steps);
-  o.warmup_steps = v(g.warmup, c.warmup_steps);
-  o.lr = v(g.lr, c.lr);
-  o.beta1 = v(g.beta1, c.beta1);
-  o.beta2 = v(g.beta2, c.beta2);
-  o.eps = v(g.eps, c.eps);
-  o.weight_decay = v(g.weight_decay, c.weight_decay);
-  o.clip = v(g.clip, c.clip);
+  o.micro_batch = c.data.micro_batch;
+  o.grad_accum = c.data.grad_accum;
+  o.total_steps = c.steps;
+  o.warmup_steps = c.schedule.warmup_steps;
+  o.lr = c.schedule.lr;
+  o.beta1 = c.optimizer.beta1;
+  o.beta2 = c.optimizer.beta2;
+  o.eps = c.optimizer.eps;
+  o.weight_decay = c.optimizer.weight_decay;
+  o.clip = c.clip;
   // resolve_auto names the precisions as the ds_config sections do.
-  o.dtype =
-      v(g.dtype, c.dtype == DType::f16 ? std::string("fp16") : std::string(dtype_name(c.dtype)));
+  o.dtype = c.precision.dtype == DType::f16 ? std::string("fp16")
+                                            : std::string(dtype_name(c.precision.dtype));
+  o.zero_stage = c.zero.stage;
+  o.reduce_bucket_size = c.zero.reduce_bucket_elements;
+  o.persistence_threshold = c.zero.persistence_threshold;
+  o.prefetch_bucket_size = c.zero.prefetch_elements;
+  o.max_live_parameters = c.zero.max_live_elements;
+  o.given = given;
   return o;
 }
+
+namespace {
+
+bool has(const GivenFlags& g, std::string_view flag) {
+  return g.contains(flag);
+}
+
+void apply_data(const DsConfig& ds, const GivenFlags& g, DataConfig& d) {
+  set(has(g, "--micro-batch"), "train_micro_batch_size_per_gpu", "--micro-batch",
+      ds.train_micro_batch_size_per_gpu, d.micro_batch);
+  set(has(g, "--grad-accum"), "gradient_accumulation_steps", "--grad-accum",
+      ds.gradient_accumulation_steps, d.grad_accum);
+}
+
+void apply_precision(const DsConfig& ds, const GivenFlags& g, PrecisionConfig& p) {
+  const DType dtype = ds.bf16.enabled ? DType::bf16 : ds.fp16.enabled ? DType::f16 : DType::f32;
+  if (has(g, "--dtype") && dtype != p.dtype) {
+    const bool fp16_key = ds.fp16.enabled || p.dtype == DType::f16;
+    const bool on = fp16_key ? ds.fp16.enabled : ds.bf16.enabled;
+    conflict(fp16_key ? "fp16.enabled" : "bf16.enabled", on ? "true" : "false", "--dtype",
+             std::string(dtype_name(p.dtype)));
+  }
+  p.dtype = dtype;
+  // See [Note: fp16 in ds_config].
+  if (ds.fp16.enabled) {
+    p.loss_scaler.loss_scale = ds.fp16.loss_scale;
+    p.loss_scaler.initial_scale_power = ds.fp16.initial_scale_power;
+    p.loss_scaler.loss_scale_window = ds.fp16.loss_scale_window;
+    p.loss_scaler.hysteresis = ds.fp16.hysteresis;
+    p.loss_scaler.consecutive_hysteresis = ds.fp16.consecutive_hysteresis;
+    p.loss_scaler.min_loss_scale = static_cast<double>(ds.fp16.min_loss_scale);
+  }
+  // DeepSpeed's bf16 masters and bf16 optimizer states are the low-precision mode (precision.h).
+  const optim::Precision mode =
+      ds.bf16.bf16_master_weights_and_grads ? optim::Precision::low : optim::Precision::mixed;
+  if (has(g, "--precision") && mode != p.mode)
+    conflict("bf16.bf16_master_weights_and_grads",
+             ds.bf16.bf16_master_weights_and_grads ? "true" : "false", "--precision",
+             std::string(optim::precision_name(p.mode)));
+  p.mode = mode;
+  // Gradient accumulation and reduction dtypes of every stage (zero/grad_comm.h).
+  set_dtype(has(g, "--grad-accum-dtype"), "data_types.grad_accum_dtype", "--grad-accum-dtype",
+            ds.data_types.grad_accum_dtype, p.grad_accum_dtype);
+  set_dtype(has(g, "--comm-dtype"), "communication_data_type", "--comm-dtype",
+            ds.communication_data_type, p.comm_dtype);
+}
+
+// The optimizer section and the clipping; the peak lr belongs to the schedule section.
+void apply_optimizer(const DsConfig& ds, const GivenFlags& g, TrainConfig& c) {
+  set(has(g, "--clip"), "gradient_clipping", "--clip", ds.gradient_clipping, c.clip);
+  if (!ds.optimizer) return;
+  const auto& a = std::get<config::AdamParams>(ds.optimizer->params);
+  optim::AdamConfig& o = c.optimizer;
+  set(has(g, "--lr"), "optimizer.params.lr", "--lr", a.lr, c.schedule.lr);
+  set(has(g, "--beta1"), "optimizer.params.betas[0]", "--beta1", a.beta1, o.beta1);
+  set(has(g, "--beta2"), "optimizer.params.betas[1]", "--beta2", a.beta2, o.beta2);
+  set(has(g, "--eps"), "optimizer.params.eps", "--eps", a.eps, o.eps);
+  set(has(g, "--weight-decay"), "optimizer.params.weight_decay", "--weight-decay", a.weight_decay,
+      o.weight_decay);
+  // DeepSpeed: "AdamW" always decouples; "Adam" does unless adam_w_mode is false, which makes
+  // it torch.optim.Adam (L2 decay in the gradient). parse_optimizer.cpp folds both into
+  // adam_w_mode. torch_adam picks torch's implementation over FusedAdam: the same update.
+  auto on_off = [](bool b) { return std::string(b ? "true" : "false"); };
+  if (has(g, "--weight-decay-mode") && o.decoupled_weight_decay != a.adam_w_mode)
+    conflict("optimizer.params.adam_w_mode", on_off(a.adam_w_mode), "--weight-decay-mode",
+             o.decoupled_weight_decay ? "decoupled" : "l2");
+  if (has(g, "--amsgrad") && o.amsgrad != a.amsgrad)
+    conflict("optimizer.params.amsgrad", on_off(a.amsgrad), "--amsgrad", on_off(o.amsgrad));
+  if (has(g, "--no-bias-correction") && o.bias_correction != a.bias_correction)
+    conflict("optimizer.params.bias_correction", on_off(a.bias_correction), "--no-bias-correction",
+             on_off(o.bias_correction));
+  o.decoupled_weight_decay = a.adam_w_mode;
+  o.amsgrad = a.amsgrad;
+  o.bias_correction = a.bias_correction;
+}
+
+// See [Note: trainer scheduler]: without a section the command line's --schedule applies.
+// WarmupLR without warmup_max_lr warms up to the optimizer's lr (the peak lr of the run).
+void apply_schedule(const DsConfig& ds, ScheduleConfig& s) {
+  if (!ds.scheduler) return;
+  s.deepspeed = *ds.scheduler;
+  if (auto* w = std::get_if<config::WarmupLrParams>(&s.deepspeed->params))
+    w->warmup_max_lr = w->warmup_max_lr.value_or(s.lr);
+}
+
+void apply_reporting(const DsConfig& ds, const GivenFlags& g, ReportConfig& r) {
+  if (ds.steps_per_print)
+    set(has(g, "--log-every"), "steps_per_print", "--log-every", *ds.steps_per_print, r.log_every);
+  r.wall_clock_breakdown = r.wall_clock_breakdown || ds.wall_clock_breakdown;
+  if (ds.csv_monitor.enabled)
+    r.csv_monitor_dir = std::filesystem::path(ds.csv_monitor.output_path) / ds.csv_monitor.job_name;
+  r.wandb = ds.wandb;  // an offline run, never a service (wandb_monitor.h)
+  if (ds.tensorboard.enabled) {
+    const auto dir = std::filesystem::path(ds.tensorboard.output_path) / ds.tensorboard.job_name;
+    set(has(g, "--tensorboard"), "tensorboard.output_path/job_name", "--tensorboard", dir,
+        r.tensorboard_dir);
+  }
+}
+
+// The given ZeRO flags already filled or agree with the file (resolve_auto.h).
+void apply_zero(const DsConfig& ds, zero::ZeroConfig& z) {
+  const config::ZeroConfig& f = ds.zero_optimization;
+  z.stage = f.stage;
+  z.reduce_bucket_elements = f.reduce_bucket_size;
+  z.overlap_comm = f.overlap_comm;
+  z.persistence_threshold = f.param_persistence_threshold;
+  z.prefetch_elements = f.prefetch_bucket_size;
+  z.max_live_elements = f.max_live_parameters;
+}
+
+}  // namespace
 
 void apply_ds_config(const DsConfig& ds, const GivenFlags& g, TrainConfig& c) {
   for (const NotYet& n : not_yet())
     if (n.asks(ds))
       throw ValueError("config",
                        str(n.path, ": not supported yet by zerotrain train (", n.why, ")"));
-  set(g.micro_batch, "train_micro_batch_size_per_gpu", "--micro-batch",
-      ds.train_micro_batch_size_per_gpu, c.micro_batch);
-  set(g.grad_accum, "gradient_accumulation_steps", "--grad-accum", ds.gradient_accumulation_steps,
-      c.grad_accum);
-  set(g.clip, "gradient_clipping", "--clip", ds.gradient_clipping, c.clip);
-  const DType dtype = ds.bf16.enabled ? DType::bf16 : ds.fp16.enabled ? DType::f16 : DType::f32;
-  if (g.dtype && dtype != c.dtype) {
-    const bool fp16_key = ds.fp16.enabled || c.dtype == DType::f16;
-    const bool on = fp16_key ? ds.fp16.enabled : ds.bf16.enabled;
-    conflict(fp16_key ? "fp16.enabled" : "bf16.enabled", on ? "true" : "false", "--dtype",
-             std::string(dtype_name(c.dtype)));
-  }
-  c.dtype = dtype;
-  // See [Note: fp16 in ds_config].
-  if (ds.fp16.enabled) {
-    c.loss_scaler.loss_scale = ds.fp16.loss_scale;
-    c.loss_scaler.initial_scale_power = ds.fp16.initial_scale_power;
-    c.loss_scaler.loss_scale_window = ds.fp16.loss_scale_window;
-    c.loss_scaler.hysteresis = ds.fp16.hysteresis;
-    c.loss_scaler.consecutive_hysteresis = ds.fp16.consecutive_hysteresis;
-    c.loss_scaler.min_loss_scale = static_cast<double>(ds.fp16.min_loss_scale);
-  }
-  // DeepSpeed's bf16 masters and bf16 optimizer states are the low-precision mode (precision.h).
-  const optim::Precision precision =
-      ds.bf16.bf16_master_weights_and_grads ? optim::Precision::low : optim::Precision::mixed;
-  if (g.precision && precision != c.precision)
-    conflict("bf16.bf16_master_weights_and_grads",
-             ds.bf16.bf16_master_weights_and_grads ? "true" : "false", "--precision",
-             std::string(optim::precision_name(c.precision)));
-  c.precision = precision;
-  if (ds.optimizer) {
-    const auto& a = std::get<config::AdamParams>(ds.optimizer->params);
-    set(g.lr, "optimizer.params.lr", "--lr", a.lr, c.lr);
-    set(g.beta1, "optimizer.params.betas[0]", "--beta1", a.beta1, c.beta1);
-    set(g.beta2, "optimizer.params.betas[1]", "--beta2", a.beta2, c.beta2);
-    set(g.eps, "optimizer.params.eps", "--eps", a.eps, c.eps);
-    set(g.weight_decay, "optimizer.params.weight_decay", "--weight-decay", a.weight_decay,
-        c.weight_decay);
-    // DeepSpeed: "AdamW" always decouples; "Adam" does unless adam_w_mode is false, which makes
-    // it torch.optim.Adam (L2 decay in the gradient). parse_optimizer.cpp folds both into
-    // adam_w_mode. torch_adam picks torch's implementation over FusedAdam: the same update.
-    auto on_off = [](bool b) { return std::string(b ? "true" : "false"); };
-    if (g.weight_decay_mode && c.decoupled_weight_decay != a.adam_w_mode)
-      conflict("optimizer.params.adam_w_mode", on_off(a.adam_w_mode), "--weight-decay-mode",
-               c.decoupled_weight_decay ? "decoupled" : "l2");
-    if (g.amsgrad && c.amsgrad != a.amsgrad)
-      conflict("optimizer.params.amsgrad", on_off(a.amsgrad), "--amsgrad", on_off(c.amsgrad));
-    if (g.no_bias_correction && c.bias_correction != a.bias_correction)
-      conflict("optimizer.params.bias_correction", on_off(a.bias_correction),
-               "--no-bias-correction", on_off(c.bias_correction));
-    c.decoupled_weight_decay = a.adam_w_mode;
-    c.amsgrad = a.amsgrad;
-    c.bias_correction = a.bias_correction;
-    if (c.amsgrad && c.precision == optim::Precision::low)
-      throw ValueError("config",
-                       "optimizer.params.amsgrad: true needs an f32 max_exp_avg_sq, which the "
-                       "low-precision mode (bf16.bf16_master_weights_and_grads) does not keep; "
-                       "turn one off");
-  }
-  if (ds.steps_per_print)
-    set(g.log_every, "steps_per_print", "--log-every", *ds.steps_per_print, c.log_every);
+  apply_data(ds, g, c.data);
+  apply_precision(ds, g, c.precision);
+  apply_optimizer(ds, g, c);
+  apply_schedule(ds, c.schedule);
+  apply_reporting(ds, g, c.reporting);
+  apply_zero(ds, c.zero);
   // See [Note: activation checkpointing].
   if (ds.activation_checkpointing.present) c.activation_checkpointing = true;
-  // See [Note: trainer scheduler]: without a section the command line's --schedule applies.
-  if (ds.scheduler) c.scheduler = ds_scheduler_json(*ds.scheduler, c.lr);
-  c.wall_clock_breakdown = c.wall_clock_breakdown || ds.wall_clock_breakdown;
-  if (ds.csv_monitor.enabled)
-    c.csv_monitor_dir = std::filesystem::path(ds.csv_monitor.output_path) / ds.csv_monitor.job_name;
-  // Gradient accumulation and reduction dtypes of every stage (zero/grad_comm.h).
-  set_dtype(g.grad_accum_dtype, "data_types.grad_accum_dtype", "--grad-accum-dtype",
-            ds.data_types.grad_accum_dtype, c.grad_accum_dtype);
-  if (ds.data_types.grad_accum_dtype && c.grad_accum_dtype != DType::f32 &&
-      c.grad_accum_dtype != c.dtype)
-    throw ValueError("config", str("data_types.grad_accum_dtype: ", dtype_name(c.grad_accum_dtype),
-                                   " needs the model in that dtype (bf16.enabled), or use fp32"));
-  set_dtype(g.comm_dtype, "communication_data_type", "--comm-dtype", ds.communication_data_type,
-            c.comm_dtype);
-  c.wandb = ds.wandb;  // an offline run, never a service (wandb_monitor.h)
-  if (ds.tensorboard.enabled) {
-    const auto dir = std::filesystem::path(ds.tensorboard.output_path) / ds.tensorboard.job_name;
-    // An empty tensorboard_dir is the flag's default: --tensorboard was not given.
-    set(!c.tensorboard_dir.empty(), "tensorboard.output_path/job_name", "--tensorboard", dir,
-        c.tensorboard_dir);
-  }
-  // Gradient reduction of every stage (zero/data_parallel.h, zero/sharded_stage.h).
-  c.reduce_bucket_elements = ds.zero_optimization.reduce_bucket_size;
-  c.overlap_comm = ds.zero_optimization.overlap_comm;
-  // The ZeRO stage and stage 3's gather bounds (zero/zero_stage.h).
-  c.zero_stage = ds.zero_optimization.stage;
-  c.persistence_threshold = ds.zero_optimization.param_persistence_threshold;
-  c.prefetch_elements = ds.zero_optimization.prefetch_bucket_size;
-  c.max_live_elements = ds.zero_optimization.max_live_parameters;
 }
 
 }  // namespace zt::train

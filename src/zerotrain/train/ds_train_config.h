@@ -15,11 +15,11 @@
 // is not supported yet.
 //
 // [Note: fp16 in ds_config]
-// fp16.enabled trains in f16 (TrainConfig::dtype) with DeepSpeed's loss scaler: loss_scale > 0 is a
-// static scale, 0 the dynamic one of initial_scale_power, loss_scale_window, hysteresis,
-// consecutive_hysteresis and min_loss_scale (train/loss_scaler.h). auto_cast casts a model's
-// floating inputs to fp16 in DeepSpeed; zerotrain's inputs are token ids, so it changes nothing.
-// fp16_master_weights_and_grads is not supported (masters and gradients stay f32).
+// fp16.enabled trains in f16 (TrainConfig::precision.dtype) with DeepSpeed's loss scaler:
+// loss_scale > 0 is a static scale, 0 the dynamic one of initial_scale_power, loss_scale_window,
+// hysteresis, consecutive_hysteresis and min_loss_scale (train/loss_scaler.h). auto_cast casts a
+// model's floating inputs to fp16 in DeepSpeed; zerotrain's inputs are token ids, so it changes
+// nothing. fp16_master_weights_and_grads is not supported (masters and gradients stay f32).
 #pragma once
 
 #include <cstdint>
@@ -31,18 +31,11 @@
 
 namespace zt::train {
 
-// The train flags the user typed (as opposed to their defaults).
-struct GivenFlags {
-  bool micro_batch = false, grad_accum = false, steps = false, warmup = false, lr = false;
-  bool beta1 = false, beta2 = false, eps = false, weight_decay = false, clip = false;
-  bool dtype = false, log_every = false;
-  bool grad_accum_dtype = false, comm_dtype = false;
-  bool precision = false;
-  bool weight_decay_mode = false, amsgrad = false, no_bias_correction = false;
-};
+using config::GivenFlags;
 
-// Every TrainConfig value fills an "auto"; the given ones also fill missing keys and must agree
-// with the file (resolve_auto.h). The world size is c.comm's (1 without one).
+// Every TrainConfig value fills an "auto"; the given ones (flag names, "--zero-stage") also fill
+// missing keys and must agree with the file (resolve_auto.h). The world size is c.comm's (1 without
+// one).
 config::ConfigOverrides train_overrides(const TrainConfig& c, const GivenFlags& given,
                                         std::optional<int64_t> hidden_size);
 
@@ -52,9 +45,10 @@ config::ConfigOverrides train_overrides(const TrainConfig& c, const GivenFlags& 
 // activation_checkpointing, grad_accum_dtype (data_types.grad_accum_dtype), comm_dtype
 // (communication_data_type; both stay f32 when unset, not DeepSpeed's defaults: see [Note:
 // communication dtype] in zero/grad_comm.h), the scheduler, wall_clock_breakdown (on when the file
-// or the flag says so), csv_monitor_dir and tensorboard_dir (each <output_path>/<job_name>) and
-// wandb from `ds`. Throws ValueError for an unsupported setting, one that contradicts a given flag
-// (naming both), or amsgrad with the low-precision mode (naming optimizer.params.amsgrad).
+// or the flag says so), csv_monitor_dir and tensorboard_dir (each <output_path>/<job_name>),
+// wandb and the ZeRO section from `ds`: one function per section. Throws ValueError for an
+// unsupported setting or one that contradicts a given flag (naming both); the values are checked
+// once, by validate_train_config (trainer.h).
 void apply_ds_config(const config::DsConfig& ds, const GivenFlags& given, TrainConfig& c);
 
 }  // namespace zt::train

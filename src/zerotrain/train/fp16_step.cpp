@@ -22,8 +22,8 @@ StepPlan plan_step(double scaled_norm, double clip, std::optional<LossScaler>& s
 }
 
 std::optional<LossScaler> make_loss_scaler(const TrainConfig& c) {
-  if (c.dtype != DType::f16) return std::nullopt;
-  return LossScaler(c.loss_scaler);
+  if (c.precision.dtype != DType::f16) return std::nullopt;
+  return LossScaler(c.precision.loss_scaler);
 }
 
 float micro_loss_scale(double scale, int64_t grad_accum, int world, bool inject) {
@@ -32,8 +32,9 @@ float micro_loss_scale(double scale, int64_t grad_accum, int world, bool inject)
 }
 
 bool injects_overflow(const TrainConfig& c, int64_t step) {
-  return std::find(c.inject_overflow_steps.begin(), c.inject_overflow_steps.end(), step) !=
-         c.inject_overflow_steps.end();
+  return std::find(c.test_hooks.inject_overflow_steps.begin(),
+                   c.test_hooks.inject_overflow_steps.end(),
+                   step) != c.test_hooks.inject_overflow_steps.end();
 }
 
 }  // namespace zt::train

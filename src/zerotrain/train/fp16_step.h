@@ -44,12 +44,12 @@ struct StepPlan {
 // [Note: fp16 step].
 StepPlan plan_step(double scaled_norm, double clip, std::optional<LossScaler>& scaler);
 
-// The fp16 run's scaler (c.loss_scaler), nullopt for other dtypes.
+// The fp16 run's scaler (c.precision.loss_scaler), nullopt for other dtypes.
 std::optional<LossScaler> make_loss_scaler(const TrainConfig& c);
 
 // ctx.loss_scale of the micro-steps of an optimizer step: scale / (grad_accum x world), so the
 // summed gradients are scale x those of the global batch's mean loss ([Note: data-parallel
-// step]); +inf when `inject` (the test hook TrainConfig::inject_overflow_steps).
+// step]); +inf when `inject` (the test hook TrainConfig::test_hooks.inject_overflow_steps).
 float micro_loss_scale(double scale, int64_t grad_accum, int world, bool inject = false);
 
 // Whether the test hook asks for an overflow at optimizer step `step` (1-based).

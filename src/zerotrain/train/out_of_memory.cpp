@@ -41,7 +41,8 @@ double host_memory() {
 
 // "; the run needs about X per GPU (...); <advice>", or the reason there is no estimate.
 std::string advice(const TrainConfig& c, int world) {
-  const fs::path config_path = fs::is_directory(c.model) ? c.model / "config.json" : c.model;
+  const fs::path config_path =
+      fs::is_directory(c.paths.model) ? c.paths.model / "config.json" : c.paths.model;
   const estimate::RunSetup setup = run_setup(c, io::read_hf_config(config_path), world);
   const char* per = c.device.is_cpu() ? "rank" : "GPU";
   const estimate::PeakEstimate now = estimate::estimate_peak(setup);
@@ -86,26 +87,32 @@ double memory_budget(Device device) {
 estimate::RunSetup run_setup(const TrainConfig& c, const nn::ModelConfig& model, int world) {
   estimate::RunSetup s;
   s.model = model;
-  s.stage = c.zero_stage;
+  s.stage = c.zero.stage;
   s.gpus = world;
   s.gpus_per_node = world;
-  s.seq = c.seq_len;
-  s.micro_batch = c.micro_batch;
+  s.seq = c.data.seq_len;
+  s.micro_batch = c.data.micro_batch;
   s.activation_checkpointing = c.activation_checkpointing;
-  // Two-byte dtypes (bf16, f16) hold the same bytes; the estimate counts them as bf16.
-  s.dtype = dtype_size(c.dtype) == 4 ? DType::f32 : DType::bf16;
-  s.buckets.reduce_bucket_size = static_cast<double>(c.reduce_bucket_elements);
-  s.buckets.prefetch_bucket_size = static_cast<double>(c.prefetch_elements);
-  s.buckets.max_live_parameters = static_cast<double>(c.max_live_elements);
+  // Two-byte dtypes (bf16, f16) hold the same bytes; the estimate counts them as bf16, and so
+  // the gradients and the reduction buffers of that size.
+  auto counted = [](DType d) { return dtype_size(d) == 4 ? DType::f32 : DType::bf16; };
+  s.dtype = counted(c.precision.dtype);
+  s.grad_dtype = counted(c.precision.grad_accum_dtype);
+  s.comm_dtype = c.precision.comm_dtype == c.precision.grad_accum_dtype ? s.grad_dtype
+                                                                        : c.precision.comm_dtype;
+  s.precision = c.precision.mode;
+  s.buckets.reduce_bucket_size = static_cast<double>(c.zero.reduce_bucket_elements);
+  s.buckets.prefetch_bucket_size = static_cast<double>(c.zero.prefetch_elements);
+  s.buckets.max_live_parameters = static_cast<double>(c.zero.max_live_elements);
   s.host_run = c.device.is_cpu();
-  s.amsgrad = c.amsgrad;
+  s.amsgrad = c.optimizer.amsgrad;
   return s;
 }
 
 std::string setup_flags(const TrainConfig& c, const estimate::RunSetup& s) {
   std::string f = str("--zero-stage ", s.stage, " --micro-batch ", s.micro_batch);
-  const int64_t rows = c.micro_batch * c.grad_accum;  // per rank per optimizer step
-  if (s.micro_batch != c.micro_batch && rows % s.micro_batch == 0)
+  const int64_t rows = c.data.micro_batch * c.data.grad_accum;  // per rank per optimizer step
+  if (s.micro_batch != c.data.micro_batch && rows % s.micro_batch == 0)
     f += str(" --grad-accum ", rows / s.micro_batch);
   if (s.activation_checkpointing) f += " --activation-checkpointing";
   return f;

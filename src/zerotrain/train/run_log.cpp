@@ -5,22 +5,23 @@
 
 namespace zt::train {
 
-RunLog::RunLog(const TrainConfig& c, bool active, int64_t resumed_step, int64_t global_batch_rows)
-    : c_out_(c.out), global_batch_rows_(global_batch_rows) {
+RunLog::RunLog(const std::filesystem::path& out, const ReportConfig& r, bool active,
+               int64_t resumed_step, int64_t global_batch_rows)
+    : out_(out), global_batch_rows_(global_batch_rows) {
   if (!active) return;
   const bool resuming = resumed_step > 0;
   if (resuming) {
     drop_metrics_after(jsonl_path(), resumed_step);
     monitor::drop_csv_rows_after(csv_path(), resumed_step);
-    if (!c.csv_monitor_dir.empty())
-      monitor::CsvMonitor::drop_after(c.csv_monitor_dir, resumed_step * global_batch_rows);
+    if (!r.csv_monitor_dir.empty())
+      monitor::CsvMonitor::drop_after(r.csv_monitor_dir, resumed_step * global_batch_rows);
   }
   jsonl_.emplace(jsonl_path(), resuming);
   csv_.emplace(csv_path(), resuming);
-  if (!c.csv_monitor_dir.empty()) monitor_.emplace(c.csv_monitor_dir, resuming);
-  if (!c.tensorboard_dir.empty())
-    tensorboard_.emplace(c.tensorboard_dir, resumed_step * global_batch_rows);
-  if (c.wandb.enabled) wandb_.emplace(c.out / "wandb", c.wandb);
+  if (!r.csv_monitor_dir.empty()) monitor_.emplace(r.csv_monitor_dir, resuming);
+  if (!r.tensorboard_dir.empty())
+    tensorboard_.emplace(r.tensorboard_dir, resumed_step * global_batch_rows);
+  if (r.wandb.enabled) wandb_.emplace(out / "wandb", r.wandb);
 }
 
 void RunLog::write(const monitor::StepMetrics& m) {

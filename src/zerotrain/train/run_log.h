@@ -12,22 +12,24 @@
 
 #include "zerotrain/monitor/metrics.h"
 #include "zerotrain/monitor/metrics_csv.h"
+#include "zerotrain/train/report_config.h"
 #include "zerotrain/monitor/tensorboard_monitor.h"
-#include "zerotrain/train/trainer.h"
 #include "zerotrain/monitor/wandb_monitor.h"
 
 namespace zt::train {
 
 class RunLog {
  public:
-  // active: this rank writes (rank 0); else every call does nothing. resumed_step: the checkpoint's
-  // step on --resume (0: a new run, the files start empty). global_batch_rows: sequences per
-  // optimizer step over all ranks (the csv_monitor's samples).
-  RunLog(const TrainConfig& c, bool active, int64_t resumed_step, int64_t global_batch_rows);
+  // out: the run's output directory; r: the reporting section (which monitors). active: this rank
+  // writes (rank 0); else every call does nothing. resumed_step: the checkpoint's step on --resume
+  // (0: a new run, the files start empty). global_batch_rows: sequences per optimizer step over
+  // all ranks (the csv_monitor's samples).
+  RunLog(const std::filesystem::path& out, const ReportConfig& r, bool active, int64_t resumed_step,
+         int64_t global_batch_rows);
 
   void write(const monitor::StepMetrics& m);
-  std::filesystem::path jsonl_path() const { return c_out_ / "metrics.jsonl"; }
-  std::filesystem::path csv_path() const { return c_out_ / "metrics.csv"; }
+  std::filesystem::path jsonl_path() const { return out_ / "metrics.jsonl"; }
+  std::filesystem::path csv_path() const { return out_ / "metrics.csv"; }
   // The TensorBoard event file this run writes; empty without one.
   std::filesystem::path tensorboard_file() const {
     return tensorboard_ ? tensorboard_->path() : std::filesystem::path();
@@ -38,7 +40,7 @@ class RunLog {
   }
 
  private:
-  std::filesystem::path c_out_;
+  std::filesystem::path out_;
   int64_t global_batch_rows_;
   std::optional<monitor::MetricsWriter> jsonl_;
   std::optional<monitor::CsvMetricsWriter> csv_;

@@ -1,55 +1,37 @@
-// The trainer's scheduler; see train_scheduler.h. Tested by tests/train/test_train_scheduler.cpp.
+// The trainer's scheduler; see train_scheduler.h. Tested by tests/train/test_train_outputs.cpp.
 #include "zerotrain/train/train_scheduler.h"
 
 #include <string>
 #include <type_traits>
 #include <variant>
 
-#include "zerotrain/core/error.h"
 #include "zerotrain/optim/hf_schedule.h"
 
 namespace zt::train {
 
-namespace {
-
 using nlohmann::json;
-
-std::string warmup_name(config::WarmupType t) {
-  return t == config::WarmupType::log ? "log" : "linear";
-}
-
-template <typename P>
-void check_iteration(const P& p) {
-  if (p.last_batch_iteration != -1)
-    throw ValueError("config",
-                     str("scheduler.params.last_batch_iteration = ", p.last_batch_iteration,
-                         ": not supported yet by zerotrain train (use --resume DIR)"));
-}
-
-}  // namespace
 
 json ds_scheduler_json(const config::SchedulerConfig& s, double optimizer_lr) {
   json params = std::visit(
       [optimizer_lr](const auto& p) -> json {
         using P = std::decay_t<decltype(p)>;
-        check_iteration(p);
         if constexpr (std::is_same_v<P, config::WarmupLrParams>)
           return {{"warmup_min_lr", p.warmup_min_lr},
                   {"warmup_max_lr", p.warmup_max_lr.value_or(optimizer_lr)},
                   {"warmup_num_steps", p.warmup_num_steps},
-                  {"warmup_type", warmup_name(p.warmup_type)}};
+                  {"warmup_type", config::warmup_type_name(p.warmup_type)}};
         else if constexpr (std::is_same_v<P, config::WarmupDecayLrParams>)
           return {{"total_num_steps", p.total_num_steps},
                   {"warmup_min_lr", p.warmup_min_lr},
                   {"warmup_max_lr", p.warmup_max_lr},
                   {"warmup_num_steps", p.warmup_num_steps},
-                  {"warmup_type", warmup_name(p.warmup_type)}};
+                  {"warmup_type", config::warmup_type_name(p.warmup_type)}};
         else if constexpr (std::is_same_v<P, config::WarmupCosineLrParams>)
           return {{"total_num_steps", p.total_num_steps},
                   {"warmup_min_ratio", p.warmup_min_ratio},
                   {"warmup_num_steps", p.warmup_num_steps},
                   {"cos_min_ratio", p.cos_min_ratio},
-                  {"warmup_type", warmup_name(p.warmup_type)}};
+                  {"warmup_type", config::warmup_type_name(p.warmup_type)}};
         else if constexpr (std::is_same_v<P, config::OneCycleParams>)
           return {{"cycle_min_lr", p.cycle_min_lr},
                   {"cycle_max_lr", p.cycle_max_lr},
@@ -74,11 +56,14 @@ json ds_scheduler_json(const config::SchedulerConfig& s, double optimizer_lr) {
 }
 
 std::unique_ptr<optim::Scheduler> make_train_scheduler(const TrainConfig& c) {
-  if (!c.scheduler.is_null()) return optim::make_scheduler(c.scheduler, c.lr);
-  json params = {{"warmup_steps", c.warmup_steps}, {"total_steps", c.steps}};
-  if (optim::parse_schedule_kind(c.schedule) == optim::ScheduleKind::cosine)
-    params["min_lr_ratio"] = c.min_lr_ratio;
-  return optim::make_scheduler({{"type", c.schedule}, {"params", std::move(params)}}, c.lr);
+  if (c.schedule.deepspeed) return optim::make_scheduler(*c.schedule.deepspeed, c.schedule.lr);
+  optim::LrScheduleConfig hf;
+  hf.kind = optim::parse_schedule_kind(c.schedule.decay);
+  hf.base_lr = c.schedule.lr;
+  hf.warmup_steps = c.schedule.warmup_steps;
+  hf.total_steps = c.steps;
+  if (hf.kind == optim::ScheduleKind::cosine) hf.min_lr_ratio = c.schedule.min_lr_ratio;
+  return std::make_unique<optim::HfScheduler>(hf);
 }
 
 void restore_scheduler(optim::Scheduler& s, const json& saved, int64_t step) {

@@ -1,7 +1,8 @@
-// The trainer's learning-rate scheduler: a DeepSpeed `scheduler` block (TrainConfig::scheduler,
-// from --deepspeed) or the Hugging Face schedule of --schedule / --warmup / --min-lr-ratio, both
-// behind optim::Scheduler, stepped as DeepSpeed's engine does (see [Note: trainer scheduler]).
-// Tested by tests/train/test_train_scheduler.cpp and tests/train/test_trainer_resume.cpp.
+// The trainer's learning-rate scheduler: a DeepSpeed `scheduler` section
+// (TrainConfig::schedule.deepspeed, from --deepspeed) or the Hugging Face schedule of --schedule /
+// --warmup / --min-lr-ratio, both behind optim::Scheduler, stepped as DeepSpeed's engine does (see
+// [Note: trainer scheduler]). Tested by tests/train/test_train_outputs.cpp and
+// tests/train/test_trainer_resume.cpp.
 //
 // [Note: trainer scheduler]
 // Update k (1-based) runs at scheduler.lr() and the scheduler steps once after it, also when a
@@ -25,11 +26,13 @@
 
 namespace zt::train {
 
-// {"type", "params"} for optim::make_scheduler from a parsed ds_config scheduler; WarmupLR's unset
-// warmup_max_lr takes `optimizer_lr`. Throws ValueError for a last_batch_iteration other than -1.
+// The record of a ds_config scheduler in a checkpoint's train_state.json ("config"."scheduler",
+// resume_config_json): {"type", "params"} with the values the run used, WarmupLR's unset
+// warmup_max_lr as `optimizer_lr`. Written only, never parsed back.
 nlohmann::json ds_scheduler_json(const config::SchedulerConfig& s, double optimizer_lr);
 
-// The scheduler of `c`: make_scheduler(c.scheduler, c.lr) when set, else the HF schedule.
+// The scheduler of `c`: make_scheduler(c.schedule.deepspeed, c.schedule.lr) when set, else the HF
+// schedule.
 std::unique_ptr<optim::Scheduler> make_train_scheduler(const TrainConfig& c);
 
 // On --resume: the saved state (Scheduler::state()) when the checkpoint has one, else the

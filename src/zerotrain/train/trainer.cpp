@@ -33,47 +33,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The backward kernels add weight gradients into f32 or the weights' own dtype.
-void check_grad_dtypes(const TrainConfig& c) {
-  if (c.grad_accum_dtype != DType::f32 && c.grad_accum_dtype != c.dtype)
-    throw ValueError("train", str("grad_accum_dtype must be f32 or the model dtype (",
-                                  dtype_name(c.dtype), "), got ", dtype_name(c.grad_accum_dtype)));
-  if (c.comm_dtype != DType::f32 && c.comm_dtype != DType::bf16 && c.comm_dtype != DType::f16)
-    throw ValueError("train",
-                     str("comm_dtype must be f32, bf16 or f16, got ", dtype_name(c.comm_dtype)));
-}
-
-void check_config(const TrainConfig& c) {
-  auto positive = [](const char* name, int64_t v) {
-    if (v <= 0) throw ValueError("train", str(name, " must be positive, got ", v));
-  };
-  positive("steps", c.steps);
-  positive("micro_batch", c.micro_batch);
-  positive("seq_len", c.seq_len);
-  positive("grad_accum", c.grad_accum);
-  positive("log_every", c.log_every);
-  positive("reduce_bucket_elements", c.reduce_bucket_elements);
-  if (c.check_params_every < 0)
-    throw ValueError("train", str("check_params_every must be >= 0, got ", c.check_params_every));
-  if (c.save_every < 0)
-    throw ValueError("train", str("save_every must be >= 0, got ", c.save_every));
-  if (!(c.lr >= 0)) throw ValueError("train", str("lr must be >= 0, got ", c.lr));
-  if (c.warmup_steps < 0)
-    throw ValueError("train", str("warmup_steps must be >= 0, got ", c.warmup_steps));
-  if (c.zero_stage < 0 || c.zero_stage > 3)
-    throw ValueError("train", str("zero_stage must be 0, 1, 2 or 3, got ", c.zero_stage));
-  if (c.dtype != DType::f32 && c.dtype != DType::bf16 && c.dtype != DType::f16)
-    throw ValueError("train", str("dtype must be f32, bf16 or f16, got ", dtype_name(c.dtype)));
-  if (c.precision == optim::Precision::low && c.dtype != DType::bf16)
-    throw ValueError("train", str("precision low needs dtype bf16, got ", dtype_name(c.dtype)));
-  if (c.precision == optim::Precision::low && c.amsgrad)
-    throw ValueError("train",
-                     "amsgrad needs an f32 max_exp_avg_sq, which precision low does not keep");
-  for (int64_t s : c.inject_overflow_steps)
-    if (s < 1) throw ValueError("train", str("inject_overflow_steps holds ", s, ", not >= 1"));
-  check_grad_dtypes(c);
-}
-
 bool has_weights(const fs::path& dir) {
   return fs::is_directory(dir) && (fs::exists(dir / "model.safetensors") ||
                                    fs::exists(dir / "model.safetensors.index.json"));
@@ -99,91 +58,93 @@ monitor::MemorySplitGib gib_of(const MemoryReport& r) {
 
 // The run; `where` follows it ("setup", "step 3", "save") for the out-of-memory message.
 TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& where) {
-  check_config(c);
-  const fs::path config_path = fs::is_directory(c.model) ? c.model / "config.json" : c.model;
+  validate_train_config(c);
+  const fs::path config_path =
+      fs::is_directory(c.paths.model) ? c.paths.model / "config.json" : c.paths.model;
   if (!fs::exists(config_path))
     throw ValueError("train", str("no model config at ", config_path.string(),
                                   " (give a Hugging Face model directory or a config.json)"));
   const nn::ModelConfig mc = io::read_hf_config(config_path);
-  if (mc.family == nn::Family::gpt2 && c.seq_len > mc.max_position_embeddings)
-    throw ValueError("train", str("seq_len ", c.seq_len, " exceeds the model's n_positions ",
+  if (mc.family == nn::Family::gpt2 && c.data.seq_len > mc.max_position_embeddings)
+    throw ValueError("train", str("seq_len ", c.data.seq_len, " exceeds the model's n_positions ",
                                   mc.max_position_embeddings));
 
   nn::TransformerOptions mo;
-  mo.param_dtype = c.dtype;
-  mo.grad_dtype = c.grad_accum_dtype;
+  mo.param_dtype = c.precision.dtype;
+  mo.grad_dtype = c.precision.grad_accum_dtype;
   mo.device = c.device;
   mo.allocate_grads = false;  // the ZeRO stage's buffers hold the gradients
-  const bool resuming = !c.resume.empty();
+  const bool resuming = !c.paths.resume.empty();
   // zero.Init: the model gets no values; the stage-3 engine builds only this rank's shards.
-  const bool zero_init = c.zero_stage == 3 && c.zero_init && !resuming;
+  const bool zero_init = c.zero.stage == 3 && c.zero.zero_init && !resuming;
   mo.allocate = !zero_init;
   nn::Transformer model(mc, mo);
   const Stream stream = c.device.is_cuda() ? Stream::default_for(c.device) : Stream{};
   std::unique_ptr<zero::ShardSource> shard_source;
   TrainState resumed;  // step 0 and the start of the data when not resuming
   if (resuming) {
-    resumed = read_train_state(c.resume);
-    check_resume_config(resumed.config, c, c.resume);
+    resumed = read_train_state(c.paths.resume);
+    check_resume_config(resumed.config, c, c.paths.resume);
     if (resumed.step >= c.steps)
       throw ValueError(
-          "train", str("steps is ", c.steps, " but the checkpoint ", c.resume.string(),
+          "train", str("steps is ", c.steps, " but the checkpoint ", c.paths.resume.string(),
                        " is already at step ", resumed.step, " (steps counts from the first run)"));
   } else if (zero_init) {
-    if (has_weights(c.model))
-      shard_source = std::make_unique<zero::PretrainedSource>(mc, model.parameters(), c.model);
+    if (has_weights(c.paths.model))
+      shard_source =
+          std::make_unique<zero::PretrainedSource>(mc, model.parameters(), c.paths.model);
     else
-      shard_source = std::make_unique<zero::SeededInitSource>(mc, c.seed);
-  } else if (has_weights(c.model)) {
-    io::load_pretrained(model, c.model, stream);
+      shard_source = std::make_unique<zero::SeededInitSource>(mc, c.data.seed);
+  } else if (has_weights(c.paths.model)) {
+    io::load_pretrained(model, c.paths.model, stream);
   } else {
-    model.init_random(c.seed);
+    model.init_random(c.data.seed);
   }
 
-  auto tokens = std::make_shared<data::TokenFile>(c.data);
+  auto tokens = std::make_shared<data::TokenFile>(c.paths.data);
   if (tokens->vocab_size() > static_cast<uint64_t>(mc.vocab_size))
-    throw ValueError("train",
-                     str("token file ", c.data.string(), " has vocab size ", tokens->vocab_size(),
-                         " but the model's vocab_size is ", mc.vocab_size));
+    throw ValueError(
+        "train", str("token file ", c.paths.data.string(), " has vocab size ", tokens->vocab_size(),
+                     " but the model's vocab_size is ", mc.vocab_size));
   data::DataLoaderConfig dc;
-  dc.seq_len = c.seq_len;
-  dc.micro_batch = c.micro_batch;
-  dc.seed = c.seed;
+  dc.seq_len = c.data.seq_len;
+  dc.micro_batch = c.data.micro_batch;
+  dc.seed = c.data.seed;
   const int world = c.comm ? c.comm->size() : 1;
   const int rank = c.comm ? c.comm->rank() : 0;
   dc.rank = rank;
   dc.world = world;
   data::DataLoader loader(tokens, dc, resumed.data);
   if (loader.steps_per_epoch() == 0)
-    throw ValueError("train", str("token file ", c.data.string(), " (", tokens->size(),
-                                  " tokens) is too small for one batch of ", c.micro_batch, " x ",
-                                  c.seq_len + 1, " tokens"));
+    throw ValueError("train", str("token file ", c.paths.data.string(), " (", tokens->size(),
+                                  " tokens) is too small for one batch of ", c.data.micro_batch,
+                                  " x ", c.data.seq_len + 1, " tokens"));
 
   AdamWOptions ao;
-  ao.beta1 = static_cast<float>(c.beta1);
-  ao.beta2 = static_cast<float>(c.beta2);
-  ao.eps = static_cast<float>(c.eps);
-  ao.weight_decay = static_cast<float>(c.weight_decay);
-  ao.decoupled = c.decoupled_weight_decay;
-  ao.amsgrad = c.amsgrad;
-  ao.bias_correction = c.bias_correction;
-  ao.precision = c.precision;
+  ao.beta1 = static_cast<float>(c.optimizer.beta1);
+  ao.beta2 = static_cast<float>(c.optimizer.beta2);
+  ao.eps = static_cast<float>(c.optimizer.eps);
+  ao.weight_decay = static_cast<float>(c.optimizer.weight_decay);
+  ao.decoupled = c.optimizer.decoupled_weight_decay;
+  ao.amsgrad = c.optimizer.amsgrad;
+  ao.bias_correction = c.optimizer.bias_correction;
+  ao.precision = c.precision.mode;
   if (rank == 0) ao.guard = make_precision_guard(cb.on_warning);
   const std::vector<nn::Parameter*> params = model.parameters();
   AdamW optimizer(params, ao);
-  if (resuming) load_checkpoint_weights(c.resume, model, optimizer, stream);
+  if (resuming) load_checkpoint_weights(c.paths.resume, model, optimizer, stream);
   // The ZeRO stage, chosen once; one process runs it without a communicator.
   zero::ZeroOptions zo;
-  zo.stage = c.zero_stage;
-  zo.reduce_bucket_elements = c.reduce_bucket_elements;
-  zo.overlap_comm = c.overlap_comm;
-  zo.grad_dtype = c.grad_accum_dtype;
-  zo.comm_dtype = c.comm_dtype;
-  zo.persistence_threshold = c.persistence_threshold;
-  zo.prefetch_elements = c.prefetch_elements;
-  zo.max_live_elements = c.max_live_elements;
+  zo.stage = c.zero.stage;
+  zo.reduce_bucket_elements = c.zero.reduce_bucket_elements;
+  zo.overlap_comm = c.zero.overlap_comm;
+  zo.grad_dtype = c.precision.grad_accum_dtype;
+  zo.comm_dtype = c.precision.comm_dtype;
+  zo.persistence_threshold = c.zero.persistence_threshold;
+  zo.prefetch_elements = c.zero.prefetch_elements;
+  zo.max_live_elements = c.zero.max_live_elements;
   zo.shard_init = shard_source.get();
-  zo.shard_init_dtype = c.dtype;
+  zo.shard_init_dtype = c.precision.dtype;
   const std::unique_ptr<zero::ZeroStage> engine =
       zero::make_zero_stage(zo, model.blocks(), c.comm, c.device, stream, optimizer);
   if (c.comm) engine->check_parameters_identical();
@@ -194,15 +155,15 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   std::optional<LossScaler> scaler = make_loss_scaler(c);
   if (resuming && scaler) {
     if (resumed.loss_scaler.is_null())
-      throw ValueError("train", str("cannot resume fp16 from ", c.resume.string(),
+      throw ValueError("train", str("cannot resume fp16 from ", c.paths.resume.string(),
                                     ": its train_state.json has no loss_scaler"));
     scaler->load_state(resumed.loss_scaler);
   }
   // Momentum cycling (OneCycle) sets the betas of train::AdamW, which only stage 0 steps with.
-  if (scheduler->betas() && c.zero_stage > 0)
+  if (scheduler->betas() && c.zero.stage > 0)
     throw ValueError("train",
                      str("scheduler ", scheduler->type(), " cycles momentum, which ZeRO stage ",
-                         c.zero_stage, " does not support yet (use stage 0)"));
+                         c.zero.stage, " does not support yet (use stage 0)"));
   nn::RunnerOptions ro;
   ro.checkpoint_layers = c.activation_checkpointing;
   nn::BlockRunner runner(model.blocks(), ro);
@@ -210,30 +171,32 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   runner.set_hooks(memory.wrap(engine->hooks()));
 
   const double per_token = flops_per_token(
-      {mc.num_non_embedding_params(), mc.num_layers, mc.num_heads, mc.head_dim, c.seq_len});
+      {mc.num_non_embedding_params(), mc.num_layers, mc.num_heads, mc.head_dim, c.data.seq_len});
   const double peak = peak_flops_of(c.device);
 
   const bool writer_rank = rank == 0;  // the one rank that writes files
-  if (writer_rank) fs::create_directories(c.out);
+  if (writer_rank) fs::create_directories(c.paths.out);
   TrainSummary sum;
-  RunLog log(c, writer_rank, resumed.step, c.micro_batch * c.grad_accum * world);
+  RunLog log(c.paths.out, c.reporting, writer_rank, resumed.step,
+             c.data.micro_batch * c.data.grad_accum * world);
   sum.metrics_path = log.jsonl_path();
   sum.csv_path = log.csv_path();
-  sum.csv_monitor_dir = c.csv_monitor_dir;
+  sum.csv_monitor_dir = c.reporting.csv_monitor_dir;
   sum.tensorboard_file = log.tensorboard_file();
   sum.wandb_run_dir = log.wandb_run_dir();
   sum.world_size = world;
-  sum.zero_stage = c.zero_stage;
+  sum.zero_stage = c.zero.stage;
   if (shard_source) sum.zero_init = shard_source->describe();
-  sum.plot_path = c.out / "loss.png";
-  sum.model_dir = c.out / "model";
-  WallClockBreakdown wall(c.wall_clock_breakdown, stream);  // [Note: wall-clock breakdown]
+  sum.plot_path = c.paths.out / "loss.png";
+  sum.model_dir = c.paths.out / "model";
+  WallClockBreakdown wall(c.reporting.wall_clock_breakdown,
+                          stream);       // [Note: wall-clock breakdown]
   std::vector<monitor::StepMetrics> plot_points;  // one per step, for the loss curve
 
   nn::StepContext ctx;
   ctx.device = c.device;
   ctx.stream = stream;
-  ctx.compute_dtype = c.dtype;
+  ctx.compute_dtype = c.precision.dtype;
 
   reset_peak_memory(c.device);
   sum.memory_start = memory.start();
@@ -256,7 +219,8 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
       st.scheduler = scheduler->state();
       if (scaler) st.loss_scaler = scaler->state();
       monitor::write_loss_plot(sum.plot_path, plot_points);
-      sum.checkpoint_dir = save_checkpoint(c.out, model, c.dtype, opt_state, st, stream);
+      sum.checkpoint_dir =
+          save_checkpoint(c.paths.out, model, c.precision.dtype, opt_state, st, stream);
     }
     engine->end_full_parameters();
   };
@@ -266,11 +230,11 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     engine->zero_grad();
     double loss = 0;
     const double loss_scale = scaler ? scaler->scale() : 1.0;
-    for (int64_t m = 0; m < c.grad_accum; ++m) {
-      engine->begin_micro_step(m + 1 == c.grad_accum);
+    for (int64_t m = 0; m < c.data.grad_accum; ++m) {
+      engine->begin_micro_step(m + 1 == c.data.grad_accum);
       // See [Note: data-parallel step]: the summed gradients are loss_scale x those of the global
       // batch's mean loss.
-      ctx.loss_scale = micro_loss_scale(loss_scale, c.grad_accum, world,
+      ctx.loss_scale = micro_loss_scale(loss_scale, c.data.grad_accum, world,
                                         m == 0 && injects_overflow(c, step + 1));
       const data::Batch batch = loader.next();
       ctx.tokens = batch.inputs.to(c.device, stream);
@@ -280,8 +244,8 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
       wall.lap(Phase::forward);
       runner.backward(ctx);
       wall.lap(Phase::backward);
-      loss += micro_loss.to_floats(stream)[0] / static_cast<double>(c.grad_accum);
-      interval_tokens += batch.rows * c.seq_len;
+      loss += micro_loss.to_floats(stream)[0] / static_cast<double>(c.data.grad_accum);
+      interval_tokens += batch.rows * c.data.seq_len;
     }
     engine->finish_gradient_sync();
     if (c.comm) loss = engine->sum_over_ranks(loss) / world;
@@ -312,7 +276,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
       engine->check_parameters_identical();
     interval_losses.push_back(loss);
     interval_norms.push_back(norm);
-    const int64_t step_tokens = c.micro_batch * c.seq_len * c.grad_accum;
+    const int64_t step_tokens = c.data.micro_batch * c.data.seq_len * c.data.grad_accum;
     sum.tokens += step_tokens;
     monitor::StepMetrics point;
     point.step = step + 1;
@@ -323,7 +287,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     plot_points.push_back(point);
 
     const bool last = step + 1 == c.steps;
-    if ((step + 1) % c.log_every == 0 || last) {
+    if ((step + 1) % c.reporting.log_every == 0 || last) {
       const double seconds = timer.lap();
       monitor::StepMetrics r;
       r.step = step + 1;
@@ -349,14 +313,15 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
       sum.last_loss = r.loss;
       log.write(r);
       if (cb.on_log) cb.on_log(r);
-      if (writer_rank && c.plot_every > 0 && (step + 1) % c.plot_every == 0)
+      if (writer_rank && c.reporting.plot_every > 0 && (step + 1) % c.reporting.plot_every == 0)
         monitor::write_loss_plot(sum.plot_path, plot_points);
       interval_losses.clear();
       interval_norms.clear();
       interval_skipped = 0;
       interval_tokens = 0;
     }
-    if (c.save_every > 0 && (step + 1) % c.save_every == 0 && !last) save(step + 1);
+    if (c.reporting.save_every > 0 && (step + 1) % c.reporting.save_every == 0 && !last)
+      save(step + 1);
     if (cb.on_step) cb.on_step(step + 1, c.steps, loss);
   }
   sum.steps = c.steps - resumed.step;
@@ -369,7 +334,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   engine->begin_full_parameters();
   if (writer_rank) {
     monitor::write_loss_plot(sum.plot_path, plot_points);
-    io::save_pretrained(model, sum.model_dir, c.dtype, io::kDefaultMaxShardBytes, stream);
+    io::save_pretrained(model, sum.model_dir, c.precision.dtype, io::kDefaultMaxShardBytes, stream);
   }
   engine->end_full_parameters();
   save(c.steps);
@@ -377,6 +342,22 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
 }
 
 }  // namespace
+
+void validate_train_config(const TrainConfig& c) {
+  validate_data_config(c.data);
+  validate_schedule_config(c.schedule);
+  validate_precision_config(c.precision, c.optimizer);
+  zero::validate_zero_config(c.zero);
+  validate_report_config(c.reporting);
+  if (c.steps <= 0)
+    throw ValueError("config",
+                     str("scheduler.params.total_num_steps (--steps): must be > 0, got ", c.steps));
+  if (c.check_params_every < 0)
+    throw ValueError("config",
+                     str("--check-params-every: must be >= 0, got ", c.check_params_every));
+  for (int64_t s : c.test_hooks.inject_overflow_steps)
+    if (s < 1) throw ValueError("config", str("inject_overflow_steps holds ", s, ", not >= 1"));
+}
 
 TrainSummary train(const TrainConfig& c, const TrainCallbacks& cb) {
   std::string where = "setup";

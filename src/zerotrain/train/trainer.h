@@ -13,106 +13,55 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "zerotrain/comm/communicator.h"
-#include "zerotrain/config/ds_config.h"
 #include "zerotrain/core/device.h"
-#include "zerotrain/core/dtype.h"
-#include "zerotrain/train/loss_scaler.h"
+#include "zerotrain/optim/adam_config.h"
+#include "zerotrain/train/data_config.h"
 #include "zerotrain/train/memory_report.h"
 #include "zerotrain/monitor/metrics.h"
-#include "zerotrain/optim/precision.h"
+#include "zerotrain/train/precision_config.h"
+#include "zerotrain/train/report_config.h"
+#include "zerotrain/train/run_paths.h"
+#include "zerotrain/train/schedule_config.h"
+#include "zerotrain/zero/zero_config.h"
 
 namespace zt::train {
 
+// The run configuration: one section per layer that uses it, each built once (from the flags or a
+// ds_config, ds_train_config.h) and checked once (validate_train_config, which train calls).
 struct TrainConfig {
-  // A Hugging Face model directory (config.json, with or without weights) or a config.json file;
-  // without weights the model starts from a seeded random init.
-  std::filesystem::path model;
-  std::filesystem::path data;  // token file (zerotrain data prepare)
-  std::filesystem::path out;   // model/, checkpoint/, metrics.jsonl, loss.png
-  // A checkpoint directory (`<out>/checkpoint` of an earlier run) to continue from: its weights,
-  // optimizer state, data position and step replace the init; training goes on to `steps`.
-  std::filesystem::path resume;
+  RunPaths paths;
+  DataConfig data;
   int64_t steps = 100;  // total optimizer steps, counted from the start of the first run
-  int64_t micro_batch = 8;
-  int64_t seq_len = 128;
-  int64_t grad_accum = 1;
-  double lr = 3e-4;
-  int64_t warmup_steps = 0;
-  std::string schedule = "cosine";  // constant | linear | cosine
-  double min_lr_ratio = 0.1;        // cosine floor
-  // A DeepSpeed scheduler block {"type", "params"} (--deepspeed; train_scheduler.h), which replaces
-  // schedule / warmup_steps / min_lr_ratio; null: those.
-  nlohmann::json scheduler;
-  double weight_decay = 0.1;
-  double beta1 = 0.9, beta2 = 0.95, eps = 1e-8;
-  // The Adam variant (train::AdamWOptions): decoupled weight decay (AdamW) or, false,
-  // torch.optim.Adam's L2 term; amsgrad (not with optim::Precision::low); bias correction.
-  bool decoupled_weight_decay = true;
-  bool amsgrad = false;
-  bool bias_correction = true;
-  double clip = 1.0;  // global-norm clipping; <= 0 turns it off
-  uint64_t seed = 1234;
+  optim::AdamConfig optimizer;
+  double clip = 1.0;  // global-norm clipping (gradient_clipping); <= 0 turns it off
+  ScheduleConfig schedule;
+  PrecisionConfig precision;
+  zero::ZeroConfig zero;
+  ReportConfig reporting;
   Device device = Device::cpu();
-  // Parameters and activations; f32 masters when f16/bf16. f16 scales the loss gradient
-  // (loss_scaler, [Note: fp16 step] in fp16_step.h).
-  DType dtype = DType::f32;
-  LossScalerOptions loss_scaler;  // f16 only: ds_config's fp16 section (DeepSpeed's defaults)
-  // With bf16: mixed keeps f32 masters and moments; low steps the bf16 values in place with bf16
-  // moments ([Note: precision modes] in precision.h). Either way the precision guard
-  // (precision_guard.h) checks rank 0's updates and warns once when they vanish.
-  optim::Precision precision = optim::Precision::mixed;
-  // The dtype gradients accumulate in over the micro-steps: f32 or `dtype`
-  // (data_types.grad_accum_dtype), and the dtype they are summed in across the ranks: f32, bf16 or
-  // f16 (communication_data_type). f32 for both unless set: see [Note: communication dtype] in
-  // zero/grad_comm.h for why not DeepSpeed's defaults.
-  DType grad_accum_dtype = DType::f32;
-  DType comm_dtype = DType::f32;
   bool activation_checkpointing = false;
-  int64_t log_every = 10;
-  int64_t plot_every = 0;  // also write loss.png every N steps (0: at the end only)
-  int64_t save_every = 0;  // also write the checkpoint every N steps (0: at the end only)
-  // Per-phase milliseconds (forward, backward, comm, step) in the metrics; synchronizes the device
-  // at each phase boundary (wall_clock.h).
-  bool wall_clock_breakdown = false;
-  // DeepSpeed's csv_monitor: also write its per-metric CSV files here (metrics_csv.h); empty: off.
-  std::filesystem::path csv_monitor_dir;
-  // DeepSpeed's tensorboard monitor: also write a TensorBoard event file in this directory
-  // (tensorboard_monitor.h); empty: off.
-  std::filesystem::path tensorboard_dir;
-  // DeepSpeed's wandb monitor: with `enabled`, an offline wandb run under <out>/wandb
-  // (wandb_monitor.h) with the section's project, group and team.
-  config::WandbConfig wandb;
 
-  // Data parallelism, ZeRO stage 0 (zero/data_parallel.h): a communicator over the ranks for
-  // buffers on `device` (NCCL for cuda, MPI for the CPU), not owned; nullptr: one process. Each
-  // rank reads its shard of every step (the global batch is micro_batch x grad_accum x world);
-  // only rank 0 writes files and calls the callbacks' consumers (the CLI).
+  // Data parallelism (zero/zero_stage.h): a communicator over the ranks for buffers on `device`
+  // (NCCL for cuda, MPI for the CPU), not owned; nullptr: one process. Each rank reads its shard
+  // of every step (the global batch is micro_batch x grad_accum x world); only rank 0 writes files
+  // and calls the callbacks' consumers (the CLI).
   comm::Communicator* comm = nullptr;
-  int64_t reduce_bucket_elements = 500'000'000;  // zero_optimization.reduce_bucket_size
-  bool overlap_comm = true;                      // zero_optimization.overlap_comm
   int64_t check_params_every = 0;  // also compare parameter checksums every N steps (0: at start)
-  // ZeRO stage 0-3 (zero/zero_stage.h): 1 shards the optimizer state, 2 also the gradients, 3 also
-  // the parameters. Every stage gives bitwise the same losses and weights on a given world size.
-  int zero_stage = 0;
-  // Stage 3: blocks with fewer parameter elements stay gathered between uses
-  // (zero_optimization.stage3_param_persistence_threshold).
-  int64_t persistence_threshold = 100'000;
-  // Stage 3 prefetch bounds in elements (stage3_prefetch_bucket_size, stage3_max_live_parameters).
-  int64_t prefetch_elements = 50'000'000;
-  int64_t max_live_elements = 1'000'000'000;
-  // Stage 3: DeepSpeed's zero.Init (zero/shard_init.h): the full model is never built; each rank
-  // generates (seeded init) or reads (the model directory's safetensors, its slices only) just
-  // its value shards. A resume loads the checkpoint's full values as before. Same bits either way.
-  bool zero_init = true;
 
-  // Test hook (fault injection), never set by the CLI: at these optimizer steps (1-based) the
-  // first micro-step's loss gradient is multiplied by +inf on every rank, so that step's
-  // gradients overflow deterministically (tests of [Note: fp16 step]).
-  std::vector<int64_t> inject_overflow_steps;
+  // Test hooks (fault injection), never set by the CLI.
+  struct TestHooks {
+    // At these optimizer steps (1-based) the first micro-step's loss gradient is multiplied by
+    // +inf on every rank, so that step's gradients overflow deterministically (tests of
+    // [Note: fp16 step]).
+    std::vector<int64_t> inject_overflow_steps;
+  } test_hooks;
 };
+
+// The one check of a whole configuration: every section's validate_* once, then steps > 0,
+// check_params_every >= 0 and inject_overflow_steps >= 1. Throws ValueError naming the flag and
+// the ds_config key.
+void validate_train_config(const TrainConfig& c);
 
 // Counts and rates cover the steps this call ran (from the resumed step on); tokens and rates are
 // per rank (per GPU), the loss is the global batch's.

@@ -9,9 +9,9 @@ namespace zt::zero {
 GradBuckets::GradBuckets(std::vector<std::unique_ptr<nn::Block>>& blocks, int64_t bucket_elements,
                          Device device, std::optional<DType> grad_dtype)
     : ready_after_(blocks.size()) {
-  if (bucket_elements < 1)
+  if (bucket_elements < 0)
     throw ValueError("grad_buckets",
-                     str("bucket size must be >= 1 element, got ", bucket_elements));
+                     str("bucket size must be >= 0 elements, got ", bucket_elements));
   // Plan: which blocks go into which bucket, walking backward's order.
   struct Plan {
     std::vector<nn::Parameter*> params;

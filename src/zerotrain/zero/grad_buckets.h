@@ -35,7 +35,7 @@ class GradBuckets {
   // Allocates the buffers (zeroed) on `device` and points every owned parameter's `grad` into
   // them. Their dtype: `dtype` (the accumulation dtype, [Note: communication dtype] in
   // grad_comm.h), or unset, the dtype the gradients have (f32 when none is allocated). Throws
-  // ValueError for bucket_elements < 1 or a model without parameters, DTypeError when `dtype` is
+  // ValueError for bucket_elements < 0 or a model without parameters, DTypeError when `dtype` is
   // unset and the gradients' dtypes differ.
   GradBuckets(std::vector<std::unique_ptr<nn::Block>>& blocks, int64_t bucket_elements,
               Device device, std::optional<DType> dtype = std::nullopt);

@@ -1,0 +1,22 @@
+// The data section of the run configuration: the shape of every batch and the seed of the init
+// and the data order (--seq-len, --micro-batch, --grad-accum, --seed; a ds_config's
+// train_micro_batch_size_per_gpu and gradient_accumulation_steps). Tested by
+// tests/train/test_run_config.cpp.
+#pragma once
+
+#include <cstdint>
+
+namespace zt::train {
+
+struct DataConfig {
+  int64_t seq_len = 128;
+  int64_t micro_batch = 8;
+  int64_t grad_accum = 1;
+  uint64_t seed = 1234;
+};
+
+// The one check of these values: each size > 0. Throws ValueError "[config] <ds_config key>
+// (--<flag>): must be > 0, got <value>".
+void validate_data_config(const DataConfig& d);
+
+}  // namespace zt::train

@@ -1,0 +1,36 @@
+// The ZeRO section of the run configuration, as the user gives it (--zero-stage,
+// --reduce-bucket-size,
+// --stage3-* or a ds_config's zero_optimization): built and validated once (validate_zero_config),
+// then handed to the engine (zero::ZeroOptions is built from it). Tested by
+// tests/train/test_run_config.cpp and tests/config/test_ds_train_config.cpp.
+#pragma once
+
+#include <cstdint>
+
+namespace zt::zero {
+
+struct ZeroConfig {
+  // ZeRO stage 0-3 (zero_stage.h): 1 shards the optimizer state, 2 also the gradients, 3 also the
+  // parameters. Every stage gives bitwise the same losses and weights on a given world size.
+  int stage = 0;
+  // Gradient elements per reduction bucket (zero_optimization.reduce_bucket_size); a bucket is cut
+  // once it holds at least this many (grad_buckets.h), so 0 reduces every block on its own.
+  int64_t reduce_bucket_elements = 500'000'000;
+  bool overlap_comm = true;  // zero_optimization.overlap_comm
+  // Stage 3: blocks with fewer parameter elements stay gathered between uses
+  // (zero_optimization.stage3_param_persistence_threshold).
+  int64_t persistence_threshold = 100'000;
+  // Stage 3 prefetch bounds in elements (stage3_prefetch_bucket_size, stage3_max_live_parameters).
+  int64_t prefetch_elements = 50'000'000;
+  int64_t max_live_elements = 1'000'000'000;
+  // Stage 3: DeepSpeed's zero.Init (shard_init.h): the full model is never built; each rank
+  // generates (seeded init) or reads (the model directory's safetensors, its slices only) just
+  // its value shards. A resume loads the checkpoint's full values as before. Same bits either way.
+  bool zero_init = true;
+};
+
+// The one check of every value above (DeepSpeed's bounds: stage 0-3, sizes >= 0). Throws
+// ValueError "[config] zero_optimization.<key> (--<flag>): must be ..., got <value>".
+void validate_zero_config(const ZeroConfig& z);
+
+}  // namespace zt::zero
