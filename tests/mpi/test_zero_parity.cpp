@@ -8,11 +8,14 @@
 // gathers the embedding's group for the head) and runs with activation checkpointing (stage 3
 // gathers again before the recomputation). A run of stage 2 interrupted after its step-4 checkpoint
 // and resumed from it in stage 3 ends bitwise where an uninterrupted stage 0 run ends (the
-// checkpoint holds the gathered full optimizer state). See [Note: ZeRO stages] in
+// checkpoint holds the gathered full optimizer state). A DeepSpeed OneCycle scheduler that cycles
+// momentum (the engine's set_betas before every update) keeps the stages bitwise equal, and
+// changes the result against the same schedule without momentum cycling. See [Note: ZeRO stages] in
 // src/zerotrain/zero/zero_stage.h.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -45,6 +48,8 @@ struct ParityCase {
   // The Adam variant: false is torch.optim.Adam's L2 decay; amsgrad adds max_exp_avg_sq shards.
   bool decoupled_weight_decay = true;
   bool amsgrad = false;
+  // A DeepSpeed scheduler block; null: the warmup + cosine schedule of the flags.
+  nlohmann::json scheduler;
 };
 
 constexpr int64_t kSteps = 8;
@@ -76,6 +81,7 @@ train::TrainConfig config_for(const fs::path& dir, const ParityCase& k, int stag
   c.check_params_every = 4;  // the ranks' gathered values agree
   c.persistence_threshold = k.persistence_threshold;
   c.prefetch_elements = k.prefetch_elements;
+  c.scheduler = k.scheduler;
   c.out = dir / ("stage" + std::to_string(stage));
   return c;
 }
@@ -202,6 +208,40 @@ TEST(ZeroParity, Gpt2TiedBf16AccumBf16CommF32CheckpointedAccumulation2) {
 TEST(ZeroParity, LlamaBf16CommF16NoAccumulation) {
   run_parity_changing_dtypes({"llama_bf16_comm_f16_a1", test::tiny_llama(), DType::bf16, 1, false,
                               2000, 0, DType::f32, DType::f16});
+}
+
+// OneCycle over the 8 steps: lr and momentum (beta1) cycle, beta2 = 0.99 ([Note: trainer
+// scheduler]).
+nlohmann::json one_cycle(bool cycle_momentum) {
+  return {{"type", "OneCycle"},
+          {"params",
+           {{"cycle_min_lr", 1e-3},
+            {"cycle_max_lr", 1e-2},
+            {"cycle_first_step_size", 3},
+            {"cycle_momentum", cycle_momentum},
+            {"cycle_min_mom", 0.8},
+            {"cycle_max_mom", 0.9}}}};
+}
+
+// Every stage follows the cycled betas as stage 0 does; and the betas did change the run.
+TEST(ZeroParity, LlamaBf16OneCycleMomentumAccumulation2) {
+  comm::Communicator& comm = test::process_group().host();
+  ParityCase k{"llama_bf16_onecycle_a2", test::tiny_llama(), DType::bf16, 2};
+  k.scheduler = one_cycle(false);
+  const fs::path dir = test::shared_temp_dir("zero_onecycle_plain");
+  test::write_inputs(dir, k.model);
+  train::train(config_for(dir, k, 0));
+  comm.barrier();
+  k.scheduler = one_cycle(true);
+  std::string model0;
+  run_parity(k, &model0);
+  if (comm.rank() == 0) {
+    ASSERT_FALSE(model0.empty());
+    EXPECT_FALSE(model0 == test::file_bytes(dir / "stage0" / "model" / "model.safetensors"))
+        << "cycling the momentum changed nothing";
+    fs::remove_all(dir);
+  }
+  comm.barrier();
 }
 
 struct Interrupted : std::runtime_error {

@@ -17,9 +17,8 @@
 #include "zerotrain/train/fp16_step.h"
 #include "zerotrain/train/loss_plot.h"
 #include "zerotrain/train/memory_report.h"
-#include "zerotrain/train/optimizer.h"
 #include "zerotrain/train/out_of_memory.h"
-#include "zerotrain/train/precision_guard.h"
+#include "zerotrain/optim/precision_guard.h"
 #include "zerotrain/train/run_log.h"
 #include "zerotrain/train/train_scheduler.h"
 #include "zerotrain/train/wall_clock.h"
@@ -71,6 +70,19 @@ void check_config(const TrainConfig& c) {
   for (int64_t s : c.inject_overflow_steps)
     if (s < 1) throw ValueError("train", str("inject_overflow_steps holds ", s, ", not >= 1"));
   check_grad_dtypes(c);
+}
+
+// The Adam section of the run configuration (helper C's TrainConfig will hold one).
+optim::AdamConfig adam_config_of(const TrainConfig& c) {
+  optim::AdamConfig a;
+  a.beta1 = c.beta1;
+  a.beta2 = c.beta2;
+  a.eps = c.eps;
+  a.weight_decay = c.weight_decay;
+  a.decoupled_weight_decay = c.decoupled_weight_decay;
+  a.amsgrad = c.amsgrad;
+  a.bias_correction = c.bias_correction;
+  return a;
 }
 
 bool has_weights(const fs::path& dir) {
@@ -158,20 +170,8 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
                                   " tokens) is too small for one batch of ", c.micro_batch, " x ",
                                   c.seq_len + 1, " tokens"));
 
-  AdamWOptions ao;
-  ao.beta1 = static_cast<float>(c.beta1);
-  ao.beta2 = static_cast<float>(c.beta2);
-  ao.eps = static_cast<float>(c.eps);
-  ao.weight_decay = static_cast<float>(c.weight_decay);
-  ao.decoupled = c.decoupled_weight_decay;
-  ao.amsgrad = c.amsgrad;
-  ao.bias_correction = c.bias_correction;
-  ao.precision = c.precision;
-  if (rank == 0) ao.guard = make_precision_guard(cb.on_warning);
-  const std::vector<nn::Parameter*> params = model.parameters();
-  AdamW optimizer(params, ao);
-  if (resuming) load_checkpoint_weights(c.resume, model, optimizer, stream);
-  // The ZeRO stage, chosen once; one process runs it without a communicator.
+  // The ZeRO stage, chosen once, with the optimizer it steps; one process runs it without a
+  // communicator. It starts from the checkpoint's optimizer state when resuming.
   zero::ZeroOptions zo;
   zo.stage = c.zero_stage;
   zo.reduce_bucket_elements = c.reduce_bucket_elements;
@@ -183,8 +183,12 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   zo.max_live_elements = c.max_live_elements;
   zo.shard_init = shard_source.get();
   zo.shard_init_dtype = c.dtype;
-  const std::unique_ptr<zero::ZeroStage> engine =
-      zero::make_zero_stage(zo, model.blocks(), c.comm, c.device, stream, optimizer);
+  zo.optimizer.adam = adam_config_of(c);
+  zo.optimizer.precision = c.precision;
+  if (rank == 0) zo.optimizer.guard = optim::make_precision_guard(cb.on_warning);
+  const std::unique_ptr<zero::ZeroStage> engine = zero::make_zero_stage(
+      zo, model.blocks(), c.comm, c.device, stream,
+      resuming ? load_checkpoint_weights(c.resume, model, stream) : optim::OptimizerState{});
   if (c.comm) engine->check_parameters_identical();
   // See [Note: trainer scheduler].
   const std::unique_ptr<optim::Scheduler> scheduler = make_train_scheduler(c);
@@ -197,11 +201,6 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
                                     ": its train_state.json has no loss_scaler"));
     scaler->load_state(resumed.loss_scaler);
   }
-  // Momentum cycling (OneCycle) sets the betas of train::AdamW, which only stage 0 steps with.
-  if (scheduler->betas() && c.zero_stage > 0)
-    throw ValueError("train",
-                     str("scheduler ", scheduler->type(), " cycles momentum, which ZeRO stage ",
-                         c.zero_stage, " does not support yet (use stage 0)"));
   nn::RunnerOptions ro;
   ro.checkpoint_layers = c.activation_checkpointing;
   nn::BlockRunner runner(model.blocks(), ro);
@@ -245,7 +244,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   // Collective: every rank takes part in gathering the (sharded) state; rank 0 writes it.
   auto save = [&](int64_t done) {
     where = "save";
-    const OptimizerState opt_state = engine->full_optimizer_state();
+    const optim::OptimizerState opt_state = engine->full_optimizer_state();
     engine->begin_full_parameters();
     if (writer_rank) {
       TrainState st;
@@ -291,7 +290,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     const double norm = plan.norm;
     const double lr = scheduler->lr();
     if (const auto betas = scheduler->betas())
-      optimizer.set_betas(static_cast<float>(betas->beta1), static_cast<float>(betas->beta2));
+      engine->set_betas(static_cast<float>(betas->beta1), static_cast<float>(betas->beta2));
     if (plan.update) engine->step(static_cast<float>(lr), plan.grad_scale);
     if (plan.step_scheduler) scheduler->step();
     if (!plan.update) {

@@ -55,6 +55,7 @@ class ParamGroup {
   const std::vector<nn::Parameter*>& params() const { return params_; }
   const std::vector<int64_t>& offsets() const { return offsets_; }
   int64_t numel() const { return numel_; }
+  int world() const { return world_; }
   int64_t shard_numel() const { return shard_; }
   int64_t padded_numel() const { return shard_ * world_; }
   int64_t shard_offset() const { return shard_ * rank_; }

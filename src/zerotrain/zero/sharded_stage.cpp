@@ -11,7 +11,7 @@ namespace zt::zero {
 
 ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks,
                            comm::Communicator* comm, Device device, Stream stream,
-                           train::AdamW& optimizer, const ZeroOptions& options,
+                           const ZeroOptions& options, const optim::OptimizerState& initial,
                            bool replicated_values)
     : ZeroStage(comm, device, stream), uses_(blocks.size()), own_group_(blocks.size(), -1) {
   const int world = comm ? comm->size() : 1;
@@ -49,14 +49,10 @@ ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks,
       uses_[b].push_back(it->second);
     }
   reduced_.assign(groups_.size(), false);
-  std::vector<ParamGroup*> raw;
   int64_t chunks = 0;
-  for (auto& g : groups_) {
-    raw.push_back(g.get());
+  for (auto& g : groups_)
     chunks += g->shard_numel() / kNormChunk;
-  }
-  adam_ = std::make_unique<ShardedAdam>(raw, optimizer.options(), optimizer.state(), stream);
-  optimizer.load_state({}, stream);  // the shards hold the state now; drop the full copy
+  adam_ = make_group_adam(group_pointers(), RunExtent::shard, options.optimizer, initial, stream);
   partials_ = Tensor::zeros({chunks}, DType::f32, device, stream);
   in_flight_.resize(groups_.size());
   if (device.is_cuda() && options.overlap_comm && world > 1) {
@@ -160,17 +156,19 @@ double ShardedStage::grad_norm() {
 }
 
 void ShardedStage::step(float lr, float grad_scale) {
-  adam_->step(lr, grad_scale, stream_);
+  std::vector<Tensor> grads;
+  for (auto& g : groups_) {
+    if (!g->grad_shard().defined())
+      throw ValueError("zero", str("block ", g->block(), ": step without a reduced gradient"));
+    grads.push_back(g->grad_shard());
+  }
+  adam_->step(grads, lr, grad_scale, stream_);
   after_step();
 }
 
 void ShardedStage::zero_grad() {
   for (auto& g : groups_)
     g->zero_full_grad(stream_);
-}
-
-train::OptimizerState ShardedStage::full_optimizer_state() {
-  return adam_->full_state(comm_, comm_ == nullptr || comm_->rank() == 0, stream_);
 }
 
 MemoryBytes ShardedStage::memory() const {

@@ -7,9 +7,17 @@
 namespace zt::zero {
 
 Stage0::Stage0(std::vector<std::unique_ptr<nn::Block>>& blocks, comm::Communicator* comm,
-               Device device, Stream stream, const ZeroOptions& options, train::AdamW& optimizer)
-    : ZeroStage(comm, device, stream), optimizer_(optimizer) {
-  if (comm) {
+               Device device, Stream stream, const ZeroOptions& options,
+               const optim::OptimizerState& initial)
+    : ZeroStage(comm, device, stream) {
+  // The values move into each block's group (a world of one: the whole block on every rank).
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    std::vector<nn::Parameter*> ps = blocks[b]->parameters();
+    if (ps.empty()) continue;
+    groups_.push_back(std::make_unique<ParamGroup>(b, std::move(ps), 1, 0));
+    groups_.back()->materialize(true, stream);
+  }
+  if (comm) {  // broadcasts rank 0's values into the groups
     DataParallelOptions dpo;
     dpo.bucket_elements = options.reduce_bucket_elements;
     dpo.overlap_comm = options.overlap_comm;
@@ -43,6 +51,8 @@ Stage0::Stage0(std::vector<std::unique_ptr<nn::Block>>& blocks, comm::Communicat
     }
   }
   partials_ = Tensor::zeros({total_chunks}, DType::f32, device, stream);
+  ZT_ASSERT(group_grads_.size() == groups_.size(), "zero", "a group without its gradient slice");
+  adam_ = make_group_adam(group_pointers(), RunExtent::params, options.optimizer, initial, stream);
 }
 
 nn::BlockHooks Stage0::hooks() {
@@ -70,7 +80,7 @@ double Stage0::grad_norm() {
 }
 
 void Stage0::step(float lr, float grad_scale) {
-  optimizer_.step(lr, grad_scale, stream_);
+  adam_->step(group_grads_, lr, grad_scale, stream_);
 }
 
 void Stage0::zero_grad() {
@@ -91,8 +101,7 @@ MemoryBytes Stage0::memory() const {
     for (const nn::Parameter* p : b.params)
       m.params += static_cast<int64_t>(p->value.nbytes());
   }
-  for (const auto& [name, t] : optimizer_.state().tensors)
-    m.optimizer += static_cast<int64_t>(t.nbytes());
+  m.optimizer = adam_->bytes();
   return m;
 }
 

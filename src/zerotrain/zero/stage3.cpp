@@ -8,8 +8,9 @@
 namespace zt::zero {
 
 Stage3::Stage3(std::vector<std::unique_ptr<nn::Block>>& blocks, comm::Communicator* comm,
-               Device device, Stream stream, train::AdamW& optimizer, const ZeroOptions& options)
-    : ShardedStage(blocks, comm, device, stream, optimizer, options, false),
+               Device device, Stream stream, const ZeroOptions& options,
+               const optim::OptimizerState& initial)
+    : ShardedStage(blocks, comm, device, stream, options, initial, false),
       options_(options),
       blocks_(blocks.size()),
       prefetched_(groups_.size(), false),

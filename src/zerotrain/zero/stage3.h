@@ -28,7 +28,7 @@ namespace zt::zero {
 class Stage3 final : public ShardedStage {
  public:
   Stage3(std::vector<std::unique_ptr<nn::Block>>& blocks, comm::Communicator* comm, Device device,
-         Stream stream, train::AdamW& optimizer, const ZeroOptions& options);
+         Stream stream, const ZeroOptions& options, const optim::OptimizerState& initial);
   int stage() const override { return 3; }
   void begin_full_parameters() override;
   void end_full_parameters() override;

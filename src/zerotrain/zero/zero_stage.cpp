@@ -54,10 +54,22 @@ void ZeroStage::check_identical(const std::vector<nn::Parameter*>& params) {
                                  " differ from rank 0's (checksums)"));
 }
 
+optim::OptimizerState ZeroStage::full_optimizer_state() {
+  return gather_full_state(*adam_, group_pointers(), comm_, comm_ == nullptr || comm_->rank() == 0,
+                           stream_);
+}
+
+std::vector<ParamGroup*> ZeroStage::group_pointers() const {
+  std::vector<ParamGroup*> out;
+  for (const auto& g : groups_)
+    out.push_back(g.get());
+  return out;
+}
+
 std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
                                            std::vector<std::unique_ptr<nn::Block>>& blocks,
                                            comm::Communicator* comm, Device device, Stream stream,
-                                           train::AdamW& optimizer) {
+                                           const optim::OptimizerState& initial) {
   if (options.persistence_threshold < 0)
     throw ValueError("zero", str("persistence threshold must be >= 0 elements, got ",
                                  options.persistence_threshold));
@@ -68,13 +80,13 @@ std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
   if (options.comm_dtype) check_grad_dtype("communication dtype", *options.comm_dtype);
   switch (options.stage) {
     case 0:
-      return std::make_unique<Stage0>(blocks, comm, device, stream, options, optimizer);
+      return std::make_unique<Stage0>(blocks, comm, device, stream, options, initial);
     case 1:
-      return std::make_unique<Stage1>(blocks, comm, device, stream, optimizer, options);
+      return std::make_unique<Stage1>(blocks, comm, device, stream, options, initial);
     case 2:
-      return std::make_unique<Stage2>(blocks, comm, device, stream, optimizer, options);
+      return std::make_unique<Stage2>(blocks, comm, device, stream, options, initial);
     case 3:
-      return std::make_unique<Stage3>(blocks, comm, device, stream, optimizer, options);
+      return std::make_unique<Stage3>(blocks, comm, device, stream, options, initial);
     default:
       throw ValueError("zero", str("zero stage must be 0, 1, 2 or 3, got ", options.stage));
   }

@@ -5,11 +5,16 @@
 // tests/zero/test_zero_stage.cpp (one process).
 //
 // [Note: ZeRO stages]
-// - Stage 0 (stage0.h): full parameters, gradients and optimizer on every rank; bucketed
-//   all-reduce (zero/data_parallel.h); train::AdamW over whole parameters.
-// - Stage 1 (sharded_stage.h): one ParamGroup per block (param_group.h); full values and full
+// - Every stage keeps one ParamGroup per block (param_group.h) and steps it with the one flat
+//   Adam (optim/flat_adam.h through group_adam.h), started from the initial optimizer state
+//   make_zero_stage is given (fresh or a checkpoint's).
+// - Stage 0 (stage0.h): the groups are replicated over a world of one (as FSDP2 treats DDP as
+//   sharding over a world of one): full values, gradients and optimizer state on every rank; the
+//   gradients live in the bucketed all-reduce's buffers (zero/data_parallel.h), each group's
+//   gradient being its block's slice of a bucket; the flat Adam steps each group's parameters.
+// - Stage 1 (sharded_stage.h): the groups are sharded over the ranks; full values and full
 //   gradients stay; on the boundary micro-step each group's gradient is reduce-scattered in place
-//   right after its block's backward; ShardedAdam steps this rank's shard; the updated shards
+//   right after its block's backward; the flat Adam steps this rank's shard; the updated shards
 //   are all-gathered into every rank's full values.
 // - Stage 2: as 1, but a group's full gradient buffer exists only from the first backward that
 //   touches it in an optimizer step until its reduce-scatter on the boundary micro-step; then only
@@ -38,7 +43,9 @@
 #include "zerotrain/comm/communicator.h"
 #include "zerotrain/nn/block.h"
 #include "zerotrain/nn/block_runner.h"
-#include "zerotrain/train/optimizer.h"
+#include "zerotrain/optim/optimizer_state.h"
+#include "zerotrain/zero/group_adam.h"
+#include "zerotrain/zero/param_group.h"
 
 namespace zt::zero {
 
@@ -65,6 +72,10 @@ class ZeroStage {
   virtual void step(float lr, float grad_scale) = 0;
   // Zeroes (or drops) the gradients before a step's first micro-step.
   virtual void zero_grad() = 0;
+  // The betas of the next updates (a scheduler that cycles momentum, OneCycle). Throws ValueError
+  // unless both are in [0, 1).
+  void set_betas(double beta1, double beta2) { adam_->set_betas(beta1, beta2); }
+  int64_t step_count() const { return adam_->step_count(); }
 
   // Sum over ranks of one value per rank, added in rank order (the same result on every rank).
   double sum_over_ranks(double value);
@@ -76,11 +87,14 @@ class ZeroStage {
   // end_full_parameters().
   virtual void begin_full_parameters() {}
   virtual void end_full_parameters() {}
-  // Collective: the full optimizer state as train::AdamW names it (for checkpoints), complete on
-  // rank 0 (the sharded stages gather it into host memory there, group by group); other ranks
-  // may get only the step.
-  virtual train::OptimizerState full_optimizer_state() = 0;
+  // Collective: the full optimizer state in checkpoint naming (optim/optimizer_state.h),
+  // complete on rank 0 (the sharded stages gather it into host memory there, group by group);
+  // other ranks may get only the step.
+  optim::OptimizerState full_optimizer_state();
   virtual MemoryBytes memory() const = 0;
+
+  // The groups, in block order (blocks without parameters have none).
+  const std::vector<std::unique_ptr<ParamGroup>>& groups() const { return groups_; }
 
  protected:
   ZeroStage(comm::Communicator* comm, Device device, Stream stream)
@@ -89,8 +103,12 @@ class ZeroStage {
   Device device_;
   Stream stream_;  // the compute stream; the sharded stages' collectives run on it too
 
+  std::vector<std::unique_ptr<ParamGroup>> groups_;  // in block order
+  std::unique_ptr<optim::FlatAdam> adam_;            // steps every group's run
+
   // Collective: compares an FNV-1a checksum of `params`' values across the ranks.
   void check_identical(const std::vector<nn::Parameter*>& params);
+  std::vector<ParamGroup*> group_pointers() const;
 };
 
 class ShardSource;  // shard_init.h
@@ -121,16 +139,19 @@ struct ZeroOptions {
   // Null: the shards are cut from the model's full values, broadcast from rank 0.
   ShardSource* shard_init = nullptr;
   DType shard_init_dtype = DType::f32;
+  // The optimizer: Adam settings, precision policy, precision guard.
+  AdamOptions optimizer;
 };
 
-// Builds the stage. blocks, comm (may be null: one process) and optimizer outlive it. `optimizer`
-// holds the initial optimizer state (fresh, or loaded from a checkpoint): stage 0 steps with it;
-// the sharded stages copy their shards out of it and leave it fresh. Broadcasts rank 0's values.
-// Throws ValueError for a stage outside 0-3, a shard_init with a stage other than 3, or a
-// gradient / communication dtype other than f32, bf16 or f16.
+// Builds the stage. blocks and comm (may be null: one process) outlive it. `initial`: the
+// optimizer state to start from, fresh (step 0, no tensors) or a full state read from a
+// checkpoint, of which each rank takes its shard (checked whole on every rank, see
+// optim::FlatAdam::load_state). Broadcasts rank 0's values. Throws ValueError for a stage outside
+// 0-3, a shard_init with a stage other than 3, or a gradient / communication dtype other than
+// f32, bf16 or f16.
 std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
                                            std::vector<std::unique_ptr<nn::Block>>& blocks,
                                            comm::Communicator* comm, Device device, Stream stream,
-                                           train::AdamW& optimizer);
+                                           const optim::OptimizerState& initial = {});
 
 }  // namespace zt::zero
