@@ -4,7 +4,8 @@
 // changes the result); an unknown stage is refused; after a step each stage holds
 // what it should (stage 1 full gradients, stage 2 only gradient shards, stage 3 neither full
 // values nor full gradients), and a stage-3 model run without the engine's hooks fails instead of
-// reading released values. Multi-rank parity: tests/mpi/test_zero_parity.cpp.
+// reading released values; an offload policy is refused. Multi-rank parity:
+// tests/mpi/test_zero_parity.cpp.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "io/io_test_util.h"
 #include "nn/nn_test_util.h"
 #include "support/token_fixture.h"
 #include "zerotrain/core/error.h"
@@ -145,6 +147,26 @@ TEST(ZeroStageOneProcess, UnknownStageIsRefused) {
   o.stage = -1;
   EXPECT_THROW(zero::make_zero_stage(o, model.blocks(), nullptr, Device::cpu(), {}), ValueError);
   fs::remove_all(dir);
+}
+
+// [zero] offload: the policy is refused with one line naming the DeepSpeed key and the device
+// until offloading exists; none passes.
+TEST(ZeroStageOneProcess, OffloadPolicyIsRefusedUntilImplemented) {
+  nn::Transformer model(test::tiny_config(nn::Family::llama), {});
+  zero::ZeroOptions o;
+  o.stage = 2;
+  o.offload.optimizer.device = zero::OffloadDevice::cpu;
+  o.offload.optimizer.pin_memory = true;
+  test::expect_error<ValueError>(
+      [&] { zero::make_zero_stage(o, model.blocks(), nullptr, Device::cpu(), {}); },
+      {"[zero] offload_optimizer.device cpu: not supported yet"});
+  o.offload.optimizer.device = zero::OffloadDevice::none;
+  o.offload.params.device = zero::OffloadDevice::nvme;
+  test::expect_error<ValueError>(
+      [&] { zero::make_zero_stage(o, model.blocks(), nullptr, Device::cpu(), {}); },
+      {"[zero] offload_param.device nvme: not supported yet"});
+  o.offload.params.device = zero::OffloadDevice::none;
+  EXPECT_EQ(zero::make_zero_stage(o, model.blocks(), nullptr, Device::cpu(), {})->stage(), 2);
 }
 
 // One optimizer step of `stage` through the engine's hooks; returns the engine.

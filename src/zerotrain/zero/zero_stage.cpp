@@ -78,6 +78,7 @@ std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
                      str("zero.Init (shard_init) needs ZeRO stage 3, got stage ", options.stage));
   if (options.grad_dtype) check_grad_dtype("gradient accumulation dtype", *options.grad_dtype);
   if (options.comm_dtype) check_grad_dtype("communication dtype", *options.comm_dtype);
+  check_offload_supported(options.offload);
   switch (options.stage) {
     case 0:
       return std::make_unique<Stage0>(blocks, comm, device, stream, options, initial);

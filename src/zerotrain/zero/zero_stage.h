@@ -45,6 +45,7 @@
 #include "zerotrain/nn/block_runner.h"
 #include "zerotrain/optim/optimizer_state.h"
 #include "zerotrain/zero/group_adam.h"
+#include "zerotrain/zero/offload_policy.h"
 #include "zerotrain/zero/param_group.h"
 
 namespace zt::zero {
@@ -141,14 +142,16 @@ struct ZeroOptions {
   DType shard_init_dtype = DType::f32;
   // The optimizer: Adam settings, precision policy, precision guard.
   AdamOptions optimizer;
+  // Where optimizer state and parameter shards live (offload_policy.h): the device only, so far.
+  OffloadPolicy offload;
 };
 
 // Builds the stage. blocks and comm (may be null: one process) outlive it. `initial`: the
 // optimizer state to start from, fresh (step 0, no tensors) or a full state read from a
 // checkpoint, of which each rank takes its shard (checked whole on every rank, see
 // optim::FlatAdam::load_state). Broadcasts rank 0's values. Throws ValueError for a stage outside
-// 0-3, a shard_init with a stage other than 3, or a gradient / communication dtype other than
-// f32, bf16 or f16.
+// 0-3, a shard_init with a stage other than 3, a gradient / communication dtype other than f32,
+// bf16 or f16, or an offload policy other than none.
 std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
                                            std::vector<std::unique_ptr<nn::Block>>& blocks,
                                            comm::Communicator* comm, Device device, Stream stream,
