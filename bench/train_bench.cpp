@@ -112,8 +112,9 @@ int main(int argc, char** argv) {
     zo.reduce_bucket_elements = bucket;
     zo.optimizer.adam.beta2 = 0.999;  // torch.optim.AdamW's defaults, no weight decay
     zo.optimizer.adam.weight_decay = 0.0;
-    const std::unique_ptr<zero::ZeroStage> engine =
-        zero::make_zero_stage(zo, net.blocks(), comm, dev, stream);
+    const std::unique_ptr<zero::ZeroStage> engine = zero::make_zero_stage(
+        zo, net.blocks(),
+        comm ? zero::ZeroContext(*comm, dev, stream) : zero::ZeroContext::one_process(dev, stream));
     nn::RunnerOptions ro;
     ro.checkpoint_layers = ac;
     nn::BlockRunner runner(net.blocks(), ro);

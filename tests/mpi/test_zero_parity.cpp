@@ -49,7 +49,7 @@ struct ParityCase {
   bool decoupled_weight_decay = true;
   bool amsgrad = false;
   // A DeepSpeed scheduler block; null: the warmup + cosine schedule of the flags.
-  nlohmann::json scheduler;
+  nlohmann::json scheduler = nullptr;
 };
 
 constexpr int64_t kSteps = 8;

@@ -64,7 +64,9 @@ class ParamAdam {
     adam_.step(grads, lr, grad_scale, stream);
   }
   optim::OptimizerState state() const { return adam_.full_state(); }
-  void load_state(const optim::OptimizerState& s, Stream stream = {}) { adam_.load_state(s, stream); }
+  void load_state(const optim::OptimizerState& s, Stream stream = {}) {
+    adam_.load_state(s, stream);
+  }
   int64_t step_count() const { return adam_.step_count(); }
   optim::FlatAdam& adam() { return adam_; }
 

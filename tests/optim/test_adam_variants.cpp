@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "io/io_test_util.h"
-#include "support/test_util.h"
 #include "optim/param_adam.h"
+#include "support/test_util.h"
 #include "train/param_fixture.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/kernels/cast.h"
@@ -89,7 +89,8 @@ std::vector<Tensor> run_and_check(DType value_dtype, const AdamWOptions& o) {
       r.master = static_cast<float*>(flat[i].master.data());
       r.exp_avg = static_cast<float*>(flat[i].exp_avg.data());
       r.exp_avg_sq = static_cast<float*>(flat[i].exp_avg_sq.data());
-      r.max_exp_avg_sq = o.adam.amsgrad ? static_cast<float*>(flat[i].max_exp_avg_sq.data()) : nullptr;
+      r.max_exp_avg_sq =
+          o.adam.amsgrad ? static_cast<float*>(flat[i].max_exp_avg_sq.data()) : nullptr;
       r.grad = p.grad.data();
       r.grad_dtype = DType::f32;
       r.param_copy = value_dtype == DType::f32 ? nullptr : flat[i].value.data();

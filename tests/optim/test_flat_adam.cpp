@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "io/io_test_util.h"
+#include "optim/param_adam.h"
 #include "optim/reference_adamw.h"
 #include "support/test_util.h"
-#include "optim/param_adam.h"
 #include "train/param_fixture.h"
 #include "zerotrain/kernels/cast.h"
 #include "zerotrain/optim/state_slots.h"
@@ -378,25 +378,28 @@ TEST(TrainAdamW, RunsCutInsideAParameterStepTheSameBits) {
       flat_value.slice(0, at, at + n).copy_from(ptrs[i]->value.flatten());
       if (at < cut) runs[0].pieces.push_back({i, 0, std::min(n, cut - at), at});
       if (at + n > cut)
-        runs[1].pieces.push_back({i, std::max<int64_t>(0, cut - at), n, std::max<int64_t>(0, at - cut)});
+        runs[1].pieces.push_back(
+            {i, std::max<int64_t>(0, cut - at), n, std::max<int64_t>(0, at - cut)});
       at += n;
     }
     optim::FlatAdam split(test::flat_params(ptrs, o), runs, o.adam, o.precision, nullptr);
     for (int s = 0; s < 3; ++s) {
       at = 0;
       for (Parameter* p : ptrs) {
-        p->grad = test::random_tensor(p->shape, DType::f32, 700 + 10 * s + static_cast<uint64_t>(at));
+        p->grad =
+            test::random_tensor(p->shape, DType::f32, 700 + 10 * s + static_cast<uint64_t>(at));
         flat_grad.slice(0, at, at + p->value.numel()).copy_from(p->grad.flatten());
         at += p->value.numel();
       }
       whole.step(1e-2f, 0.5f);
-      const std::vector<Tensor> grads = {flat_grad.slice(0, 0, cut), flat_grad.slice(0, cut, total)};
+      const std::vector<Tensor> grads = {flat_grad.slice(0, 0, cut),
+                                         flat_grad.slice(0, cut, total)};
       split.step(grads, 1e-2f, 0.5f);
     }
     at = 0;
     for (Parameter* p : ptrs) {
-      test::expect_bitwise_equal(p->value.flatten(),
-                                 flat_value.slice(0, at, at + p->value.numel()), p->name);
+      test::expect_bitwise_equal(p->value.flatten(), flat_value.slice(0, at, at + p->value.numel()),
+                                 p->name);
       at += p->value.numel();
     }
     test::expect_error<ValueError>([&] { (void)split.full_state(); },

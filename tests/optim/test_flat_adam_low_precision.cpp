@@ -1,7 +1,7 @@
 // The flat Adam (optim/flat_adam.h) in the low-precision mode ([Note: precision modes] in
 // optim/precision.h), one run per parameter (param_adam.h): bf16 moments and no masters for bf16
-// values (full_state() names and dtypes, a third of the mixed mode's bytes), resumes bitwise through
-// full_state()/load_state, also from f32 moments, and refuses f16 values. The trainer side:
+// values (full_state() names and dtypes, a third of the mixed mode's bytes), resumes bitwise
+// through full_state()/load_state, also from f32 moments, and refuses f16 values. The trainer side:
 // tests/train/test_low_precision.cpp.
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
-// The precision guard (optim/precision_guard.h) on the flat Adam (param_adam.h): low-precision bf16 at lr 1e-7
-// warns exactly once with the numbers, and the values indeed do not move; mixed precision at the
-// same lr and low precision at a normal lr stay silent (and move). Also the guard itself: its
-// schedule, resolutions, the strided sample's size, zero parameters skipped, bad options.
-// See [Note: precision guard].
+// The precision guard (optim/precision_guard.h) on the flat Adam (param_adam.h): low-precision bf16
+// at lr 1e-7 warns exactly once with the numbers, and the values indeed do not move; mixed
+// precision at the same lr and low precision at a normal lr stay silent (and move). Also the guard
+// itself: its schedule, resolutions, the strided sample's size, zero parameters skipped, bad
+// options. See [Note: precision guard].
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "optim/param_adam.h"
 #include "support/test_util.h"
 #include "zerotrain/core/error.h"
-#include "optim/param_adam.h"
 #include "zerotrain/optim/precision_guard.h"
 
 namespace zt {

@@ -1,7 +1,7 @@
 // The training building blocks on a GPU, against the same code on the CPU: the flat Adam
-// (optim/param_adam.h) with bf16 values and f32 masters (state on the parameters' device, value == round(master) there too), a state
-// saved on the host loaded into a GPU optimizer, the global gradient norm, and the CUDA allocator's
-// memory snapshot. Every test skips without a CUDA device.
+// (optim/param_adam.h) with bf16 values and f32 masters (state on the parameters' device, value ==
+// round(master) there too), a state saved on the host loaded into a GPU optimizer, the global
+// gradient norm, and the CUDA allocator's memory snapshot. Every test skips without a CUDA device.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -28,6 +28,11 @@
 namespace zt {
 namespace {
 
+// The engine's context of a one-process CPU run.
+zero::ZeroContext one_process() {
+  return zero::ZeroContext::one_process(Device::cpu(), {});
+}
+
 namespace fs = std::filesystem;
 
 struct Weights {
@@ -105,7 +110,7 @@ std::vector<std::string> engine_shards(const nn::ModelConfig& mc, DType dtype, b
   o.stage = 3;
   o.shard_init = zero_init ? &source : nullptr;
   o.shard_init_dtype = dtype;
-  const auto engine = zero::make_zero_stage(o, model.blocks(), nullptr, Device::cpu(), {});
+  const auto engine = zero::make_zero_stage(o, model.blocks(), one_process());
   std::vector<std::string> out;
   for (const auto& g : dynamic_cast<const zero::ShardedStage&>(*engine).groups())
     out.push_back(test::host_bytes(g->value_shard()));
@@ -167,7 +172,7 @@ TEST(ZeroShardInit, BadInputsAreTypedErrors) {
   o.stage = 2;
   o.shard_init = &source;
   test::expect_error<ValueError>(
-      [&] { zero::make_zero_stage(o, deferred.blocks(), nullptr, Device::cpu(), {}); },
+      [&] { zero::make_zero_stage(o, deferred.blocks(), one_process()); },
       {"[zero]", "stage 3", "stage 2"});
   // A shard of the wrong size or dtype, a group materialized twice.
   zero::ParamGroup g(1, deferred.blocks()[1]->parameters(), 2, 0);

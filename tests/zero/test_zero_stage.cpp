@@ -28,6 +28,11 @@
 namespace zt {
 namespace {
 
+// The engine's context of a one-process CPU run.
+zero::ZeroContext one_process() {
+  return zero::ZeroContext::one_process(Device::cpu(), {});
+}
+
 namespace fs = std::filesystem;
 
 std::string bytes_of(const fs::path& p) {
@@ -145,7 +150,7 @@ TEST(ZeroStageOneProcess, UnknownStageIsRefused) {
   nn::Transformer model(test::tiny_config(nn::Family::llama), {});
   zero::ZeroOptions o;
   o.stage = -1;
-  EXPECT_THROW(zero::make_zero_stage(o, model.blocks(), nullptr, Device::cpu(), {}), ValueError);
+  EXPECT_THROW(zero::make_zero_stage(o, model.blocks(), one_process()), ValueError);
   fs::remove_all(dir);
 }
 
@@ -157,16 +162,14 @@ TEST(ZeroStageOneProcess, OffloadPolicyIsRefusedUntilImplemented) {
   o.stage = 2;
   o.offload.optimizer.device = zero::OffloadDevice::cpu;
   o.offload.optimizer.pin_memory = true;
-  test::expect_error<ValueError>(
-      [&] { zero::make_zero_stage(o, model.blocks(), nullptr, Device::cpu(), {}); },
-      {"[zero] offload_optimizer.device cpu: not supported yet"});
+  test::expect_error<ValueError>([&] { zero::make_zero_stage(o, model.blocks(), one_process()); },
+                                 {"[zero] offload_optimizer.device cpu: not supported yet"});
   o.offload.optimizer.device = zero::OffloadDevice::none;
   o.offload.params.device = zero::OffloadDevice::nvme;
-  test::expect_error<ValueError>(
-      [&] { zero::make_zero_stage(o, model.blocks(), nullptr, Device::cpu(), {}); },
-      {"[zero] offload_param.device nvme: not supported yet"});
+  test::expect_error<ValueError>([&] { zero::make_zero_stage(o, model.blocks(), one_process()); },
+                                 {"[zero] offload_param.device nvme: not supported yet"});
   o.offload.params.device = zero::OffloadDevice::none;
-  EXPECT_EQ(zero::make_zero_stage(o, model.blocks(), nullptr, Device::cpu(), {})->stage(), 2);
+  EXPECT_EQ(zero::make_zero_stage(o, model.blocks(), one_process())->stage(), 2);
 }
 
 // One optimizer step of `stage` through the engine's hooks; returns the engine.
@@ -174,7 +177,7 @@ std::unique_ptr<zero::ZeroStage> one_step(int stage, nn::Transformer& model,
                                           zero::ZeroOptions o = {}) {
   o.stage = stage;
   o.persistence_threshold = 0;
-  auto engine = zero::make_zero_stage(o, model.blocks(), nullptr, Device::cpu(), {});
+  auto engine = zero::make_zero_stage(o, model.blocks(), one_process());
   nn::BlockRunner runner(model.blocks());
   runner.set_hooks(engine->hooks());
   const nn::StepContext ctx = test::make_step(model.config(), 2, 8, 5);

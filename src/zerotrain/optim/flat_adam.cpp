@@ -27,7 +27,8 @@ const Tensor& expect_state_tensor(const std::map<std::string, Tensor>& tensors,
                                      also != DType::f32 ? str(" or ", dtype_name(also)) : "",
                                      ", got ", t.describe()));
   if (t.shape() != p.shape)
-    throw ShapeError(kComponent, str(name, ": expected ", to_string(p.shape), ", got ", t.describe()));
+    throw ShapeError(kComponent,
+                     str(name, ": expected ", to_string(p.shape), ", got ", t.describe()));
   return t;
 }
 
@@ -96,13 +97,13 @@ FlatAdam::FlatAdam(std::vector<FlatParam> params, std::vector<FlatRun> runs, Ada
       throw ValueError(kComponent, str(p.name, ": parameter listed twice"));
   for (const FlatRun& r : runs_) {
     const std::string first = r.pieces.empty() ? std::string("a run without pieces")
-                                                : params_.at(r.pieces.front().param).name;
+                                               : params_.at(r.pieces.front().param).name;
     if (!r.value.defined() || r.value.dim() != 1 || !r.value.is_contiguous())
       throw ValueError(kComponent, str(first, ": a run's value must be flat and contiguous, got ",
                                        r.value.describe()));
     if (!is_floating(r.value.dtype()))
-      throw DTypeError(kComponent, str(first, ": value is ", r.value.describe(),
-                                       ", expected f32, f16 or bf16"));
+      throw DTypeError(
+          kComponent, str(first, ": value is ", r.value.describe(), ", expected f32, f16 or bf16"));
     if (precision_ == Precision::low && r.value.dtype() == DType::f16)
       throw DTypeError(kComponent, str(first, ": value is ", r.value.describe(),
                                        ": low precision steps bf16 or f32 values"));
@@ -115,9 +116,9 @@ FlatAdam::FlatAdam(std::vector<FlatParam> params, std::vector<FlatRun> runs, Ada
       const FlatParam& fp = params_[p.param];
       if (p.begin < 0 || p.end <= p.begin || p.end > numel_of(fp.shape) || p.at < 0 ||
           p.at + (p.end - p.begin) > r.value.numel())
-        throw ValueError(kComponent, str(fp.name, ": piece [", p.begin, ", ", p.end, ") at ", p.at,
-                                         " is outside the parameter or its run ",
-                                         r.value.describe()));
+        throw ValueError(kComponent,
+                         str(fp.name, ": piece [", p.begin, ", ", p.end, ") at ", p.at,
+                             " is outside the parameter or its run ", r.value.describe()));
     }
   }
   state_.resize(runs_.size());
@@ -170,7 +171,7 @@ void FlatAdam::step(std::span<const Tensor> grads, float lr, float grad_scale, S
   const StepArgs args{step_, grad_scale};
   struct DeviceRuns {
     Device device;
-    std::vector<AdamShard> mixed;   // f32 masters (or f32 values)
+    std::vector<AdamShard> mixed;    // f32 masters (or f32 values)
     std::vector<AdamShardLowp> low;  // bf16 values stepped in place
   };
   std::vector<DeviceRuns> by_device;
@@ -185,7 +186,8 @@ void FlatAdam::step(std::span<const Tensor> grads, float lr, float grad_scale, S
     const Tensor& master = s.master.defined() ? s.master : r.value;
     for (const FlatPiece& piece : r.pieces) {
       const int64_t at = piece.at, n = piece.end - piece.begin;
-      const float wd = params_[piece.param].decays ? static_cast<float>(config_.weight_decay) : 0.0f;
+      const float wd =
+          params_[piece.param].decays ? static_cast<float>(config_.weight_decay) : 0.0f;
       if (low) {
         AdamShardLowp shard;
         shard.param = at_element<bf16>(r.value, at);
@@ -229,9 +231,9 @@ void FlatAdam::check_updates(float lr, Stream stream) {
     const Tensor& v = s.max_exp_avg_sq.defined() ? s.max_exp_avg_sq : s.exp_avg_sq;
     for (const FlatPiece& piece : runs_[i].pieces) {
       const int64_t a = piece.at, b = piece.at + (piece.end - piece.begin);
-      tensors.push_back({master.slice(0, a, b), s.exp_avg.slice(0, a, b), v.slice(0, a, b),
-                         params_[piece.param].decays ? static_cast<float>(config_.weight_decay)
-                                                     : 0.0f});
+      tensors.push_back(
+          {master.slice(0, a, b), s.exp_avg.slice(0, a, b), v.slice(0, a, b),
+           params_[piece.param].decays ? static_cast<float>(config_.weight_decay) : 0.0f});
     }
   }
   guard_->check(step_, adam_params(config_, lr), tensors, stream);

@@ -13,12 +13,12 @@
 #include "zerotrain/io/hf_model.h"
 #include "zerotrain/nn/block_runner.h"
 #include "zerotrain/nn/transformer.h"
+#include "zerotrain/optim/precision_guard.h"
 #include "zerotrain/train/checkpoint.h"
 #include "zerotrain/train/fp16_step.h"
 #include "zerotrain/train/loss_plot.h"
 #include "zerotrain/train/memory_report.h"
 #include "zerotrain/train/out_of_memory.h"
-#include "zerotrain/optim/precision_guard.h"
 #include "zerotrain/train/run_log.h"
 #include "zerotrain/train/train_scheduler.h"
 #include "zerotrain/train/wall_clock.h"
@@ -170,7 +170,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
                                   " tokens) is too small for one batch of ", c.micro_batch, " x ",
                                   c.seq_len + 1, " tokens"));
 
-  // The ZeRO stage, chosen once, with the optimizer it steps; one process runs it without a
+  // The ZeRO stage, chosen once, with the optimizer it steps; one process runs it with a one-rank
   // communicator. It starts from the checkpoint's optimizer state when resuming.
   zero::ZeroOptions zo;
   zo.stage = c.zero_stage;
@@ -186,8 +186,10 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   zo.optimizer.adam = adam_config_of(c);
   zo.optimizer.precision = c.precision;
   if (rank == 0) zo.optimizer.guard = optim::make_precision_guard(cb.on_warning);
+  const zero::ZeroContext zero_context = c.comm ? zero::ZeroContext(*c.comm, c.device, stream)
+                                                : zero::ZeroContext::one_process(c.device, stream);
   const std::unique_ptr<zero::ZeroStage> engine = zero::make_zero_stage(
-      zo, model.blocks(), c.comm, c.device, stream,
+      zo, model.blocks(), zero_context,
       resuming ? load_checkpoint_weights(c.resume, model, stream) : optim::OptimizerState{});
   if (c.comm) engine->check_parameters_identical();
   // See [Note: trainer scheduler].

@@ -21,8 +21,8 @@ std::unique_ptr<optim::FlatAdam> make_group_adam(const std::vector<ParamGroup*>&
       params.push_back({p->name, p->shape, g->value_dtype(), decays(*p)});
     optim::FlatRun run;
     const int64_t base = g->shard_offset();
-    run.value = extent == RunExtent::params ? g->value_shard().slice(0, 0, g->numel())
-                                            : g->value_shard();
+    run.value =
+        extent == RunExtent::params ? g->value_shard().slice(0, 0, g->numel()) : g->value_shard();
     ZT_ASSERT(extent == RunExtent::shard || (g->world() == 1 && g->replicated()), "zero",
               "whole-parameter runs need a replicated group of a world of one");
     for (const ShardPiece& piece : g->shard_pieces()) {
@@ -40,7 +40,7 @@ std::unique_ptr<optim::FlatAdam> make_group_adam(const std::vector<ParamGroup*>&
 
 optim::OptimizerState gather_full_state(const optim::FlatAdam& adam,
                                         const std::vector<ParamGroup*>& groups,
-                                        comm::Communicator* comm, bool keep, Stream stream) {
+                                        comm::Communicator& comm, bool keep, Stream stream) {
   if (groups.empty() || groups.front()->world() == 1) return adam.full_state();
   optim::OptimizerState st;
   st.step = adam.step_count();
@@ -50,8 +50,8 @@ optim::OptimizerState gather_full_state(const optim::FlatAdam& adam,
     for (const optim::FlatAdam::SlotTensor& t : adam.run_state(i)) {
       // Gathers one state tensor of the group and, when kept, copies each parameter's part out.
       Tensor full = Tensor::empty({g.padded_numel()}, t.tensor.dtype(), t.tensor.device(), stream);
-      comm->all_gather(t.tensor.data(), full.data(), static_cast<size_t>(g.shard_numel()),
-                       t.tensor.dtype(), stream);
+      comm.all_gather(t.tensor.data(), full.data(), static_cast<size_t>(g.shard_numel()),
+                      t.tensor.dtype(), stream);
       if (!keep) continue;
       const Tensor host = full.to(Device::cpu(), stream);
       synchronize(stream);

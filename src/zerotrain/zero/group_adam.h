@@ -43,6 +43,6 @@ std::unique_ptr<optim::FlatAdam> make_group_adam(const std::vector<ParamGroup*>&
 // others get only the step), one group's padded state tensor gathered on the device at a time.
 optim::OptimizerState gather_full_state(const optim::FlatAdam& adam,
                                         const std::vector<ParamGroup*>& groups,
-                                        comm::Communicator* comm, bool keep, Stream stream);
+                                        comm::Communicator& comm, bool keep, Stream stream);
 
 }  // namespace zt::zero

@@ -31,9 +31,9 @@ class ShardedStage : public ZeroStage {
 
  protected:
   // replicated_values: every rank keeps the full values (stages 1, 2).
-  ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks, comm::Communicator* comm,
-               Device device, Stream stream, const ZeroOptions& options,
-               const optim::OptimizerState& initial, bool replicated_values);
+  ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks, const ZeroContext& ctx,
+               const ZeroOptions& options, const optim::OptimizerState& initial,
+               bool replicated_values);
 
   // Around every forward (backward false) and backward of `block`: stage 3 gathers and releases.
   virtual void before_use(size_t block, bool backward) { (void)block, (void)backward; }
@@ -59,8 +59,8 @@ class ShardedStage : public ZeroStage {
   bool boundary_ = false;
   Tensor partials_;  // [sum over groups of shard_numel / kNormChunk] f32
   // GPU with overlap_comm, see [Note: sharded reduce overlap]: the gradient reduce-scatters run on
-  // this stream, at a higher priority than compute, while earlier blocks' backward goes on.
-  std::optional<CudaStream> comm_stream_;
+  // ctx_'s reduce stream (comm_streams.h) while earlier blocks' backward goes on; null: on compute.
+  CudaStream* comm_stream_ = nullptr;
   std::vector<CudaEvent> grad_ready_;    // per group: its gradient is complete (compute stream)
   std::vector<CudaEvent> grad_reduced_;  // per group: its reduce-scatter is done (comm stream)
   std::vector<Tensor> in_flight_;        // per group: the full gradient its reduce-scatter reads
@@ -70,9 +70,9 @@ class ShardedStage : public ZeroStage {
 // Stage 1: optimizer state sharded.
 class Stage1 : public ShardedStage {
  public:
-  Stage1(std::vector<std::unique_ptr<nn::Block>>& blocks, comm::Communicator* comm, Device device,
-         Stream stream, const ZeroOptions& options, const optim::OptimizerState& initial)
-      : ShardedStage(blocks, comm, device, stream, options, initial, true) {}
+  Stage1(std::vector<std::unique_ptr<nn::Block>>& blocks, const ZeroContext& ctx,
+         const ZeroOptions& options, const optim::OptimizerState& initial)
+      : ShardedStage(blocks, ctx, options, initial, true) {}
   int stage() const override { return 1; }
 
  protected:

@@ -18,7 +18,7 @@ double ZeroStage::sum_over_ranks(double value) {
   std::memcpy(mine.data(), &value, sizeof value);
   const Tensor send = mine.to(device_, stream_);
   Tensor all = Tensor::empty({world}, DType::i64, device_, stream_);
-  comm_->all_gather(send.data(), all.data(), 1, DType::i64, stream_);
+  comm_.all_gather(send.data(), all.data(), 1, DType::i64, stream_);
   const Tensor host = all.to(Device::cpu(), stream_);
   synchronize(stream_);
   double sum = 0;
@@ -44,7 +44,7 @@ void ZeroStage::check_identical(const std::vector<nn::Parameter*>& params) {
   std::memcpy(mine.data(), &h, sizeof h);
   const Tensor send = mine.to(device_, stream_);
   Tensor all = Tensor::empty({world_size()}, DType::i64, device_, stream_);
-  comm_->all_gather(send.data(), all.data(), 1, DType::i64, stream_);
+  comm_.all_gather(send.data(), all.data(), 1, DType::i64, stream_);
   const std::vector<int64_t> sums = all.to_ints(stream_);
   std::string differ;
   for (size_t r = 1; r < sums.size(); ++r)
@@ -55,8 +55,7 @@ void ZeroStage::check_identical(const std::vector<nn::Parameter*>& params) {
 }
 
 optim::OptimizerState ZeroStage::full_optimizer_state() {
-  return gather_full_state(*adam_, group_pointers(), comm_, comm_ == nullptr || comm_->rank() == 0,
-                           stream_);
+  return gather_full_state(*adam_, group_pointers(), comm_, comm_.rank() == 0, stream_);
 }
 
 std::vector<ParamGroup*> ZeroStage::group_pointers() const {
@@ -68,7 +67,7 @@ std::vector<ParamGroup*> ZeroStage::group_pointers() const {
 
 std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
                                            std::vector<std::unique_ptr<nn::Block>>& blocks,
-                                           comm::Communicator* comm, Device device, Stream stream,
+                                           const ZeroContext& ctx,
                                            const optim::OptimizerState& initial) {
   if (options.persistence_threshold < 0)
     throw ValueError("zero", str("persistence threshold must be >= 0 elements, got ",
@@ -81,13 +80,13 @@ std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
   check_offload_supported(options.offload);
   switch (options.stage) {
     case 0:
-      return std::make_unique<Stage0>(blocks, comm, device, stream, options, initial);
+      return std::make_unique<Stage0>(blocks, ctx, options, initial);
     case 1:
-      return std::make_unique<Stage1>(blocks, comm, device, stream, options, initial);
+      return std::make_unique<Stage1>(blocks, ctx, options, initial);
     case 2:
-      return std::make_unique<Stage2>(blocks, comm, device, stream, options, initial);
+      return std::make_unique<Stage2>(blocks, ctx, options, initial);
     case 3:
-      return std::make_unique<Stage3>(blocks, comm, device, stream, options, initial);
+      return std::make_unique<Stage3>(blocks, ctx, options, initial);
     default:
       throw ValueError("zero", str("zero stage must be 0, 1, 2 or 3, got ", options.stage));
   }

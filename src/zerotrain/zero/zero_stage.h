@@ -47,6 +47,7 @@
 #include "zerotrain/zero/group_adam.h"
 #include "zerotrain/zero/offload_policy.h"
 #include "zerotrain/zero/param_group.h"
+#include "zerotrain/zero/zero_context.h"
 
 namespace zt::zero {
 
@@ -59,7 +60,7 @@ class ZeroStage {
  public:
   virtual ~ZeroStage() = default;
   virtual int stage() const = 0;
-  int world_size() const { return comm_ ? comm_->size() : 1; }
+  int world_size() const { return comm_.size(); }
 
   // For nn::BlockRunner::set_hooks; they call back into this object.
   virtual nn::BlockHooks hooks() = 0;
@@ -98,11 +99,12 @@ class ZeroStage {
   const std::vector<std::unique_ptr<ParamGroup>>& groups() const { return groups_; }
 
  protected:
-  ZeroStage(comm::Communicator* comm, Device device, Stream stream)
-      : comm_(comm), device_(device), stream_(stream) {}
-  comm::Communicator* comm_;  // null: one process
-  Device device_;
-  Stream stream_;  // the compute stream; the sharded stages' collectives run on it too
+  explicit ZeroStage(const ZeroContext& ctx)
+      : ctx_(ctx), comm_(ctx.comm()), device_(ctx.device()), stream_(ctx.compute()) {}
+  ZeroContext ctx_;           // also the owner of the side streams
+  comm::Communicator& comm_;  // ctx_.comm(): one rank in a one-process run
+  Device device_;             // ctx_.device()
+  Stream stream_;             // the compute stream; collectives without a side stream run on it too
 
   std::vector<std::unique_ptr<ParamGroup>> groups_;  // in block order
   std::unique_ptr<optim::FlatAdam> adam_;            // steps every group's run
@@ -146,7 +148,8 @@ struct ZeroOptions {
   OffloadPolicy offload;
 };
 
-// Builds the stage. blocks and comm (may be null: one process) outlive it. `initial`: the
+// Builds the stage in `ctx` (a one-process run: ZeroContext::one_process). blocks and ctx's
+// communicator outlive it. `initial`: the
 // optimizer state to start from, fresh (step 0, no tensors) or a full state read from a
 // checkpoint, of which each rank takes its shard (checked whole on every rank, see
 // optim::FlatAdam::load_state). Broadcasts rank 0's values. Throws ValueError for a stage outside
@@ -154,7 +157,7 @@ struct ZeroOptions {
 // bf16 or f16, or an offload policy other than none.
 std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
                                            std::vector<std::unique_ptr<nn::Block>>& blocks,
-                                           comm::Communicator* comm, Device device, Stream stream,
+                                           const ZeroContext& ctx,
                                            const optim::OptimizerState& initial = {});
 
 }  // namespace zt::zero
