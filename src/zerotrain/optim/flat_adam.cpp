@@ -311,6 +311,25 @@ OptimizerState FlatAdam::full_state() const {
   return st;
 }
 
+std::vector<FlatAdam::PieceTensor> FlatAdam::piece_tensors() const {
+  std::vector<PieceTensor> out;
+  for (size_t i = 0; i < runs_.size(); ++i)
+    for (const FlatPiece& piece : runs_[i].pieces) {
+      const FlatParam& p = params_[piece.param];
+      const int64_t a = piece.at, b = piece.at + (piece.end - piece.begin);
+      out.push_back({p.name, p.shape, piece.begin, piece.end, runs_[i].value.slice(0, a, b)});
+      for (const SlotTensor& t : run_state(i))
+        out.push_back(
+            {p.name + t.slot.suffix, p.shape, piece.begin, piece.end, t.tensor.slice(0, a, b)});
+    }
+  return out;
+}
+
+void FlatAdam::set_step_count(int64_t step) {
+  if (step < 0) throw ValueError(kComponent, str("step = ", step, ": must be >= 0"));
+  step_ = step;
+}
+
 int64_t FlatAdam::bytes() const {
   int64_t b = 0;
   for (const RunState& s : state_)

@@ -102,6 +102,20 @@ class FlatAdam {
   // Bytes of state tensors this optimizer holds.
   int64_t bytes() const;
 
+  // What a sharded checkpoint keeps of one piece: the value or one state slot ("<param>" or
+  // "<param><suffix>") over elements [begin, end) of the param's flattened full tensor, as a view
+  // into this optimizer's run (writable: a reader fills it in place).
+  struct PieceTensor {
+    std::string name;
+    Shape full_shape;
+    int64_t begin = 0, end = 0;
+    Tensor tensor;  // [end - begin]
+  };
+  // Every piece's value and state slots, run by run.
+  std::vector<PieceTensor> piece_tensors() const;
+  // After piece_tensors() were filled from a saved shard: the updates that shard had taken.
+  void set_step_count(int64_t step);
+
  private:
   struct RunState {
     Tensor master;          // [n] f32 for f16/bf16 values (not low); else undefined

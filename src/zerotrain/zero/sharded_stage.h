@@ -42,6 +42,7 @@ class ShardedStage : public ZeroStage {
   virtual bool keeps_full_grads() const = 0;
   // After the optimizer step: stages 1 and 2 all-gather the updated shards.
   virtual void after_step() = 0;
+  void after_shard_load() override { after_step(); }
 
   std::vector<std::vector<size_t>> uses_;  // per block: the groups it reads (own, then shared)
 

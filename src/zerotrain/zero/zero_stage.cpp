@@ -58,6 +58,20 @@ optim::OptimizerState ZeroStage::full_optimizer_state() {
   return gather_full_state(*adam_, group_pointers(), comm_, comm_.rank() == 0, stream_);
 }
 
+void ZeroStage::save_shard(ShardWriter& out) {
+  out.write_step(adam_->step_count());
+  for (const optim::FlatAdam::PieceTensor& t : adam_->piece_tensors())
+    out.write({t.name, t.full_shape, t.begin, t.end}, t.tensor, stream_);
+}
+
+void ZeroStage::load_shard(ShardReader& in) {
+  for (optim::FlatAdam::PieceTensor& t : adam_->piece_tensors())
+    in.read({t.name, t.full_shape, t.begin, t.end}, t.tensor, stream_);
+  adam_->set_step_count(in.read_step());
+  after_shard_load();
+  synchronize(stream_);
+}
+
 std::vector<ParamGroup*> ZeroStage::group_pointers() const {
   std::vector<ParamGroup*> out;
   for (const auto& g : groups_)

@@ -47,6 +47,7 @@
 #include "zerotrain/zero/group_adam.h"
 #include "zerotrain/zero/offload_policy.h"
 #include "zerotrain/zero/param_group.h"
+#include "zerotrain/zero/shard_checkpoint.h"
 #include "zerotrain/zero/zero_context.h"
 
 namespace zt::zero {
@@ -95,6 +96,14 @@ class ZeroStage {
   optim::OptimizerState full_optimizer_state();
   virtual MemoryBytes memory() const = 0;
 
+  // The seam of sharded checkpoints (shard_checkpoint.h): this rank's values, masters and moments
+  // of every piece its optimizer steps, and the step. Not collective.
+  void save_shard(ShardWriter& out);
+  // Collective: reads back what save_shard wrote with the same stage, world and model (a fresh
+  // engine continues bitwise where the saving one stood), then refreshes the full values the
+  // stage keeps from the shards.
+  void load_shard(ShardReader& in);
+
   // The groups, in block order (blocks without parameters have none).
   const std::vector<std::unique_ptr<ParamGroup>>& groups() const { return groups_; }
 
@@ -109,6 +118,9 @@ class ZeroStage {
   std::vector<std::unique_ptr<ParamGroup>> groups_;  // in block order
   std::unique_ptr<optim::FlatAdam> adam_;            // steps every group's run
 
+  // After load_shard: the full values the stage keeps (stages 1, 2 and 3's persistent groups)
+  // gathered again from the shards.
+  virtual void after_shard_load() {}
   // Collective: compares an FNV-1a checksum of `params`' values across the ranks.
   void check_identical(const std::vector<nn::Parameter*>& params);
   std::vector<ParamGroup*> group_pointers() const;
