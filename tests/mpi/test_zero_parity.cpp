@@ -22,6 +22,7 @@
 
 #include "mpi/mpi_test_env.h"
 #include "mpi/training_inputs.h"
+#include "support/one_cycle.h"
 #include "zerotrain/train/trainer.h"
 
 namespace zt {
@@ -210,29 +211,16 @@ TEST(ZeroParity, LlamaBf16CommF16NoAccumulation) {
                               2000, 0, DType::f32, DType::f16});
 }
 
-// OneCycle over the 8 steps: lr and momentum (beta1) cycle, beta2 = 0.99 ([Note: trainer
-// scheduler]).
-nlohmann::json one_cycle(bool cycle_momentum) {
-  return {{"type", "OneCycle"},
-          {"params",
-           {{"cycle_min_lr", 1e-3},
-            {"cycle_max_lr", 1e-2},
-            {"cycle_first_step_size", 3},
-            {"cycle_momentum", cycle_momentum},
-            {"cycle_min_mom", 0.8},
-            {"cycle_max_mom", 0.9}}}};
-}
-
 // Every stage follows the cycled betas as stage 0 does; and the betas did change the run.
 TEST(ZeroParity, LlamaBf16OneCycleMomentumAccumulation2) {
   comm::Communicator& comm = test::process_group().host();
   ParityCase k{"llama_bf16_onecycle_a2", test::tiny_llama(), DType::bf16, 2};
-  k.scheduler = one_cycle(false);
+  k.scheduler = test::one_cycle(false, 3);
   const fs::path dir = test::shared_temp_dir("zero_onecycle_plain");
   test::write_inputs(dir, k.model);
   train::train(config_for(dir, k, 0));
   comm.barrier();
-  k.scheduler = one_cycle(true);
+  k.scheduler = test::one_cycle(true, 3);
   std::string model0;
   run_parity(k, &model0);
   if (comm.rank() == 0) {

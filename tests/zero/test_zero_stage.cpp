@@ -16,6 +16,7 @@
 
 #include "io/io_test_util.h"
 #include "nn/nn_test_util.h"
+#include "support/one_cycle.h"
 #include "support/token_fixture.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/io/hf_config.h"
@@ -119,20 +120,10 @@ TEST(ZeroStageOneProcess, EveryStageMatchesStageZeroBitwiseWithOneCycleMomentum)
   fs::remove_all(dir);
   fs::create_directories(dir);
   train::TrainConfig c = make_config(dir, DType::bf16);
-  auto one_cycle = [](bool momentum) {
-    return nlohmann::json{{"type", "OneCycle"},
-                          {"params",
-                           {{"cycle_min_lr", 1e-3},
-                            {"cycle_max_lr", 1e-2},
-                            {"cycle_first_step_size", 2},
-                            {"cycle_momentum", momentum},
-                            {"cycle_min_mom", 0.8},
-                            {"cycle_max_mom", 0.9}}}};
-  };
-  c.scheduler = one_cycle(false);
+  c.scheduler = test::one_cycle(false, 2);
   c.out = dir / "plain";
   train::train(c);
-  c.scheduler = one_cycle(true);
+  c.scheduler = test::one_cycle(true, 2);
   expect_stages_match_stage0(c, dir, "bf16 one cycle");
   EXPECT_FALSE(bytes_of(dir / "plain" / "model" / "model.safetensors") ==
                bytes_of(dir / "stage0" / "model" / "model.safetensors"))
