@@ -1,7 +1,7 @@
-// The ZeRO stages in one process (no communicator, world 1): stages 1, 2 and 3 train a tiny llama
-// to bitwise stage 0's losses, weights and optimizer state in f32 and bf16 with accumulation (and
-// in f32 with L2 Adam and amsgrad, and with a OneCycle scheduler that cycles momentum, which
-// changes the result); an unknown stage is refused; after a step each stage holds
+// The ZeRO stages in one process (a one-rank communicator, world 1): stages 1, 2 and 3 train a
+// tiny llama to bitwise stage 0's losses, weights and optimizer state in f32 and bf16 with
+// accumulation (and in f32 with L2 Adam and amsgrad, and with a OneCycle scheduler that cycles
+// momentum, which changes the result); an unknown stage is refused; after a step each stage holds
 // what it should (stage 1 full gradients, stage 2 only gradient shards, stage 3 neither full
 // values nor full gradients), and a stage-3 model run without the engine's hooks fails instead of
 // reading released values; an offload policy is refused. Multi-rank parity:

@@ -1,8 +1,10 @@
 // The ZeRO stage as a strategy, chosen once from the config by make_zero_stage(): what runs around
 // each block's forward and backward, how gradients are reduced, the global gradient norm and the
-// optimizer step. The trainer only talks to this interface. Tested by
-// tests/mpi/test_zero_parity.cpp (every stage against stage 0 under mpirun) and
-// tests/zero/test_zero_stage.cpp (one process).
+// optimizer step. The trainer only talks to this interface. Every stage runs in a ZeroContext
+// (zero_context.h: communicator, device, compute stream, side streams), is given an OffloadPolicy
+// (offload_policy.h; only "none" so far) and can write and read its own rank's shard
+// (shard_checkpoint.h). Tested by tests/mpi/test_zero_parity.cpp (every stage against stage 0
+// under mpirun) and tests/zero/test_zero_stage.cpp (one process).
 //
 // [Note: ZeRO stages]
 // - Every stage keeps one ParamGroup per block (param_group.h) and steps it with the one flat
