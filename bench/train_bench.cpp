@@ -26,7 +26,6 @@
 #include "zerotrain/nn/block_runner.h"
 #include "zerotrain/nn/transformer.h"
 #include "zerotrain/train/grad_clip.h"
-#include "zerotrain/train/optimizer.h"
 #include "zerotrain/train/step_measures.h"
 #include "zerotrain/zero/zero_stage.h"
 
@@ -100,9 +99,6 @@ int main(int argc, char** argv) {
     mo.allocate_grads = false;  // the ZeRO stage's buffers hold the gradients
     nn::Transformer net(mc, mo);
     net.init_random(0);
-    train::AdamWOptions ao;
-    ao.weight_decay = 0.0f;
-    train::AdamW opt(net.parameters(), ao);
     std::unique_ptr<comm::Communicator> dcomm;  // NCCL on GPUs; CPU ranks use MPI
     comm::Communicator* comm = nullptr;
     if (group && dev.is_cuda()) {
@@ -114,8 +110,11 @@ int main(int argc, char** argv) {
     zero::ZeroOptions zo;
     zo.stage = zero_stage;
     zo.reduce_bucket_elements = bucket;
-    const std::unique_ptr<zero::ZeroStage> engine =
-        zero::make_zero_stage(zo, net.blocks(), comm, dev, stream, opt);
+    zo.optimizer.adam.beta2 = 0.999;  // torch.optim.AdamW's defaults, no weight decay
+    zo.optimizer.adam.weight_decay = 0.0;
+    const std::unique_ptr<zero::ZeroStage> engine = zero::make_zero_stage(
+        zo, net.blocks(),
+        comm ? zero::ZeroContext(*comm, dev, stream) : zero::ZeroContext::one_process(dev, stream));
     nn::RunnerOptions ro;
     ro.checkpoint_layers = ac;
     nn::BlockRunner runner(net.blocks(), ro);

@@ -1,12 +1,15 @@
-// comm/self_communicator and the one-process ProcessGroup: collectives over one rank are copies;
-// argument errors are typed.
+// comm/self_communicator and the one-process ProcessGroup: collectives over one rank are copies,
+// on host buffers or a GPU's (skips without one); argument errors (a stream of another device)
+// are typed.
 #include <gtest/gtest.h>
 
 #include <vector>
 
+#include "support/test_util.h"
 #include "zerotrain/comm/process_group.h"
 #include "zerotrain/comm/self_communicator.h"
 #include "zerotrain/core/error.h"
+#include "zerotrain/core/tensor.h"
 
 namespace zt::comm {
 namespace {
@@ -37,6 +40,28 @@ TEST(SelfCommunicator, ArgumentErrors) {
   EXPECT_THROW(c.broadcast(&x, 1, DType::i32, 1, Stream::host()), ValueError);
   Stream gpu{Device::cuda(0), nullptr};
   EXPECT_THROW(c.all_gather(&x, &x, 1, DType::i32, gpu), DeviceError);
+}
+
+TEST(SelfCommunicator, DeviceOneRejectsOtherStreams) {
+  SelfCommunicator c(10.0, Device::cuda(0));
+  int32_t x = 1;
+  EXPECT_THROW(c.all_gather(&x, &x, 1, DType::i32, Stream::host()), DeviceError);
+  EXPECT_THROW(c.broadcast(&x, 1, DType::i32, 0, Stream{Device::cuda(1), nullptr}), DeviceError);
+  EXPECT_EQ(c.split(0, 0)->size(), 1);
+}
+
+TEST(SelfCommunicator, CopiesDeviceBuffers) {
+  ZT_SKIP_WITHOUT_CUDA();
+  const Device gpu = Device::cuda(0);
+  const Stream stream = Stream::default_for(gpu);
+  SelfCommunicator c(10.0, gpu);
+  const Tensor src = Tensor::from_floats({1.f, 2.f, 3.f}, {3}, DType::f32).to(gpu, stream);
+  Tensor dst = Tensor::zeros({3}, DType::f32, gpu, stream);
+  c.all_gather(src.data(), dst.data(), 3, DType::f32, stream);
+  EXPECT_EQ(dst.to_floats(stream), (std::vector<float>{1.f, 2.f, 3.f}));
+  Tensor sum = Tensor::zeros({3}, DType::f32, gpu, stream);
+  c.all_reduce(src.data(), sum.data(), 3, DType::f32, ReduceOp::sum, stream);
+  EXPECT_EQ(sum.to_floats(stream), (std::vector<float>{1.f, 2.f, 3.f}));
 }
 
 TEST(ProcessGroup, OneProcessWithoutLauncherUsesSelf) {

@@ -53,12 +53,12 @@ EngineShards engine_shards(const nn::ModelConfig& mc, DType dtype, const fs::pat
     pretrained = p.get();
     source = std::move(p);
   }
-  train::AdamW adam(model.parameters());
   zero::ZeroOptions o;
   o.stage = 3;
   o.shard_init = source.get();
   o.shard_init_dtype = dtype;
-  const auto engine = zero::make_zero_stage(o, model.blocks(), &comm, Device::cpu(), {}, adam);
+  const auto engine =
+      zero::make_zero_stage(o, model.blocks(), zero::ZeroContext(comm, Device::cpu(), {}));
   EngineShards out;
   for (const auto& g : dynamic_cast<const zero::ShardedStage&>(*engine).groups()) {
     out.shards.push_back(test::host_bytes(g->value_shard()));

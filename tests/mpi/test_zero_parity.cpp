@@ -8,17 +8,22 @@
 // gathers the embedding's group for the head) and runs with activation checkpointing (stage 3
 // gathers again before the recomputation). A run of stage 2 interrupted after its step-4 checkpoint
 // and resumed from it in stage 3 ends bitwise where an uninterrupted stage 0 run ends (the
-// checkpoint holds the gathered full optimizer state). See [Note: ZeRO stages] in
+// checkpoint holds the gathered full optimizer state). A DeepSpeed OneCycle scheduler that cycles
+// momentum (the engine's set_betas before every update) keeps the stages bitwise equal, and
+// changes the result against the same schedule without momentum cycling. See [Note: ZeRO stages] in
 // src/zerotrain/zero/zero_stage.h.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "mpi/mpi_test_env.h"
 #include "mpi/training_inputs.h"
+#include "support/one_cycle.h"
+#include "zerotrain/config/scheduler_config.h"
 #include "zerotrain/train/trainer.h"
 
 namespace zt {
@@ -45,6 +50,8 @@ struct ParityCase {
   // The Adam variant: false is torch.optim.Adam's L2 decay; amsgrad adds max_exp_avg_sq shards.
   bool decoupled_weight_decay = true;
   bool amsgrad = false;
+  // A DeepSpeed scheduler section; unset: the warmup + cosine schedule of the flags.
+  std::optional<config::SchedulerConfig> scheduler;
 };
 
 constexpr int64_t kSteps = 8;
@@ -76,6 +83,7 @@ train::TrainConfig config_for(const fs::path& dir, const ParityCase& k, int stag
   c.check_params_every = 4;  // the ranks' gathered values agree
   c.zero.persistence_threshold = k.persistence_threshold;
   c.zero.prefetch_elements = k.prefetch_elements;
+  c.schedule.deepspeed = k.scheduler;
   c.paths.out = dir / ("stage" + std::to_string(stage));
   return c;
 }
@@ -202,6 +210,27 @@ TEST(ZeroParity, Gpt2TiedBf16AccumBf16CommF32CheckpointedAccumulation2) {
 TEST(ZeroParity, LlamaBf16CommF16NoAccumulation) {
   run_parity_changing_dtypes({"llama_bf16_comm_f16_a1", test::tiny_llama(), DType::bf16, 1, false,
                               2000, 0, DType::f32, DType::f16});
+}
+
+// Every stage follows the cycled betas as stage 0 does; and the betas did change the run.
+TEST(ZeroParity, LlamaBf16OneCycleMomentumAccumulation2) {
+  comm::Communicator& comm = test::process_group().host();
+  ParityCase k{"llama_bf16_onecycle_a2", test::tiny_llama(), DType::bf16, 2};
+  k.scheduler = test::one_cycle(false, 3);
+  const fs::path dir = test::shared_temp_dir("zero_onecycle_plain");
+  test::write_inputs(dir, k.model);
+  train::train(config_for(dir, k, 0));
+  comm.barrier();
+  k.scheduler = test::one_cycle(true, 3);
+  std::string model0;
+  run_parity(k, &model0);
+  if (comm.rank() == 0) {
+    ASSERT_FALSE(model0.empty());
+    EXPECT_FALSE(model0 == test::file_bytes(dir / "stage0" / "model" / "model.safetensors"))
+        << "cycling the momentum changed nothing";
+    fs::remove_all(dir);
+  }
+  comm.barrier();
 }
 
 struct Interrupted : std::runtime_error {

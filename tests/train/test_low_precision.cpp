@@ -1,7 +1,6 @@
-// The low-precision mode ([Note: precision modes] in optim/precision.h): train::AdamW keeps bf16
-// moments and no masters for bf16 values (state() names and dtypes, a third of the mixed mode's
-// bytes) and resumes bitwise through state()/load_state, also from f32 moments; the trainer
-// warns once at a tiny lr in stage 0 and stage 2 (ShardedAdam) and not in mixed precision, and
+// The low-precision mode ([Note: precision modes] in optim/precision.h) in the trainer (the
+// optimizer's side: tests/optim/test_flat_adam_low_precision.cpp): it warns once at a tiny lr in
+// stage 0 and stage 2 and not in mixed precision, and
 // reports a third of the mixed mode's optimizer bytes;
 // `--precision` parsing and the ds_config mapping (bf16_master_weights_and_grads +
 // bf16_optimizer_states).
@@ -18,110 +17,12 @@
 #include "zerotrain/core/error.h"
 #include "zerotrain/optim/precision.h"
 #include "zerotrain/train/ds_train_config.h"
-#include "zerotrain/train/optimizer.h"
+#include "zerotrain/optim/precision.h"
 
 namespace zt {
 namespace {
 
 using optim::Precision;
-
-struct Model {
-  std::vector<std::unique_ptr<nn::Parameter>> params;
-  std::vector<nn::Parameter*> ptrs;
-  explicit Model(uint64_t seed) {
-    const std::pair<const char*, Shape> specs[] = {{"a.weight", {9, 7}}, {"b.bias", {7}}};
-    for (const auto& [name, shape] : specs) {
-      auto p = std::make_unique<nn::Parameter>();
-      p->name = name;
-      p->shape = shape;
-      p->kind = std::string(name).find("bias") != std::string::npos ? nn::ParamKind::bias
-                                                                    : nn::ParamKind::weight;
-      p->value = test::random_tensor(shape, DType::bf16, ++seed);
-      p->grad = Tensor::zeros(shape, DType::f32);
-      ptrs.push_back(p.get());
-      params.push_back(std::move(p));
-    }
-  }
-  void set_grads(int step) {
-    for (size_t i = 0; i < params.size(); ++i)
-      params[i]->grad = test::random_tensor(params[i]->shape, DType::f32, 50 * step + i);
-  }
-  std::vector<std::vector<float>> values() const {
-    std::vector<std::vector<float>> out;
-    for (const auto& p : params)
-      out.push_back(p->value.to_floats());
-    return out;
-  }
-};
-
-train::AdamWOptions low() {
-  train::AdamWOptions o;
-  o.precision = optim::Precision::low;
-  return o;
-}
-
-TEST(LowPrecision, AdamWKeepsBf16MomentsAndNoMasters) {
-  Model m(1), mixed(1);
-  train::AdamW opt(m.ptrs, low()), ref(mixed.ptrs, train::AdamWOptions{});
-  m.set_grads(1);
-  mixed.set_grads(1);
-  opt.step(1e-2f);
-  ref.step(1e-2f);
-  const train::OptimizerState st = opt.state();
-  EXPECT_EQ(st.tensors.size(), 4u);
-  int64_t bytes = 0, ref_bytes = 0;
-  for (const auto& [name, t] : st.tensors) {
-    EXPECT_EQ(name.find(".master"), std::string::npos) << name;
-    EXPECT_EQ(t.dtype(), DType::bf16) << name;
-    bytes += static_cast<int64_t>(t.nbytes());
-  }
-  for (const auto& [name, t] : ref.state().tensors)
-    ref_bytes += static_cast<int64_t>(t.nbytes());
-  EXPECT_EQ(bytes * 3, ref_bytes);  // 2 bf16 moments vs 2 f32 moments and an f32 master
-  EXPECT_NE(m.values(), Model(1).values());
-}
-
-TEST(LowPrecision, AdamWResumesBitwiseFromItsStateAndFromF32Moments) {
-  Model a(2), b(2), c(2);
-  train::AdamW oa(a.ptrs, low());
-  for (int step = 1; step <= 2; ++step) {
-    a.set_grads(step);
-    oa.step(1e-2f);
-  }
-  train::OptimizerState saved = oa.state();
-  train::OptimizerState as_f32 = saved;
-  for (auto& [name, t] : as_f32.tensors) {
-    Tensor f = Tensor::empty(t.shape(), DType::f32);
-    f.copy_from(Tensor::from_floats(t.to_floats(), t.shape(), DType::f32));
-    t = f;
-  }
-  for (size_t i = 0; i < a.params.size(); ++i) {
-    b.params[i]->value.copy_from(a.params[i]->value);
-    c.params[i]->value.copy_from(a.params[i]->value);
-  }
-  train::AdamW ob(b.ptrs, low()), oc(c.ptrs, low());
-  ob.load_state(saved);
-  oc.load_state(as_f32);
-  for (Model* m : {&a, &b, &c})
-    m->set_grads(3);
-  oa.step(1e-2f);
-  ob.step(1e-2f);
-  oc.step(1e-2f);
-  EXPECT_EQ(b.values(), a.values());
-  EXPECT_EQ(c.values(), a.values());
-  // A master in a low-precision state is not a tensor of this optimizer.
-  saved.tensors.emplace("a.weight.master", Tensor::zeros({9, 7}, DType::f32));
-  EXPECT_THROW(ob.load_state(saved), ValueError);
-}
-
-TEST(LowPrecision, AdamWRejectsF16ValuesInLowPrecision) {
-  nn::Parameter p{"x.weight",
-                  {4},
-                  nn::ParamKind::weight,
-                  Tensor::zeros({4}, DType::f16),
-                  Tensor::zeros({4}, DType::f32)};
-  EXPECT_THROW(train::AdamW({&p}, low()), DTypeError);
-}
 
 struct TrainRun {
   std::vector<std::string> warnings;

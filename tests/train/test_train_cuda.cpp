@@ -1,7 +1,7 @@
-// The training building blocks on a GPU, against the same code on the CPU: AdamW with bf16 values
-// and f32 masters (state on the parameters' device, value == round(master) there too), a state
-// saved on the host loaded into a GPU optimizer, the global gradient norm, and the CUDA allocator's
-// memory snapshot. Every test skips without a CUDA device.
+// The training building blocks on a GPU, against the same code on the CPU: the flat Adam
+// (optim/param_adam.h) with bf16 values and f32 masters (state on the parameters' device, value ==
+// round(master) there too), a state saved on the host loaded into a GPU optimizer, the global
+// gradient norm, and the CUDA allocator's memory snapshot. Every test skips without a CUDA device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "optim/param_adam.h"
 #include "support/test_util.h"
 #include "train/param_fixture.h"
 #include "zerotrain/kernels/cast.h"
 #include "zerotrain/train/grad_clip.h"
-#include "zerotrain/train/optimizer.h"
 #include "zerotrain/train/step_measures.h"
 
 namespace zt {
@@ -50,9 +50,9 @@ double max_abs(const std::vector<double>& v) {
 TEST(TrainCuda, AdamWWithMastersMatchesTheCpu) {
   ZT_SKIP_WITHOUT_CUDA();
   auto cpu = make_params(Device::cpu()), gpu = make_params(kGpu);
-  train::AdamWOptions o;
-  o.weight_decay = 0.1f;
-  train::AdamW opt_cpu(pointers(cpu), o), opt_gpu(pointers(gpu), o);
+  test::ParamAdamOptions o;
+  o.adam.weight_decay = 0.1f;
+  test::ParamAdam opt_cpu(pointers(cpu), o), opt_gpu(pointers(gpu), o);
   for (int s = 0; s < 5; ++s) {
     set_grads(cpu, 300 + 10 * s, Device::cpu());
     set_grads(gpu, 300 + 10 * s, kGpu);
@@ -62,7 +62,7 @@ TEST(TrainCuda, AdamWWithMastersMatchesTheCpu) {
     opt_cpu.step(1e-2f, c_cpu.grad_scale);
     opt_gpu.step(1e-2f, c_cpu.grad_scale);  // the same scale: compare the optimizers alone
   }
-  const train::OptimizerState s_cpu = opt_cpu.state(), s_gpu = opt_gpu.state();
+  const optim::OptimizerState s_cpu = opt_cpu.state(), s_gpu = opt_gpu.state();
   ASSERT_EQ(s_cpu.tensors.size(), s_gpu.tensors.size());
   for (const auto& [name, t] : s_cpu.tensors) {
     SCOPED_TRACE(name);
@@ -84,7 +84,7 @@ TEST(TrainCuda, AdamWWithMastersMatchesTheCpu) {
 TEST(TrainCuda, HostStateLoadsIntoAGpuOptimizer) {
   ZT_SKIP_WITHOUT_CUDA();
   auto cpu = make_params(Device::cpu()), gpu = make_params(kGpu);
-  train::AdamW opt_cpu(pointers(cpu)), opt_gpu(pointers(gpu));
+  test::ParamAdam opt_cpu(pointers(cpu)), opt_gpu(pointers(gpu));
   set_grads(cpu, 900, Device::cpu());
   opt_cpu.step(1e-2f);
   opt_gpu.load_state(opt_cpu.state());  // host tensors copied onto the GPU

@@ -3,7 +3,7 @@
 // "amsgrad": true}} trains a tiny llama, its checkpoint holds max_exp_avg_sq and it ends elsewhere
 // than the AdamW run of the same file without those keys; amsgrad with the low-precision mode is
 // refused when the config is applied and, for a TrainConfig built by hand, before training.
-// train::AdamW's variants step by step: tests/train/test_adam_variants.cpp.
+// The flat Adam's variants step by step: tests/optim/test_adam_variants.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -129,14 +129,14 @@ TEST(TrainerResume, InterruptedAndResumedRunMatchesAStraightRunBf16) {
   expect_resume_matches_straight_run(DType::bf16);
 }
 
-// Low precision (bf16 moments in the checkpoint, no masters) in stage 2: train::AdamW loads the
-// moments (read back as f32, cast to bf16) and ShardedAdam copies its shard of them.
+// Low precision (bf16 moments in the checkpoint, no masters) in stage 2: the checkpoint's moments
+// are read back as f32 and each rank's flat Adam casts its shard of them to bf16.
 TEST(TrainerResume, InterruptedAndResumedRunMatchesAStraightRunBf16LowPrecisionStage2) {
   expect_resume_matches_straight_run(DType::bf16, {}, optim::Precision::low, 2);
 }
 
 // Adam with L2 weight decay and amsgrad in stage 1: the checkpoint holds every max_exp_avg_sq
-// (gathered from the shards), and ShardedAdam copies its shard of them back in.
+// (gathered from the shards), and the flat Adam copies its shard of them back in.
 TEST(TrainerResume, AmsgradL2AdamStage1ContinuesExactly) {
   expect_resume_matches_straight_run(DType::f32, {}, optim::Precision::mixed, 1,
                                      [](train::TrainConfig& c) {

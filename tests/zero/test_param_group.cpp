@@ -8,12 +8,19 @@
 #include <vector>
 
 #include "nn/nn_test_util.h"
+#include "zerotrain/comm/self_communicator.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/zero/grad_norm.h"
 #include "zerotrain/zero/param_group.h"
 
 namespace zt {
 namespace {
+
+// The communicator of a one-process run.
+comm::Communicator& one_rank() {
+  static comm::SelfCommunicator self(60);
+  return self;
+}
 
 using zero::ParamGroup;
 using zero::ParamState;
@@ -59,27 +66,27 @@ TEST(ZeroParamGroup, ValueStatesAndIllegalTransitions) {
   std::vector<nn::Parameter*> ps = model.blocks()[1]->parameters();
   const std::vector<std::vector<float>> before = test::values_of(ps);
   ParamGroup g(1, ps, 1, 0);
-  EXPECT_THROW(g.gather(nullptr, {}), ValueError);  // not materialized: no shard to gather from
+  EXPECT_THROW(g.gather(one_rank(), {}), ValueError);  // not materialized: no shard to gather from
   g.materialize(false, {});
   EXPECT_EQ(g.state(), ParamState::sharded);
   for (nn::Parameter* p : ps)
     EXPECT_FALSE(p->value.defined()) << p->name;
   EXPECT_THROW(g.release(), ValueError);  // Sharded -> Released is illegal
-  g.gather(nullptr, {});
+  g.gather(one_rank(), {});
   EXPECT_EQ(g.state(), ParamState::gathered);
   EXPECT_EQ(test::values_of(ps), before);
-  EXPECT_THROW(g.gather(nullptr, {}), ValueError);  // already Gathered
+  EXPECT_THROW(g.gather(one_rank(), {}), ValueError);  // already Gathered
   g.release();
   EXPECT_EQ(g.state(), ParamState::released);
   for (nn::Parameter* p : ps)
     EXPECT_FALSE(p->value.defined()) << p->name;
-  EXPECT_THROW(g.release(), ValueError);                   // Released twice
-  EXPECT_THROW(g.finish_gather(nullptr, {}), ValueError);  // no begin_gather
+  EXPECT_THROW(g.release(), ValueError);                      // Released twice
+  EXPECT_THROW(g.finish_gather(one_rank(), {}), ValueError);  // no begin_gather
   g.begin_gather({});
   EXPECT_EQ(g.state(), ParamState::gathering);
   EXPECT_THROW(g.release(), ValueError);  // a buffer still being gathered
   EXPECT_THROW(g.begin_gather({}), ValueError);
-  g.finish_gather(nullptr, {});
+  g.finish_gather(one_rank(), {});
   EXPECT_EQ(g.state(), ParamState::gathered);
   EXPECT_EQ(test::values_of(ps), before);
 }
@@ -105,7 +112,7 @@ TEST(ZeroParamGroup, GradientIsAcquiredReducedAndDropped) {
   std::vector<nn::Parameter*> ps = model.blocks()[1]->parameters();
   ParamGroup g(1, ps, 1, 0);
   g.materialize(true, {});
-  EXPECT_THROW(g.reduce_grad(nullptr, false, {}), ValueError);  // no gradient yet
+  EXPECT_THROW(g.reduce_grad(one_rank(), false, {}), ValueError);  // no gradient yet
   g.acquire_grad(DType::f32, {});
   ASSERT_TRUE(g.has_full_grad());
   ps.back()->grad.fill(2.0);
@@ -113,7 +120,7 @@ TEST(ZeroParamGroup, GradientIsAcquiredReducedAndDropped) {
   g.acquire_grad(DType::f32, {});  // a second acquire keeps the accumulated values
   EXPECT_EQ(ps.back()->grad.to_floats()[0], 2.0f);
   EXPECT_EQ(ps.back()->grad.storage(), first_view.storage());
-  g.reduce_grad(nullptr, false, {});
+  g.reduce_grad(one_rank(), false, {});
   EXPECT_FALSE(g.has_full_grad());
   for (nn::Parameter* p : ps)
     EXPECT_FALSE(p->grad.defined()) << p->name;
@@ -126,7 +133,7 @@ TEST(ZeroParamGroup, GradientIsAcquiredReducedAndDropped) {
   // Acquired again: a fresh zeroed buffer.
   g.acquire_grad(DType::f32, {});
   EXPECT_EQ(ps.back()->grad.to_floats()[0], 0.0f);
-  g.reduce_grad(nullptr, true, {});
+  g.reduce_grad(one_rank(), true, {});
   EXPECT_TRUE(g.has_full_grad());
   EXPECT_EQ(g.grad_shard().storage(), ps.back()->grad.storage());
 }

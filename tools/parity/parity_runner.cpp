@@ -18,7 +18,7 @@
 #include "zerotrain/nn/block_runner.h"
 #include "zerotrain/nn/head_block.h"
 #include "zerotrain/nn/transformer.h"
-#include "zerotrain/train/optimizer.h"
+#include "zerotrain/optim/flat_adam.h"
 
 namespace fs = std::filesystem;
 using namespace zt;
@@ -89,22 +89,32 @@ int main(int argc, char** argv) {
     for (nn::Parameter* p : model.parameters())
       dump.push_back({"grad." + p->name, p->grad.clone(stream).to(Device::cpu(), stream)});
 
-    train::AdamWOptions ao;
-    ao.beta1 = 0.9f;
-    ao.beta2 = 0.999f;
-    ao.eps = 1e-8f;
-    ao.weight_decay = static_cast<float>(wd);
-    ao.decoupled = wd_mode == "decoupled";
-    ao.amsgrad = amsgrad;
-    ao.decays = train::decay_kinds({nn::ParamKind::weight, nn::ParamKind::bias, nn::ParamKind::norm,
-                                    nn::ParamKind::embedding});
-    train::AdamW opt(model.parameters(), ao);
+    // torch.optim.AdamW with one group: every parameter decays. The flat Adam every ZeRO stage
+    // steps, one run per parameter.
+    optim::AdamConfig adam;
+    adam.beta1 = 0.9;
+    adam.beta2 = 0.999;
+    adam.eps = 1e-8;
+    adam.weight_decay = wd;
+    adam.decoupled_weight_decay = wd_mode == "decoupled";
+    adam.amsgrad = amsgrad;
+    const std::vector<nn::Parameter*> params = model.parameters();
+    std::vector<optim::FlatParam> flat_params;
+    std::vector<optim::FlatRun> runs;
+    for (size_t i = 0; i < params.size(); ++i) {
+      flat_params.push_back({params[i]->name, params[i]->shape, params[i]->value.dtype(), true});
+      runs.push_back({params[i]->value.flatten(), {{i, 0, params[i]->value.numel(), 0}}});
+    }
+    optim::FlatAdam opt(flat_params, runs, adam, optim::Precision::mixed, nullptr, {}, stream);
     nlohmann::json losses = nlohmann::json::array();
     for (int t = 0; t < steps; ++t) {
-      opt.zero_grad(stream);
+      model.zero_grads(stream);
       batch(t, ctx);
       losses.push_back(runner.forward_backward(ctx).to_floats(stream)[0]);
-      opt.step(static_cast<float>(lr), 1.0f, stream);
+      std::vector<Tensor> grads;
+      for (const nn::Parameter* p : params)
+        grads.push_back(p->grad.flatten());
+      opt.step(grads, static_cast<float>(lr), 1.0f, stream);
     }
     batch(steps, ctx);
     dump.push_back({"final_logits", logits_of(model, ctx)});

@@ -8,7 +8,7 @@
 // Each element loads p, m and v from bf16, widens them to f32, runs the f32 update sequence of
 // adam_step in registers and rounds p, m and v once each at the store (round to nearest even, as
 // core/half.h rounds). An update smaller than half a bf16 ulp of p (2^-9 relative) therefore
-// rounds back to p: the parameter does not move. train/precision_guard.h warns when that is the
+// rounds back to p: the parameter does not move. precision_guard.h warns when that is the
 // typical case.
 #pragma once
 

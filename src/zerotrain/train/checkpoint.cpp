@@ -27,7 +27,8 @@ fs::path model_config_path(const fs::path& model) {
   return fs::is_directory(model) ? model / "config.json" : model;
 }
 
-void write_optimizer_state(const fs::path& path, const OptimizerState& state, Stream stream) {
+void write_optimizer_state(const fs::path& path, const optim::OptimizerState& state,
+                           Stream stream) {
   std::vector<io::NamedTensor> tensors;
   tensors.reserve(state.tensors.size());
   for (const auto& [name, t] : state.tensors)
@@ -38,9 +39,9 @@ void write_optimizer_state(const fs::path& path, const OptimizerState& state, St
   io::write_safetensors(path, tensors, options);
 }
 
-OptimizerState read_optimizer_state(const fs::path& path) {
+optim::OptimizerState read_optimizer_state(const fs::path& path) {
   const io::SafetensorsReader reader(path);
-  OptimizerState state;
+  optim::OptimizerState state;
   const auto it = reader.metadata().find("step");
   if (it == reader.metadata().end())
     throw FormatError(kComponent, str(path.string(), ": metadata has no \"step\""));
@@ -92,12 +93,8 @@ void check_resume_config(const nlohmann::json& saved, const TrainConfig& config,
 }
 
 fs::path save_checkpoint(const fs::path& out, nn::Transformer& model, DType dtype,
-                         const AdamW& optimizer, const TrainState& state, Stream stream) {
-  return save_checkpoint(out, model, dtype, optimizer.state(), state, stream);
-}
-
-fs::path save_checkpoint(const fs::path& out, nn::Transformer& model, DType dtype,
-                         const OptimizerState& optimizer, const TrainState& state, Stream stream) {
+                         const optim::OptimizerState& optimizer, const TrainState& state,
+                         Stream stream) {
   const fs::path final_dir = out / kCheckpointDirName;
   const fs::path tmp = out / (std::string(kCheckpointDirName) + ".tmp");
   fs::remove_all(tmp);
@@ -143,10 +140,10 @@ TrainState read_train_state(const fs::path& dir) {
   return s;
 }
 
-void load_checkpoint_weights(const fs::path& dir, nn::Transformer& model, AdamW& optimizer,
-                             Stream stream) {
+optim::OptimizerState load_checkpoint_weights(const fs::path& dir, nn::Transformer& model,
+                                              Stream stream) {
   io::load_pretrained(model, dir / kModelDir, stream);
-  optimizer.load_state(read_optimizer_state(dir / kOptimizerFile), stream);
+  return read_optimizer_state(dir / kOptimizerFile);
 }
 
 void drop_metrics_after(const fs::path& path, int64_t step) {

@@ -1,7 +1,8 @@
 // The single-process trainer's checkpoint: everything a run needs to continue exactly where it
 // stopped. Layout of `<out>/checkpoint/`:
 //   model/                  the parameters in Hugging Face layout, stored in the training dtype
-//   optimizer.safetensors   AdamW::state() tensors (f32), metadata {"step": updates taken}
+//   optimizer.safetensors   the full optimizer state (optim/optimizer_state.h: f32, bf16 moments
+//                           in low precision), metadata {"step": updates taken}
 //   train_state.json        {"step", "data": DataLoaderState, "config": resume_config_json,
 //                            "scheduler": the lr scheduler's state,
 //                            "loss_scaler": LossScaler::state(), fp16 runs only}
@@ -18,7 +19,7 @@
 #include "zerotrain/core/stream.h"
 #include "zerotrain/data/data_loader.h"
 #include "zerotrain/nn/transformer.h"
-#include "zerotrain/train/optimizer.h"
+#include "zerotrain/optim/optimizer_state.h"
 #include "zerotrain/train/trainer.h"
 
 namespace zt::train {
@@ -45,23 +46,20 @@ void check_resume_config(const nlohmann::json& saved, const TrainConfig& config,
                          const std::filesystem::path& dir);
 
 // Writes `<out>/checkpoint/` as described above, replacing an earlier one; returns its path.
+// `optimizer`: the full state (the ZeRO engine's full_optimizer_state, zero/zero_stage.h).
 std::filesystem::path save_checkpoint(const std::filesystem::path& out, nn::Transformer& model,
-                                      DType dtype, const AdamW& optimizer, const TrainState& state,
-                                      Stream stream = {});
-// The same from an optimizer state gathered elsewhere (the sharded ZeRO stages gather theirs, see
-// zero/zero_stage.h).
-std::filesystem::path save_checkpoint(const std::filesystem::path& out, nn::Transformer& model,
-                                      DType dtype, const OptimizerState& optimizer,
+                                      DType dtype, const optim::OptimizerState& optimizer,
                                       const TrainState& state, Stream stream = {});
 
 // Reads train_state.json of the checkpoint `dir`. Throws ValueError when `dir` has no COMPLETE
 // marker, FormatError naming the file or key when train_state.json is missing or malformed.
 TrainState read_train_state(const std::filesystem::path& dir);
 
-// Loads the model weights and the optimizer state of the checkpoint `dir` (read_train_state checks
-// it first).
-void load_checkpoint_weights(const std::filesystem::path& dir, nn::Transformer& model,
-                             AdamW& optimizer, Stream stream = {});
+// Loads the model weights of the checkpoint `dir` (read_train_state checks it first) and returns
+// its full optimizer state (tensors as saved, read as f32 into host memory), which the ZeRO
+// engine starts from (zero::make_zero_stage).
+optim::OptimizerState load_checkpoint_weights(const std::filesystem::path& dir,
+                                              nn::Transformer& model, Stream stream = {});
 
 // Rewrites a metrics JSONL file (atomically) without the lines of steps after `step`, and without
 // lines that do not parse (one cut short by a crash): what a run interrupted after its last

@@ -13,13 +13,12 @@
 #include "zerotrain/io/hf_model.h"
 #include "zerotrain/nn/block_runner.h"
 #include "zerotrain/nn/transformer.h"
+#include "zerotrain/optim/precision_guard.h"
 #include "zerotrain/train/checkpoint.h"
 #include "zerotrain/train/fp16_step.h"
 #include "zerotrain/monitor/loss_plot.h"
 #include "zerotrain/train/memory_report.h"
-#include "zerotrain/train/optimizer.h"
 #include "zerotrain/train/out_of_memory.h"
-#include "zerotrain/train/precision_guard.h"
 #include "zerotrain/train/run_log.h"
 #include "zerotrain/train/step_measures.h"
 #include "zerotrain/train/train_scheduler.h"
@@ -120,20 +119,8 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
                                   " tokens) is too small for one batch of ", c.data.micro_batch,
                                   " x ", c.data.seq_len + 1, " tokens"));
 
-  AdamWOptions ao;
-  ao.beta1 = static_cast<float>(c.optimizer.beta1);
-  ao.beta2 = static_cast<float>(c.optimizer.beta2);
-  ao.eps = static_cast<float>(c.optimizer.eps);
-  ao.weight_decay = static_cast<float>(c.optimizer.weight_decay);
-  ao.decoupled = c.optimizer.decoupled_weight_decay;
-  ao.amsgrad = c.optimizer.amsgrad;
-  ao.bias_correction = c.optimizer.bias_correction;
-  ao.precision = c.precision.mode;
-  if (rank == 0) ao.guard = make_precision_guard(cb.on_warning);
-  const std::vector<nn::Parameter*> params = model.parameters();
-  AdamW optimizer(params, ao);
-  if (resuming) load_checkpoint_weights(c.paths.resume, model, optimizer, stream);
-  // The ZeRO stage, chosen once; one process runs it without a communicator.
+  // The ZeRO stage, chosen once, with the optimizer it steps; one process runs it with a one-rank
+  // communicator. It starts from the checkpoint's optimizer state when resuming.
   zero::ZeroOptions zo;
   zo.stage = c.zero.stage;
   zo.reduce_bucket_elements = c.zero.reduce_bucket_elements;
@@ -145,8 +132,14 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   zo.max_live_elements = c.zero.max_live_elements;
   zo.shard_init = shard_source.get();
   zo.shard_init_dtype = c.precision.dtype;
-  const std::unique_ptr<zero::ZeroStage> engine =
-      zero::make_zero_stage(zo, model.blocks(), c.comm, c.device, stream, optimizer);
+  zo.optimizer.adam = c.optimizer;
+  zo.optimizer.precision = c.precision.mode;
+  if (rank == 0) zo.optimizer.guard = optim::make_precision_guard(cb.on_warning);
+  const zero::ZeroContext zero_context = c.comm ? zero::ZeroContext(*c.comm, c.device, stream)
+                                                : zero::ZeroContext::one_process(c.device, stream);
+  const std::unique_ptr<zero::ZeroStage> engine = zero::make_zero_stage(
+      zo, model.blocks(), zero_context,
+      resuming ? load_checkpoint_weights(c.paths.resume, model, stream) : optim::OptimizerState{});
   if (c.comm) engine->check_parameters_identical();
   // See [Note: trainer scheduler].
   const std::unique_ptr<optim::Scheduler> scheduler = make_train_scheduler(c);
@@ -159,11 +152,6 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
                                     ": its train_state.json has no loss_scaler"));
     scaler->load_state(resumed.loss_scaler);
   }
-  // Momentum cycling (OneCycle) sets the betas of train::AdamW, which only stage 0 steps with.
-  if (scheduler->betas() && c.zero.stage > 0)
-    throw ValueError("train",
-                     str("scheduler ", scheduler->type(), " cycles momentum, which ZeRO stage ",
-                         c.zero.stage, " does not support yet (use stage 0)"));
   nn::RunnerOptions ro;
   ro.checkpoint_layers = c.activation_checkpointing;
   nn::BlockRunner runner(model.blocks(), ro);
@@ -209,7 +197,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   // Collective: every rank takes part in gathering the (sharded) state; rank 0 writes it.
   auto save = [&](int64_t done) {
     where = "save";
-    const OptimizerState opt_state = engine->full_optimizer_state();
+    const optim::OptimizerState opt_state = engine->full_optimizer_state();
     engine->begin_full_parameters();
     if (writer_rank) {
       TrainState st;
@@ -256,7 +244,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     const double norm = plan.norm;
     const double lr = scheduler->lr();
     if (const auto betas = scheduler->betas())
-      optimizer.set_betas(static_cast<float>(betas->beta1), static_cast<float>(betas->beta2));
+      engine->set_betas(static_cast<float>(betas->beta1), static_cast<float>(betas->beta2));
     if (plan.update) engine->step(static_cast<float>(lr), plan.grad_scale);
     if (plan.step_scheduler) scheduler->step();
     if (!plan.update) {

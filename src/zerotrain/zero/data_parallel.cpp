@@ -29,7 +29,7 @@ std::vector<uint64_t> all_gather_words(comm::Communicator& comm, uint64_t word, 
 
 DataParallel::DataParallel(std::vector<std::unique_ptr<nn::Block>>& blocks,
                            comm::Communicator& comm, Device device, Stream compute,
-                           DataParallelOptions options)
+                           DataParallelOptions options, CudaStream* reduce_stream)
     : blocks_(blocks),
       comm_(comm),
       device_(device),
@@ -39,10 +39,8 @@ DataParallel::DataParallel(std::vector<std::unique_ptr<nn::Block>>& blocks,
       comm_dtype_(options.comm_dtype.value_or(buckets_.buckets().front().flat.dtype())),
       state_(buckets_.buckets().size(), BucketState::idle) {
   check_grad_dtype("communication dtype", comm_dtype_);
-  if (device.is_cuda() && options_.overlap_comm) {
-    // The gradient all-reduces: a higher priority than compute, so that a ready bucket starts
-    // reducing at once while backward continues on the compute stream.
-    comm_stream_.emplace(device, -1);
+  if (options_.overlap_comm) comm_stream_ = reduce_stream;
+  if (comm_stream_) {
     ready_events_.reserve(state_.size());
     for (size_t i = 0; i < state_.size(); ++i)
       ready_events_.emplace_back(device);

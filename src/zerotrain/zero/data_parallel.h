@@ -46,9 +46,12 @@ struct DataParallelOptions {
 class DataParallel {
  public:
   // `comm` reduces buffers on `device` (NCCL for cuda, MPI/self for the host); it and the blocks
-  // must outlive this object. Broadcasts rank 0's parameter values (a collective).
+  // must outlive this object. reduce_stream: where the all-reduces run with overlap_comm (the
+  // engine's side stream, zero/comm_streams.h; it outlives this object); null: on `compute`.
+  // Broadcasts rank 0's parameter values (a collective).
   DataParallel(std::vector<std::unique_ptr<nn::Block>>& blocks, comm::Communicator& comm,
-               Device device, Stream compute, DataParallelOptions options = {});
+               Device device, Stream compute, DataParallelOptions options = {},
+               CudaStream* reduce_stream = nullptr);
   ~DataParallel();
   DataParallel(const DataParallel&) = delete;
   DataParallel& operator=(const DataParallel&) = delete;
@@ -88,8 +91,9 @@ class DataParallel {
   DType comm_dtype_;
   std::vector<BucketState> state_;  // per bucket
   bool boundary_ = false;
-  // GPU only: the stream the all-reduces run on, so that they overlap the rest of backward.
-  std::optional<CudaStream> comm_stream_;
+  // GPU with overlap_comm only: the stream the all-reduces run on, so that they overlap the rest
+  // of backward (not owned: zero/comm_streams.h).
+  CudaStream* comm_stream_ = nullptr;
   std::vector<CudaEvent> ready_events_;  // per bucket: its gradients are complete
   std::optional<CudaEvent> comm_done_;
 };

@@ -14,8 +14,8 @@ namespace {
 
 constexpr std::string_view kComponent = "zero";
 
-bool single(const comm::Communicator* comm) {
-  return comm == nullptr || comm->size() == 1;
+bool single(const comm::Communicator& comm) {
+  return comm.size() == 1;
 }
 
 }  // namespace
@@ -110,7 +110,7 @@ void ParamGroup::materialize_shard(Tensor shard) {
   state_ = ParamState::sharded;
 }
 
-void ParamGroup::gather(comm::Communicator* comm, Stream stream) {
+void ParamGroup::gather(comm::Communicator& comm, Stream stream) {
   begin_gather(stream);
   finish_gather(comm, stream);
 }
@@ -125,15 +125,15 @@ void ParamGroup::begin_gather(Stream alloc_stream) {
   state_ = ParamState::gathering;
 }
 
-void ParamGroup::finish_gather(comm::Communicator* comm, Stream stream) {
+void ParamGroup::finish_gather(comm::Communicator& comm, Stream stream) {
   if (state_ != ParamState::gathering)
     throw ValueError(kComponent, str("block ", block_, ": finish_gather from state ",
                                      param_state_name(state_), " (needs Gathering)"));
   if (single(comm))
     full_.slice(0, 0, shard_).copy_from(value_shard_, stream);
   else
-    comm->all_gather(value_shard_.data(), full_.data(), static_cast<size_t>(shard_), value_dtype_,
-                     stream);
+    comm.all_gather(value_shard_.data(), full_.data(), static_cast<size_t>(shard_), value_dtype_,
+                    stream);
   point_values();
   state_ = ParamState::gathered;
 }
@@ -149,12 +149,12 @@ void ParamGroup::release() {
   state_ = ParamState::released;
 }
 
-void ParamGroup::all_gather_in_place(comm::Communicator* comm, Stream stream) {
+void ParamGroup::all_gather_in_place(comm::Communicator& comm, Stream stream) {
   ZT_ASSERT(replicated_ && state_ == ParamState::gathered, kComponent,
             "in-place all-gather needs a replicated group");
   if (single(comm)) return;
-  comm->all_gather(value_shard_.data(), full_.data(), static_cast<size_t>(shard_), value_dtype_,
-                   stream);
+  comm.all_gather(value_shard_.data(), full_.data(), static_cast<size_t>(shard_), value_dtype_,
+                  stream);
 }
 
 void ParamGroup::acquire_grad(DType dtype, Stream stream) {
@@ -177,7 +177,7 @@ void ParamGroup::prepare_grad_shard(Stream stream) {
                                 value_shard_.device(), stream);
 }
 
-Tensor ParamGroup::reduce_grad(comm::Communicator* comm, bool keep_full, Stream stream,
+Tensor ParamGroup::reduce_grad(comm::Communicator& comm, bool keep_full, Stream stream,
                                std::optional<DType> comm_dtype) {
   if (!grad_full_.defined())
     throw ValueError(kComponent,
@@ -187,7 +187,7 @@ Tensor ParamGroup::reduce_grad(comm::Communicator* comm, bool keep_full, Stream 
   Tensor own = grad_full_.slice(0, shard_offset(), shard_offset() + shard_);
   if (keep_full) {
     // In place: this rank's chunk of the send buffer receives its reduction.
-    if (!single(comm)) reduce_scatter_grads(*comm, grad_full_, own, wire, stream);
+    if (!single(comm)) reduce_scatter_grads(comm, grad_full_, own, wire, stream);
     grad_shard_ = own;
     return {};
   }
@@ -196,7 +196,7 @@ Tensor ParamGroup::reduce_grad(comm::Communicator* comm, bool keep_full, Stream 
   if (single(comm))
     grad_shard_.copy_from(own, stream);
   else
-    reduce_scatter_grads(*comm, grad_full_, grad_shard_, wire, stream);
+    reduce_scatter_grads(comm, grad_full_, grad_shard_, wire, stream);
   for (nn::Parameter* p : params_)
     p->grad = Tensor();
   Tensor dropped = std::move(grad_full_);

@@ -55,6 +55,7 @@ class ParamGroup {
   const std::vector<nn::Parameter*>& params() const { return params_; }
   const std::vector<int64_t>& offsets() const { return offsets_; }
   int64_t numel() const { return numel_; }
+  int world() const { return world_; }
   int64_t shard_numel() const { return shard_; }
   int64_t padded_numel() const { return shard_ * world_; }
   int64_t shard_offset() const { return shard_ * rank_; }
@@ -72,15 +73,15 @@ class ParamGroup {
   // state Sharded. Throws ValueError for a shard of another size or a group materialized already.
   void materialize_shard(Tensor shard);
   // Sharded|Released -> Gathered: all-gathers the shards into a new full buffer.
-  void gather(comm::Communicator* comm, Stream stream);
+  void gather(comm::Communicator& comm, Stream stream);
   // The same in two halves, so that the buffer is allocated on the compute stream and the
   // all-gather runs on another (the caller orders the two streams with an event in between).
   void begin_gather(Stream alloc_stream);
-  void finish_gather(comm::Communicator* comm, Stream stream);
+  void finish_gather(comm::Communicator& comm, Stream stream);
   // Gathered -> Released (not for a replicated group).
   void release();
   // Replicated groups after the optimizer step: every rank's updated shard to every rank.
-  void all_gather_in_place(comm::Communicator* comm, Stream stream);
+  void all_gather_in_place(comm::Communicator& comm, Stream stream);
   // This rank's values: [shard_numel] value dtype (a view into the full buffer when replicated).
   const Tensor& value_shard() const { return value_shard_; }
 
@@ -95,7 +96,7 @@ class ParamGroup {
   // and the parameters' grads become undefined, and the buffer is returned: a caller reducing on
   // another stream keeps it alive until that stream's work is done. comm_dtype: the dtype the
   // sums are taken in ([Note: communication dtype] in grad_comm.h); unset: the gradient's dtype.
-  Tensor reduce_grad(comm::Communicator* comm, bool keep_full, Stream stream,
+  Tensor reduce_grad(comm::Communicator& comm, bool keep_full, Stream stream,
                      std::optional<DType> comm_dtype = std::nullopt);
   // [shard_numel] gradient dtype: this rank's summed gradient after reduce_grad.
   const Tensor& grad_shard() const { return grad_shard_; }

@@ -9,13 +9,14 @@
 
 namespace zt::zero {
 
-ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks,
-                           comm::Communicator* comm, Device device, Stream stream,
-                           train::AdamW& optimizer, const ZeroOptions& options,
+ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks, const ZeroContext& ctx,
+                           const ZeroOptions& options, const optim::OptimizerState& initial,
                            bool replicated_values)
-    : ZeroStage(comm, device, stream), uses_(blocks.size()), own_group_(blocks.size(), -1) {
-  const int world = comm ? comm->size() : 1;
-  const int rank = comm ? comm->rank() : 0;
+    : ZeroStage(ctx), uses_(blocks.size()), own_group_(blocks.size(), -1) {
+  const int world = comm_.size();
+  const int rank = comm_.rank();
+  const Device device = device_;
+  const Stream stream = stream_;
   std::map<const nn::Parameter*, size_t> group_of;
   for (size_t b = 0; b < blocks.size(); ++b) {
     std::vector<nn::Parameter*> ps = blocks[b]->parameters();
@@ -23,7 +24,7 @@ ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks,
     if (ps.front()->grad.defined()) grad_dtype_ = ps.front()->grad.dtype();
     for (nn::Parameter* p : ps) {
       if (world > 1 && !options.shard_init)  // every rank starts from rank 0's values
-        comm->broadcast(p->value.data(), static_cast<size_t>(p->value.numel()), p->value.dtype(), 0,
+        comm_.broadcast(p->value.data(), static_cast<size_t>(p->value.numel()), p->value.dtype(), 0,
                         stream);
       group_of[p] = groups_.size();
       p->grad = Tensor();  // the group's gradient buffers replace the model's
@@ -49,18 +50,14 @@ ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks,
       uses_[b].push_back(it->second);
     }
   reduced_.assign(groups_.size(), false);
-  std::vector<ParamGroup*> raw;
   int64_t chunks = 0;
-  for (auto& g : groups_) {
-    raw.push_back(g.get());
+  for (auto& g : groups_)
     chunks += g->shard_numel() / kNormChunk;
-  }
-  adam_ = std::make_unique<ShardedAdam>(raw, optimizer.options(), optimizer.state(), stream);
-  optimizer.load_state({}, stream);  // the shards hold the state now; drop the full copy
+  adam_ = make_group_adam(group_pointers(), RunExtent::shard, options.optimizer, initial, stream);
   partials_ = Tensor::zeros({chunks}, DType::f32, device, stream);
   in_flight_.resize(groups_.size());
-  if (device.is_cuda() && options.overlap_comm && world > 1) {
-    comm_stream_.emplace(device, -1);
+  if (options.overlap_comm) comm_stream_ = ctx_.streams().reduce();
+  if (comm_stream_) {
     for (size_t g = 0; g < groups_.size(); ++g) {
       grad_ready_.emplace_back(device);
       grad_reduced_.emplace_back(device);
@@ -155,22 +152,24 @@ double ShardedStage::grad_norm() {
   const int world = world_size();
   if (world == 1) return norm_from_gathered(partials_.to_floats(stream_), per_shard, 1);
   Tensor all = Tensor::empty({at * world}, DType::f32, device_, stream_);
-  comm_->all_gather(partials_.data(), all.data(), static_cast<size_t>(at), DType::f32, stream_);
+  comm_.all_gather(partials_.data(), all.data(), static_cast<size_t>(at), DType::f32, stream_);
   return norm_from_gathered(all.to_floats(stream_), per_shard, world);
 }
 
 void ShardedStage::step(float lr, float grad_scale) {
-  adam_->step(lr, grad_scale, stream_);
+  std::vector<Tensor> grads;
+  for (auto& g : groups_) {
+    if (!g->grad_shard().defined())
+      throw ValueError("zero", str("block ", g->block(), ": step without a reduced gradient"));
+    grads.push_back(g->grad_shard());
+  }
+  adam_->step(grads, lr, grad_scale, stream_);
   after_step();
 }
 
 void ShardedStage::zero_grad() {
   for (auto& g : groups_)
     g->zero_full_grad(stream_);
-}
-
-train::OptimizerState ShardedStage::full_optimizer_state() {
-  return adam_->full_state(comm_, comm_ == nullptr || comm_->rank() == 0, stream_);
 }
 
 MemoryBytes ShardedStage::memory() const {

@@ -1,5 +1,5 @@
 // ZeRO stages 1, 2 and 3: one ParamGroup per block, gradients reduce-scattered per group right
-// after the block's backward on the boundary micro-step, ShardedAdam on this rank's shards. What
+// after the block's backward on the boundary micro-step, the flat Adam on this rank's shards. What
 // differs between the stages is two decisions, each made by the subclass's type: whether the full
 // values stay (1, 2) or are gathered around each use (3), and whether the full gradient stays
 // (1) or is dropped after its reduce-scatter (2, 3). Stage 3 lives in stage3.h. See
@@ -14,7 +14,6 @@
 #include "zerotrain/core/stream.h"
 
 #include "zerotrain/zero/param_group.h"
-#include "zerotrain/zero/sharded_adam.h"
 #include "zerotrain/zero/zero_stage.h"
 
 namespace zt::zero {
@@ -27,16 +26,13 @@ class ShardedStage : public ZeroStage {
   double grad_norm() override;
   void step(float lr, float grad_scale) override;
   void zero_grad() override;
-  train::OptimizerState full_optimizer_state() override;
   MemoryBytes memory() const override;
   void check_parameters_identical() override;
 
-  const std::vector<std::unique_ptr<ParamGroup>>& groups() const { return groups_; }
-
  protected:
   // replicated_values: every rank keeps the full values (stages 1, 2).
-  ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks, comm::Communicator* comm,
-               Device device, Stream stream, train::AdamW& optimizer, const ZeroOptions& options,
+  ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks, const ZeroContext& ctx,
+               const ZeroOptions& options, const optim::OptimizerState& initial,
                bool replicated_values);
 
   // Around every forward (backward false) and backward of `block`: stage 3 gathers and releases.
@@ -46,8 +42,8 @@ class ShardedStage : public ZeroStage {
   virtual bool keeps_full_grads() const = 0;
   // After the optimizer step: stages 1 and 2 all-gather the updated shards.
   virtual void after_step() = 0;
+  void after_shard_load() override { after_step(); }
 
-  std::vector<std::unique_ptr<ParamGroup>> groups_;  // in block order
   std::vector<std::vector<size_t>> uses_;  // per block: the groups it reads (own, then shared)
 
  private:
@@ -62,11 +58,10 @@ class ShardedStage : public ZeroStage {
   DType grad_dtype_ = DType::f32;  // accumulation ([Note: communication dtype] in grad_comm.h)
   DType comm_dtype_ = DType::f32;  // reduce-scatters
   bool boundary_ = false;
-  std::unique_ptr<ShardedAdam> adam_;
   Tensor partials_;  // [sum over groups of shard_numel / kNormChunk] f32
   // GPU with overlap_comm, see [Note: sharded reduce overlap]: the gradient reduce-scatters run on
-  // this stream, at a higher priority than compute, while earlier blocks' backward goes on.
-  std::optional<CudaStream> comm_stream_;
+  // ctx_'s reduce stream (comm_streams.h) while earlier blocks' backward goes on; null: on compute.
+  CudaStream* comm_stream_ = nullptr;
   std::vector<CudaEvent> grad_ready_;    // per group: its gradient is complete (compute stream)
   std::vector<CudaEvent> grad_reduced_;  // per group: its reduce-scatter is done (comm stream)
   std::vector<Tensor> in_flight_;        // per group: the full gradient its reduce-scatter reads
@@ -76,9 +71,9 @@ class ShardedStage : public ZeroStage {
 // Stage 1: optimizer state sharded.
 class Stage1 : public ShardedStage {
  public:
-  Stage1(std::vector<std::unique_ptr<nn::Block>>& blocks, comm::Communicator* comm, Device device,
-         Stream stream, train::AdamW& optimizer, const ZeroOptions& options)
-      : ShardedStage(blocks, comm, device, stream, optimizer, options, true) {}
+  Stage1(std::vector<std::unique_ptr<nn::Block>>& blocks, const ZeroContext& ctx,
+         const ZeroOptions& options, const optim::OptimizerState& initial)
+      : ShardedStage(blocks, ctx, options, initial, true) {}
   int stage() const override { return 1; }
 
  protected:

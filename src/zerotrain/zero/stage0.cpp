@@ -6,20 +6,24 @@
 
 namespace zt::zero {
 
-Stage0::Stage0(std::vector<std::unique_ptr<nn::Block>>& blocks, comm::Communicator* comm,
-               Device device, Stream stream, const ZeroOptions& options, train::AdamW& optimizer)
-    : ZeroStage(comm, device, stream), optimizer_(optimizer) {
-  if (comm) {
-    DataParallelOptions dpo;
-    dpo.bucket_elements = options.reduce_bucket_elements;
-    dpo.overlap_comm = options.overlap_comm;
-    dpo.grad_dtype = options.grad_dtype;
-    dpo.comm_dtype = options.comm_dtype;
-    dp_ = std::make_unique<DataParallel>(blocks, *comm, device, stream, dpo);
-  } else {
-    local_ = std::make_unique<GradBuckets>(blocks, options.reduce_bucket_elements, device,
-                                           options.grad_dtype);
+Stage0::Stage0(std::vector<std::unique_ptr<nn::Block>>& blocks, const ZeroContext& ctx,
+               const ZeroOptions& options, const optim::OptimizerState& initial)
+    : ZeroStage(ctx) {
+  const Stream stream = stream_;
+  // The values move into each block's group (a world of one: the whole block on every rank).
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    std::vector<nn::Parameter*> ps = blocks[b]->parameters();
+    if (ps.empty()) continue;
+    groups_.push_back(std::make_unique<ParamGroup>(b, std::move(ps), 1, 0));
+    groups_.back()->materialize(true, stream);
   }
+  DataParallelOptions dpo;  // broadcasts rank 0's values into the groups
+  dpo.bucket_elements = options.reduce_bucket_elements;
+  dpo.overlap_comm = options.overlap_comm;
+  dpo.grad_dtype = options.grad_dtype;
+  dpo.comm_dtype = options.comm_dtype;
+  dp_ = std::make_unique<DataParallel>(blocks, comm_, device_, stream, dpo,
+                                       options.overlap_comm ? ctx_.streams().reduce() : nullptr);
   // Each block's gradients are consecutive in one bucket ([Note: bucket order]): its flat group.
   int64_t total_chunks = 0;
   for (auto& block : blocks) {
@@ -42,21 +46,23 @@ Stage0::Stage0(std::vector<std::unique_ptr<nn::Block>>& blocks, comm::Communicat
       break;
     }
   }
-  partials_ = Tensor::zeros({total_chunks}, DType::f32, device, stream);
+  partials_ = Tensor::zeros({total_chunks}, DType::f32, device_, stream);
+  ZT_ASSERT(group_grads_.size() == groups_.size(), "zero", "a group without its gradient slice");
+  adam_ = make_group_adam(group_pointers(), RunExtent::params, options.optimizer, initial, stream);
 }
 
 nn::BlockHooks Stage0::hooks() {
   nn::BlockHooks h;
-  if (dp_) h.after_backward = [this](size_t block) { dp_->after_block_backward(block); };
+  h.after_backward = [this](size_t block) { dp_->after_block_backward(block); };
   return h;
 }
 
 void Stage0::begin_micro_step(bool boundary) {
-  if (dp_) dp_->begin_micro_step(boundary);
+  dp_->begin_micro_step(boundary);
 }
 
 void Stage0::finish_gradient_sync() {
-  if (dp_) dp_->finish_gradient_sync();
+  dp_->finish_gradient_sync();
 }
 
 double Stage0::grad_norm() {
@@ -70,18 +76,15 @@ double Stage0::grad_norm() {
 }
 
 void Stage0::step(float lr, float grad_scale) {
-  optimizer_.step(lr, grad_scale, stream_);
+  adam_->step(group_grads_, lr, grad_scale, stream_);
 }
 
 void Stage0::zero_grad() {
-  if (dp_)
-    dp_->zero_grad();
-  else
-    local_->zero(stream_);
+  dp_->zero_grad();
 }
 
 void Stage0::check_parameters_identical() {
-  if (dp_) dp_->check_parameters_identical();  // DataParallel's own checksum, the same check
+  dp_->check_parameters_identical();  // DataParallel's own checksum, the same check
 }
 
 MemoryBytes Stage0::memory() const {
@@ -91,8 +94,7 @@ MemoryBytes Stage0::memory() const {
     for (const nn::Parameter* p : b.params)
       m.params += static_cast<int64_t>(p->value.nbytes());
   }
-  for (const auto& [name, t] : optimizer_.state().tensors)
-    m.optimizer += static_cast<int64_t>(t.nbytes());
+  m.optimizer = adam_->bytes();
   return m;
 }
 

@@ -1,6 +1,8 @@
-// ZeRO stage 0 behind the ZeroStage interface: DataParallel's bucketed all-reduce (or, in one
-// process, the same flat gradient buckets without communication), the chunked global norm over
-// full gradients, and train::AdamW. See [Note: ZeRO stages] in zero_stage.h. Tested by
+// ZeRO stage 0 behind the ZeroStage interface: one ParamGroup per block replicated over a world of
+// one (the values in its flat buffer), DataParallel's bucketed all-reduce (with one rank, the same
+// flat gradient buckets without communication), the chunked global norm over full gradients,
+// and the flat Adam stepping each group's parameters with its block's slice of a gradient bucket.
+// See [Note: ZeRO stages] in zero_stage.h. Tested by
 // tests/mpi/test_ddp_training.cpp and tests/mpi/test_zero_parity.cpp.
 #pragma once
 
@@ -13,8 +15,8 @@ namespace zt::zero {
 
 class Stage0 final : public ZeroStage {
  public:
-  Stage0(std::vector<std::unique_ptr<nn::Block>>& blocks, comm::Communicator* comm, Device device,
-         Stream stream, const ZeroOptions& options, train::AdamW& optimizer);
+  Stage0(std::vector<std::unique_ptr<nn::Block>>& blocks, const ZeroContext& ctx,
+         const ZeroOptions& options, const optim::OptimizerState& initial);
 
   int stage() const override { return 0; }
   nn::BlockHooks hooks() override;
@@ -24,17 +26,14 @@ class Stage0 final : public ZeroStage {
   void step(float lr, float grad_scale) override;
   void zero_grad() override;
   void check_parameters_identical() override;
-  train::OptimizerState full_optimizer_state() override { return optimizer_.state(); }
   MemoryBytes memory() const override;
 
  private:
-  const GradBuckets& buckets() const { return dp_ ? dp_->buckets() : *local_; }
+  const GradBuckets& buckets() const { return dp_->buckets(); }
 
-  std::unique_ptr<DataParallel> dp_;    // with a communicator
-  std::unique_ptr<GradBuckets> local_;  // one process: the same buckets, nothing to reduce
-  train::AdamW& optimizer_;
-  std::vector<Tensor> group_grads_;  // per block with parameters: its flat gradient (a bucket view)
-  Tensor partials_;                  // [sum of norm_chunks] f32
+  std::unique_ptr<DataParallel> dp_;  // one rank: the same buckets, nothing to reduce
+  std::vector<Tensor> group_grads_;   // per group: [numel] its block's gradients (a bucket view)
+  Tensor partials_;                   // [sum of norm_chunks] f32
 };
 
 }  // namespace zt::zero

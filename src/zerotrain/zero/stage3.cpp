@@ -7,9 +7,9 @@
 
 namespace zt::zero {
 
-Stage3::Stage3(std::vector<std::unique_ptr<nn::Block>>& blocks, comm::Communicator* comm,
-               Device device, Stream stream, train::AdamW& optimizer, const ZeroOptions& options)
-    : ShardedStage(blocks, comm, device, stream, optimizer, options, false),
+Stage3::Stage3(std::vector<std::unique_ptr<nn::Block>>& blocks, const ZeroContext& ctx,
+               const ZeroOptions& options, const optim::OptimizerState& initial)
+    : ShardedStage(blocks, ctx, options, initial, false),
       options_(options),
       blocks_(blocks.size()),
       prefetched_(groups_.size(), false),
@@ -18,11 +18,11 @@ Stage3::Stage3(std::vector<std::unique_ptr<nn::Block>>& blocks, comm::Communicat
     throw ValueError(
         "zero", str("prefetch_elements (", options.prefetch_elements, ") and max_live_elements (",
                     options.max_live_elements, ") must be >= 0"));
-  if (device.is_cuda() && options.overlap_comm && world_size() > 1) {
-    gather_stream_.emplace(device, -1);
+  if (options.overlap_comm) gather_stream_ = ctx_.streams().gather();
+  if (gather_stream_) {
     for (size_t g = 0; g < groups_.size(); ++g) {
-      alloc_done_.emplace_back(device);
-      gathered_.emplace_back(device);
+      alloc_done_.emplace_back(device_);
+      gathered_.emplace_back(device_);
     }
   }
 }

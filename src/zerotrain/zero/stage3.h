@@ -27,8 +27,8 @@ namespace zt::zero {
 
 class Stage3 final : public ShardedStage {
  public:
-  Stage3(std::vector<std::unique_ptr<nn::Block>>& blocks, comm::Communicator* comm, Device device,
-         Stream stream, train::AdamW& optimizer, const ZeroOptions& options);
+  Stage3(std::vector<std::unique_ptr<nn::Block>>& blocks, const ZeroContext& ctx,
+         const ZeroOptions& options, const optim::OptimizerState& initial);
   int stage() const override { return 3; }
   void begin_full_parameters() override;
   void end_full_parameters() override;
@@ -55,9 +55,9 @@ class Stage3 final : public ShardedStage {
   size_t blocks_ = 0;
   std::vector<bool> prefetched_;  // per group: gathered ahead of its use, not yet used
   int64_t live_ = 0, peak_live_ = 0;
-  // GPU with overlap_comm: the stream the all-gathers run on, so the next blocks' values arrive
-  // while this block computes.
-  std::optional<CudaStream> gather_stream_;
+  // GPU with overlap_comm: ctx_'s gather stream (comm_streams.h), so the next blocks' values
+  // arrive while this block computes; null: the gathers run on the compute stream.
+  CudaStream* gather_stream_ = nullptr;
   std::vector<CudaEvent> alloc_done_;  // per group: its full buffer is allocated (compute)
   std::vector<CudaEvent> gathered_;    // per group: its all-gather is done (gather stream)
   std::vector<bool> in_flight_;        // per group: compute has not yet waited for gathered_

@@ -18,7 +18,7 @@ double ZeroStage::sum_over_ranks(double value) {
   std::memcpy(mine.data(), &value, sizeof value);
   const Tensor send = mine.to(device_, stream_);
   Tensor all = Tensor::empty({world}, DType::i64, device_, stream_);
-  comm_->all_gather(send.data(), all.data(), 1, DType::i64, stream_);
+  comm_.all_gather(send.data(), all.data(), 1, DType::i64, stream_);
   const Tensor host = all.to(Device::cpu(), stream_);
   synchronize(stream_);
   double sum = 0;
@@ -44,7 +44,7 @@ void ZeroStage::check_identical(const std::vector<nn::Parameter*>& params) {
   std::memcpy(mine.data(), &h, sizeof h);
   const Tensor send = mine.to(device_, stream_);
   Tensor all = Tensor::empty({world_size()}, DType::i64, device_, stream_);
-  comm_->all_gather(send.data(), all.data(), 1, DType::i64, stream_);
+  comm_.all_gather(send.data(), all.data(), 1, DType::i64, stream_);
   const std::vector<int64_t> sums = all.to_ints(stream_);
   std::string differ;
   for (size_t r = 1; r < sums.size(); ++r)
@@ -54,10 +54,35 @@ void ZeroStage::check_identical(const std::vector<nn::Parameter*>& params) {
                                  " differ from rank 0's (checksums)"));
 }
 
+optim::OptimizerState ZeroStage::full_optimizer_state() {
+  return gather_full_state(*adam_, group_pointers(), comm_, comm_.rank() == 0, stream_);
+}
+
+void ZeroStage::save_shard(ShardWriter& out) {
+  out.write_step(adam_->step_count());
+  for (const optim::FlatAdam::PieceTensor& t : adam_->piece_tensors())
+    out.write({t.name, t.full_shape, t.begin, t.end}, t.tensor, stream_);
+}
+
+void ZeroStage::load_shard(ShardReader& in) {
+  for (optim::FlatAdam::PieceTensor& t : adam_->piece_tensors())
+    in.read({t.name, t.full_shape, t.begin, t.end}, t.tensor, stream_);
+  adam_->set_step_count(in.read_step());
+  after_shard_load();
+  synchronize(stream_);
+}
+
+std::vector<ParamGroup*> ZeroStage::group_pointers() const {
+  std::vector<ParamGroup*> out;
+  for (const auto& g : groups_)
+    out.push_back(g.get());
+  return out;
+}
+
 std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
                                            std::vector<std::unique_ptr<nn::Block>>& blocks,
-                                           comm::Communicator* comm, Device device, Stream stream,
-                                           train::AdamW& optimizer) {
+                                           const ZeroContext& ctx,
+                                           const optim::OptimizerState& initial) {
   if (options.persistence_threshold < 0)
     throw ValueError("zero", str("persistence threshold must be >= 0 elements, got ",
                                  options.persistence_threshold));
@@ -66,15 +91,16 @@ std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
                      str("zero.Init (shard_init) needs ZeRO stage 3, got stage ", options.stage));
   if (options.grad_dtype) check_grad_dtype("gradient accumulation dtype", *options.grad_dtype);
   if (options.comm_dtype) check_grad_dtype("communication dtype", *options.comm_dtype);
+  check_offload_supported(options.offload);
   switch (options.stage) {
     case 0:
-      return std::make_unique<Stage0>(blocks, comm, device, stream, options, optimizer);
+      return std::make_unique<Stage0>(blocks, ctx, options, initial);
     case 1:
-      return std::make_unique<Stage1>(blocks, comm, device, stream, optimizer, options);
+      return std::make_unique<Stage1>(blocks, ctx, options, initial);
     case 2:
-      return std::make_unique<Stage2>(blocks, comm, device, stream, optimizer, options);
+      return std::make_unique<Stage2>(blocks, ctx, options, initial);
     case 3:
-      return std::make_unique<Stage3>(blocks, comm, device, stream, optimizer, options);
+      return std::make_unique<Stage3>(blocks, ctx, options, initial);
     default:
       throw ValueError("zero", str("zero stage must be 0, 1, 2 or 3, got ", options.stage));
   }

@@ -1,15 +1,22 @@
 // The ZeRO stage as a strategy, chosen once from the config by make_zero_stage(): what runs around
 // each block's forward and backward, how gradients are reduced, the global gradient norm and the
-// optimizer step. The trainer only talks to this interface. Tested by
-// tests/mpi/test_zero_parity.cpp (every stage against stage 0 under mpirun) and
-// tests/zero/test_zero_stage.cpp (one process).
+// optimizer step. The trainer only talks to this interface. Every stage runs in a ZeroContext
+// (zero_context.h: communicator, device, compute stream, side streams), is given an OffloadPolicy
+// (offload_policy.h; only "none" so far) and can write and read its own rank's shard
+// (shard_checkpoint.h). Tested by tests/mpi/test_zero_parity.cpp (every stage against stage 0
+// under mpirun) and tests/zero/test_zero_stage.cpp (one process).
 //
 // [Note: ZeRO stages]
-// - Stage 0 (stage0.h): full parameters, gradients and optimizer on every rank; bucketed
-//   all-reduce (zero/data_parallel.h); train::AdamW over whole parameters.
-// - Stage 1 (sharded_stage.h): one ParamGroup per block (param_group.h); full values and full
+// - Every stage keeps one ParamGroup per block (param_group.h) and steps it with the one flat
+//   Adam (optim/flat_adam.h through group_adam.h), started from the initial optimizer state
+//   make_zero_stage is given (fresh or a checkpoint's).
+// - Stage 0 (stage0.h): the groups are replicated over a world of one (as FSDP2 treats DDP as
+//   sharding over a world of one): full values, gradients and optimizer state on every rank; the
+//   gradients live in the bucketed all-reduce's buffers (zero/data_parallel.h), each group's
+//   gradient being its block's slice of a bucket; the flat Adam steps each group's parameters.
+// - Stage 1 (sharded_stage.h): the groups are sharded over the ranks; full values and full
 //   gradients stay; on the boundary micro-step each group's gradient is reduce-scattered in place
-//   right after its block's backward; ShardedAdam steps this rank's shard; the updated shards
+//   right after its block's backward; the flat Adam steps this rank's shard; the updated shards
 //   are all-gathered into every rank's full values.
 // - Stage 2: as 1, but a group's full gradient buffer exists only from the first backward that
 //   touches it in an optimizer step until its reduce-scatter on the boundary micro-step; then only
@@ -38,7 +45,12 @@
 #include "zerotrain/comm/communicator.h"
 #include "zerotrain/nn/block.h"
 #include "zerotrain/nn/block_runner.h"
-#include "zerotrain/train/optimizer.h"
+#include "zerotrain/optim/optimizer_state.h"
+#include "zerotrain/zero/group_adam.h"
+#include "zerotrain/zero/offload_policy.h"
+#include "zerotrain/zero/param_group.h"
+#include "zerotrain/zero/shard_checkpoint.h"
+#include "zerotrain/zero/zero_context.h"
 
 namespace zt::zero {
 
@@ -51,7 +63,7 @@ class ZeroStage {
  public:
   virtual ~ZeroStage() = default;
   virtual int stage() const = 0;
-  int world_size() const { return comm_ ? comm_->size() : 1; }
+  int world_size() const { return comm_.size(); }
 
   // For nn::BlockRunner::set_hooks; they call back into this object.
   virtual nn::BlockHooks hooks() = 0;
@@ -65,6 +77,10 @@ class ZeroStage {
   virtual void step(float lr, float grad_scale) = 0;
   // Zeroes (or drops) the gradients before a step's first micro-step.
   virtual void zero_grad() = 0;
+  // The betas of the next updates (a scheduler that cycles momentum, OneCycle). Throws ValueError
+  // unless both are in [0, 1).
+  void set_betas(double beta1, double beta2) { adam_->set_betas(beta1, beta2); }
+  int64_t step_count() const { return adam_->step_count(); }
 
   // Sum over ranks of one value per rank, added in rank order (the same result on every rank).
   double sum_over_ranks(double value);
@@ -76,21 +92,40 @@ class ZeroStage {
   // end_full_parameters().
   virtual void begin_full_parameters() {}
   virtual void end_full_parameters() {}
-  // Collective: the full optimizer state as train::AdamW names it (for checkpoints), complete on
-  // rank 0 (the sharded stages gather it into host memory there, group by group); other ranks
-  // may get only the step.
-  virtual train::OptimizerState full_optimizer_state() = 0;
+  // Collective: the full optimizer state in checkpoint naming (optim/optimizer_state.h),
+  // complete on rank 0 (the sharded stages gather it into host memory there, group by group);
+  // other ranks may get only the step.
+  optim::OptimizerState full_optimizer_state();
   virtual MemoryBytes memory() const = 0;
 
- protected:
-  ZeroStage(comm::Communicator* comm, Device device, Stream stream)
-      : comm_(comm), device_(device), stream_(stream) {}
-  comm::Communicator* comm_;  // null: one process
-  Device device_;
-  Stream stream_;  // the compute stream; the sharded stages' collectives run on it too
+  // The seam of sharded checkpoints (shard_checkpoint.h): this rank's values, masters and moments
+  // of every piece its optimizer steps, and the step. Not collective.
+  void save_shard(ShardWriter& out);
+  // Collective: reads back what save_shard wrote with the same stage, world and model (a fresh
+  // engine continues bitwise where the saving one stood), then refreshes the full values the
+  // stage keeps from the shards.
+  void load_shard(ShardReader& in);
 
+  // The groups, in block order (blocks without parameters have none).
+  const std::vector<std::unique_ptr<ParamGroup>>& groups() const { return groups_; }
+
+ protected:
+  explicit ZeroStage(const ZeroContext& ctx)
+      : ctx_(ctx), comm_(ctx.comm()), device_(ctx.device()), stream_(ctx.compute()) {}
+  ZeroContext ctx_;           // also the owner of the side streams
+  comm::Communicator& comm_;  // ctx_.comm(): one rank in a one-process run
+  Device device_;             // ctx_.device()
+  Stream stream_;             // the compute stream; collectives without a side stream run on it too
+
+  std::vector<std::unique_ptr<ParamGroup>> groups_;  // in block order
+  std::unique_ptr<optim::FlatAdam> adam_;            // steps every group's run
+
+  // After load_shard: the full values the stage keeps (stages 1, 2 and 3's persistent groups)
+  // gathered again from the shards.
+  virtual void after_shard_load() {}
   // Collective: compares an FNV-1a checksum of `params`' values across the ranks.
   void check_identical(const std::vector<nn::Parameter*>& params);
+  std::vector<ParamGroup*> group_pointers() const;
 };
 
 class ShardSource;  // shard_init.h
@@ -121,16 +156,22 @@ struct ZeroOptions {
   // Null: the shards are cut from the model's full values, broadcast from rank 0.
   ShardSource* shard_init = nullptr;
   DType shard_init_dtype = DType::f32;
+  // The optimizer: Adam settings, precision policy, precision guard.
+  AdamOptions optimizer;
+  // Where optimizer state and parameter shards live (offload_policy.h): the device only, so far.
+  OffloadPolicy offload;
 };
 
-// Builds the stage. blocks, comm (may be null: one process) and optimizer outlive it. `optimizer`
-// holds the initial optimizer state (fresh, or loaded from a checkpoint): stage 0 steps with it;
-// the sharded stages copy their shards out of it and leave it fresh. Broadcasts rank 0's values.
-// Throws ValueError for a stage outside 0-3, a shard_init with a stage other than 3, or a
-// gradient / communication dtype other than f32, bf16 or f16.
+// Builds the stage in `ctx` (a one-process run: ZeroContext::one_process). blocks and ctx's
+// communicator outlive it. `initial`: the
+// optimizer state to start from, fresh (step 0, no tensors) or a full state read from a
+// checkpoint, of which each rank takes its shard (checked whole on every rank, see
+// optim::FlatAdam::load_state). Broadcasts rank 0's values. Throws ValueError for a stage outside
+// 0-3, a shard_init with a stage other than 3, a gradient / communication dtype other than f32,
+// bf16 or f16, or an offload policy other than none.
 std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
                                            std::vector<std::unique_ptr<nn::Block>>& blocks,
-                                           comm::Communicator* comm, Device device, Stream stream,
-                                           train::AdamW& optimizer);
+                                           const ZeroContext& ctx,
+                                           const optim::OptimizerState& initial = {});
 
 }  // namespace zt::zero

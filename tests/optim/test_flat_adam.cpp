@@ -1,8 +1,10 @@
-// train::AdamW against the float64 reference of torch.optim.AdamW (tests/optim/reference_adamw.h)
-// over several steps with a changing lr and grad_scale: the decay / no_decay groups (default and a
-// custom rule), f32 parameters stepped in place, f16/bf16 parameters with f32 masters (the value
-// always equal to the rounded master), state() naming and sharing, load_state round trips and
-// rejections, zero_grad, and argument errors.
+// The flat Adam (optim/flat_adam.h), one run per parameter (param_adam.h), against the float64
+// reference of torch.optim.AdamW (tests/optim/reference_adamw.h) over several steps with a
+// changing lr and grad_scale: the decay / no_decay groups (the engine's default rule and a custom
+// one), f32 parameters stepped in place, f16/bf16 parameters with f32 masters (the value always
+// equal to the rounded master), full_state() naming and sharing, load_state round trips and
+// rejections, the state-slot table, runs cut into several pieces stepping the same bits as whole
+// parameters, and argument errors.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,19 +14,22 @@
 #include <string>
 #include <vector>
 
+#include "io/io_test_util.h"
+#include "optim/param_adam.h"
 #include "optim/reference_adamw.h"
 #include "support/test_util.h"
 #include "train/param_fixture.h"
 #include "zerotrain/kernels/cast.h"
-#include "zerotrain/train/optimizer.h"
+#include "zerotrain/optim/state_slots.h"
+#include "zerotrain/zero/group_adam.h"
 
 namespace zt {
 namespace {
 
 using nn::Parameter;
 using nn::ParamKind;
-using train::AdamW;
-using train::AdamWOptions;
+using AdamW = test::ParamAdam;
+using AdamWOptions = test::ParamAdamOptions;
 
 // A small model's worth of parameters: one of each kind, odd sizes.
 std::vector<std::unique_ptr<Parameter>> make_params(DType value_dtype, uint64_t seed) {
@@ -68,17 +73,17 @@ void check_against_reference(DType value_dtype, DType grad_dtype, const AdamWOpt
       p.grad = test::random_tensor(p.shape, grad_dtype, ++seed, -2.f, 2.f);
       test::AdamWRefParams hp;
       hp.lr = lrs[step - 1];
-      hp.beta1 = options.beta1;
-      hp.beta2 = options.beta2;
-      hp.eps = options.eps;
-      hp.weight_decay = decays[i] ? options.weight_decay : 0.0f;
+      hp.beta1 = static_cast<float>(options.adam.beta1);
+      hp.beta2 = static_cast<float>(options.adam.beta2);
+      hp.eps = static_cast<float>(options.adam.eps);
+      hp.weight_decay = decays[i] ? static_cast<float>(options.adam.weight_decay) : 0.0f;
       hp.step = step;
       hp.grad_scale = scales[step - 1];
       test::adamw_reference_step(refs[i], test::to_doubles(p.grad), hp);
     }
     opt.step(lrs[step - 1], scales[step - 1]);
     EXPECT_EQ(opt.step_count(), step);
-    const train::OptimizerState st = opt.state();
+    const optim::OptimizerState st = opt.state();
     for (size_t i = 0; i < params.size(); ++i) {
       const Parameter& p = *params[i];
       SCOPED_TRACE(p.name);
@@ -97,45 +102,52 @@ void check_against_reference(DType value_dtype, DType grad_dtype, const AdamWOpt
   }
 }
 
+// The "decay" and "no_decay" groups, as the flat Adam is given them.
+std::pair<std::vector<std::string>, std::vector<std::string>> groups_of(
+    const optim::FlatAdam& adam) {
+  std::pair<std::vector<std::string>, std::vector<std::string>> out;
+  for (const optim::FlatParam& p : adam.params())
+    (p.decays ? out.first : out.second).push_back(p.name);
+  return out;
+}
+
 TEST(TrainAdamW, DefaultGroupsDecayOnlyWeights) {
   auto params = make_params(DType::f32, 1);
   AdamWOptions o;
-  o.weight_decay = 0.1f;
+  o.adam.weight_decay = 0.1f;
   AdamW opt(pointers(params), o);
-  ASSERT_EQ(opt.groups().size(), 2u);
-  EXPECT_EQ(opt.groups()[0].name, "decay");
-  EXPECT_FLOAT_EQ(opt.groups()[0].weight_decay, 0.1f);
-  EXPECT_EQ(opt.groups()[0].params,
-            (std::vector<std::string>{"layer.0.proj.weight", "head.weight"}));
-  EXPECT_EQ(opt.groups()[1].name, "no_decay");
-  EXPECT_EQ(opt.groups()[1].weight_decay, 0.0f);
-  EXPECT_EQ(opt.groups()[1].params,
+  EXPECT_FLOAT_EQ(static_cast<float>(opt.adam().config().weight_decay), 0.1f);
+  const auto [decay, no_decay] = groups_of(opt.adam());
+  EXPECT_EQ(decay, (std::vector<std::string>{"layer.0.proj.weight", "head.weight"}));
+  EXPECT_EQ(no_decay,
             (std::vector<std::string>{"embed.weight", "layer.0.proj.bias", "layer.0.norm.weight"}));
 }
 
 TEST(TrainAdamW, F32ParamsMatchTorchReferenceWithGroups) {
   AdamWOptions o;
-  o.weight_decay = 0.1f;
-  o.eps = 1e-6f;
+  o.adam.weight_decay = 0.1f;
+  o.adam.eps = 1e-6f;
   check_against_reference(DType::f32, DType::f32, o, {false, true, false, false, true});
 }
 
 TEST(TrainAdamW, CustomDecayRuleChangesTheGroups) {
   AdamWOptions o;
-  o.weight_decay = 0.2f;
-  o.beta1 = 0.8f;
-  o.beta2 = 0.95f;
-  o.decays = train::decay_kinds({ParamKind::weight, ParamKind::embedding});
+  o.adam.weight_decay = 0.2f;
+  o.adam.beta1 = 0.8f;
+  o.adam.beta2 = 0.95f;
+  o.decays = [](const Parameter& p) {
+    return p.kind == ParamKind::weight || p.kind == ParamKind::embedding;
+  };
   auto params = make_params(DType::f32, 1);
   AdamW opt(pointers(params), o);
-  EXPECT_EQ(opt.groups()[0].params,
+  EXPECT_EQ(groups_of(opt.adam()).first,
             (std::vector<std::string>{"embed.weight", "layer.0.proj.weight", "head.weight"}));
   check_against_reference(DType::f32, DType::f32, o, {true, true, false, false, true});
 }
 
 TEST(TrainAdamW, LowPrecisionParamsStepF32MastersAndRoundIntoValues) {
   AdamWOptions o;
-  o.weight_decay = 0.05f;
+  o.adam.weight_decay = 0.05f;
   for (DType vd : {DType::bf16, DType::f16})
     for (DType gd : {DType::f32, vd}) {
       SCOPED_TRACE(std::string("value ") + std::string(dtype_name(vd)) + ", grad " +
@@ -144,13 +156,13 @@ TEST(TrainAdamW, LowPrecisionParamsStepF32MastersAndRoundIntoValues) {
     }
 }
 
-TEST(TrainAdamW, MastersStartFromTheValuesAtTheFirstStep) {
+TEST(TrainAdamW, MastersStartFromTheValuesAtConstruction) {
   auto params = make_params(DType::bf16, 7);
-  AdamW opt(pointers(params));
-  EXPECT_TRUE(opt.state().tensors.empty());
-  // Values set after construction (a checkpoint load) are what the masters start from.
+  // Values set before construction (a checkpoint load) are what the masters start from.
   params[1]->value = test::random_tensor(params[1]->shape, DType::bf16, 99);
   const std::vector<double> loaded = test::to_doubles(params[1]->value);
+  AdamW opt(pointers(params));
+  EXPECT_TRUE(opt.state().tensors.empty());
   opt.step(0.0f);  // lr 0: the masters stay where they started
   const Tensor master = opt.state().tensors.at("layer.0.proj.weight.master");
   test::expect_close(loaded, master, {0, 0}, "master");
@@ -161,7 +173,7 @@ TEST(TrainAdamW, StateNamesEveryTensorAndSharesStorage) {
   params[4]->value = kernels::cast_to(params[4]->value, DType::f32);  // one f32 parameter
   AdamW opt(pointers(params));
   opt.step(1e-3f);
-  const train::OptimizerState st = opt.state();
+  const optim::OptimizerState st = opt.state();
   EXPECT_EQ(st.step, 1);
   std::vector<std::string> names;
   for (const auto& [name, t] : st.tensors) {
@@ -199,7 +211,7 @@ TEST(TrainAdamW, LoadStateResumesBitwise) {
     SCOPED_TRACE(dtype_name(vd));
     auto a = make_params(vd, 40);
     AdamWOptions o;
-    o.weight_decay = 0.1f;
+    o.adam.weight_decay = 0.1f;
     AdamW opt_a(pointers(a), o);
     auto set_grads = [](std::vector<std::unique_ptr<Parameter>>& ps, uint64_t seed) {
       for (auto& p : ps)
@@ -213,7 +225,7 @@ TEST(TrainAdamW, LoadStateResumesBitwise) {
     auto b = make_params(vd, 77);  // different start values: load_state must fix the masters
     for (size_t i = 0; i < a.size(); ++i)
       b[i]->value = a[i]->value.clone();
-    train::OptimizerState saved = opt_a.state();
+    optim::OptimizerState saved = opt_a.state();
     for (auto& [name, t] : saved.tensors)
       t = t.clone();
     AdamW opt_b(pointers(b), o);
@@ -234,7 +246,7 @@ TEST(TrainAdamW, LoadStateCastsMastersIntoValues) {
   auto params = make_params(DType::bf16, 5);
   AdamW opt(pointers(params));
   opt.step(1e-3f);
-  train::OptimizerState st = opt.state();
+  optim::OptimizerState st = opt.state();
   for (auto& [name, t] : st.tensors)
     t = t.clone();
   Tensor master = test::random_tensor({11, 5}, DType::f32, 123);
@@ -248,18 +260,18 @@ TEST(TrainAdamW, LoadStateRejectsBadStatesAndKeepsItsOwn) {
   AdamW opt(pointers(params));
   opt.step(1e-3f);
   auto fresh_copy = [&] {
-    train::OptimizerState st = opt.state();
+    optim::OptimizerState st = opt.state();
     for (auto& [name, t] : st.tensors)
       t = t.clone();
     return st;
   };
   const std::vector<float> kept = opt.state().tensors.at("head.weight.exp_avg").to_floats();
 
-  train::OptimizerState missing = fresh_copy();
+  optim::OptimizerState missing = fresh_copy();
   missing.tensors.erase("head.weight.master");
   EXPECT_THROW(opt.load_state(missing), ValueError);
 
-  train::OptimizerState extra = fresh_copy();
+  optim::OptimizerState extra = fresh_copy();
   extra.tensors["head.weight.momentum"] = Tensor::zeros({3, 13}, DType::f32);
   try {
     opt.load_state(extra);
@@ -268,15 +280,15 @@ TEST(TrainAdamW, LoadStateRejectsBadStatesAndKeepsItsOwn) {
     EXPECT_NE(std::string(e.what()).find("head.weight.momentum"), std::string::npos) << e.what();
   }
 
-  train::OptimizerState misshapen = fresh_copy();
+  optim::OptimizerState misshapen = fresh_copy();
   misshapen.tensors["head.weight.exp_avg"] = Tensor::zeros({13, 3}, DType::f32);
   EXPECT_THROW(opt.load_state(misshapen), ShapeError);
 
-  train::OptimizerState wrong_dtype = fresh_copy();
+  optim::OptimizerState wrong_dtype = fresh_copy();
   wrong_dtype.tensors["head.weight.exp_avg_sq"] = Tensor::zeros({3, 13}, DType::bf16);
   EXPECT_THROW(opt.load_state(wrong_dtype), DTypeError);
 
-  train::OptimizerState negative = fresh_copy();
+  optim::OptimizerState negative = fresh_copy();
   negative.step = -1;
   EXPECT_THROW(opt.load_state(negative), ValueError);
 
@@ -288,28 +300,18 @@ TEST(TrainAdamW, LoadStateRejectsBadStatesAndKeepsItsOwn) {
   EXPECT_TRUE(opt.state().tensors.empty());
 }
 
-TEST(TrainAdamW, ZeroGradClearsEveryGradient) {
-  auto params = make_params(DType::f32, 9);
-  for (auto& p : params)
-    p->grad.fill(3.0);
-  AdamW opt(pointers(params));
-  opt.zero_grad();
-  for (auto& p : params)
-    for (float g : p->grad.to_floats())
-      ASSERT_EQ(g, 0.0f) << p->name;
-}
-
 TEST(TrainAdamW, RejectsBadArguments) {
   auto params = make_params(DType::f32, 9);
   std::vector<Parameter*> ptrs = pointers(params);
   {
     std::vector<Parameter*> twice = {ptrs[0], ptrs[0]};
     EXPECT_THROW(AdamW opt(twice), ValueError);
-    std::vector<Parameter*> with_null = {ptrs[0], nullptr};
-    EXPECT_THROW(AdamW opt(with_null), ValueError);
-    AdamWOptions no_rule;
-    no_rule.decays = nullptr;
-    EXPECT_THROW(AdamW opt(ptrs, no_rule), ValueError);
+    // A piece outside its parameter or its run.
+    std::vector<optim::FlatRun> runs = test::flat_runs(ptrs);
+    runs[0].pieces[0].end += 1;
+    EXPECT_THROW(optim::FlatAdam(test::flat_params(ptrs, {}), runs, test::torch_adamw(),
+                                 optim::Precision::mixed, nullptr),
+                 ValueError);
     Parameter ints{"ids", {4}, ParamKind::weight, Tensor::zeros({4}, DType::i32), Tensor()};
     std::vector<Parameter*> int_param = {&ints};
     EXPECT_THROW(AdamW opt(int_param), DTypeError);
@@ -329,6 +331,80 @@ TEST(TrainAdamW, RejectsBadArguments) {
   }
   EXPECT_EQ(opt.step_count(), 0);  // nothing was stepped
   EXPECT_TRUE(opt.state().tensors.empty());
+}
+
+TEST(TrainAdamW, StateSlotTableNamesEverySlot) {
+  auto kinds = [](DType value, optim::Precision precision, bool amsgrad) {
+    std::vector<std::string> out;
+    for (const optim::StateSlot& s : optim::state_slots(value, precision, amsgrad))
+      out.push_back(std::string(s.suffix) + ":" + std::string(dtype_name(s.dtype)));
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(kinds(DType::f32, optim::Precision::mixed, false),
+            (V{".exp_avg:f32", ".exp_avg_sq:f32"}));
+  EXPECT_EQ(kinds(DType::bf16, optim::Precision::mixed, true),
+            (V{".exp_avg:f32", ".exp_avg_sq:f32", ".max_exp_avg_sq:f32", ".master:f32"}));
+  EXPECT_EQ(kinds(DType::f16, optim::Precision::mixed, false),
+            (V{".exp_avg:f32", ".exp_avg_sq:f32", ".master:f32"}));
+  EXPECT_EQ(kinds(DType::bf16, optim::Precision::low, false),
+            (V{".exp_avg:bf16", ".exp_avg_sq:bf16"}));
+  EXPECT_EQ(kinds(DType::f32, optim::Precision::low, true),
+            (V{".exp_avg:f32", ".exp_avg_sq:f32", ".max_exp_avg_sq:f32"}));
+}
+
+// [Note: flat shards]: the same parameters laid back to back in one buffer and cut into two runs
+// in the middle of a parameter (as a ZeRO shard boundary cuts them) step to the same bits as one
+// run per parameter; a parameter in two pieces has no full_state() (the engine gathers it).
+TEST(TrainAdamW, RunsCutInsideAParameterStepTheSameBits) {
+  for (DType vd : {DType::f32, DType::bf16}) {
+    SCOPED_TRACE(dtype_name(vd));
+    auto a = make_params(vd, 60);
+    AdamWOptions o;
+    o.adam.weight_decay = 0.1f;
+    AdamW whole(pointers(a), o);
+    std::vector<Parameter*> ptrs = pointers(a);
+    int64_t total = 0;
+    for (Parameter* p : ptrs)
+      total += p->value.numel();
+    Tensor flat_value = Tensor::empty({total}, vd), flat_grad = Tensor::empty({total}, DType::f32);
+    const int64_t cut = 60;  // inside layer.0.proj.weight (elements 55-145)
+    std::vector<optim::FlatRun> runs(2);
+    runs[0].value = flat_value.slice(0, 0, cut);
+    runs[1].value = flat_value.slice(0, cut, total);
+    int64_t at = 0;
+    for (size_t i = 0; i < ptrs.size(); ++i) {
+      const int64_t n = ptrs[i]->value.numel();
+      flat_value.slice(0, at, at + n).copy_from(ptrs[i]->value.flatten());
+      if (at < cut) runs[0].pieces.push_back({i, 0, std::min(n, cut - at), at});
+      if (at + n > cut)
+        runs[1].pieces.push_back(
+            {i, std::max<int64_t>(0, cut - at), n, std::max<int64_t>(0, at - cut)});
+      at += n;
+    }
+    optim::FlatAdam split(test::flat_params(ptrs, o), runs, o.adam, o.precision, nullptr);
+    for (int s = 0; s < 3; ++s) {
+      at = 0;
+      for (Parameter* p : ptrs) {
+        p->grad =
+            test::random_tensor(p->shape, DType::f32, 700 + 10 * s + static_cast<uint64_t>(at));
+        flat_grad.slice(0, at, at + p->value.numel()).copy_from(p->grad.flatten());
+        at += p->value.numel();
+      }
+      whole.step(1e-2f, 0.5f);
+      const std::vector<Tensor> grads = {flat_grad.slice(0, 0, cut),
+                                         flat_grad.slice(0, cut, total)};
+      split.step(grads, 1e-2f, 0.5f);
+    }
+    at = 0;
+    for (Parameter* p : ptrs) {
+      test::expect_bitwise_equal(p->value.flatten(), flat_value.slice(0, at, at + p->value.numel()),
+                                 p->name);
+      at += p->value.numel();
+    }
+    test::expect_error<ValueError>([&] { (void)split.full_state(); },
+                                   {"layer.0.proj.weight", "not whole"});
+  }
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The precision guard: warns once, with numbers, when the typical update the optimizer wants to
 // apply is below the resolution of the dtype it updates in, so that most parameters do not move
 // (a bf16 optimizer at a small learning rate). Silent on healthy runs. Tested by
-// tests/train/test_precision_guard.cpp.
+// tests/optim/test_precision_guard.cpp.
 //
 // [Note: precision guard]
 // At a few early steps and then every `every` steps, after the update, the guard reads a fixed
@@ -28,7 +28,7 @@
 #include "zerotrain/core/tensor.h"
 #include "zerotrain/optim/optimizers.h"
 
-namespace zt::train {
+namespace zt::optim {
 
 // One tensor the optimizer updates in place (an f32 master or a bf16 value) with its moments, all
 // contiguous, same numel, on one device.
@@ -73,7 +73,7 @@ class PrecisionGuard {
   // resolution at this check and the previous one (see the Note). Returns the reading, or nothing
   // when the sample has no non-zero parameter. Throws ValueError naming a tensor whose moments do
   // not match its value.
-  std::optional<GuardReading> check(int64_t step, const optim::AdamParams& hp,
+  std::optional<GuardReading> check(int64_t step, const AdamParams& hp,
                                     std::span<const GuardTensors> tensors, Stream stream = {});
   bool warned() const { return warned_; }
 
@@ -91,4 +91,4 @@ std::shared_ptr<PrecisionGuard> make_precision_guard(WarningSink sink);
 // The warning line for a reading at update `step` with learning rate `lr`.
 std::string precision_warning(const GuardReading& r, int64_t step, double lr);
 
-}  // namespace zt::train
+}  // namespace zt::optim

@@ -1,6 +1,6 @@
 // The precision guard; see precision_guard.h and [Note: precision guard].
-// Tested by tests/train/test_precision_guard.cpp.
-#include "zerotrain/train/precision_guard.h"
+// Tested by tests/optim/test_precision_guard.cpp.
+#include "zerotrain/optim/precision_guard.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 
 #include "zerotrain/core/error.h"
 
-namespace zt::train {
+namespace zt::optim {
 
 namespace {
 
@@ -91,7 +91,7 @@ bool PrecisionGuard::due(int64_t step) const {
   return options_.every > 0 && step % options_.every == 0;
 }
 
-std::optional<GuardReading> PrecisionGuard::check(int64_t step, const optim::AdamParams& hp,
+std::optional<GuardReading> PrecisionGuard::check(int64_t step, const AdamParams& hp,
                                                   std::span<const GuardTensors> tensors,
                                                   Stream stream) {
   for (const GuardTensors& t : tensors)
@@ -153,4 +153,4 @@ std::string precision_warning(const GuardReading& r, int64_t step, double lr) {
                  : "raise the lr");
 }
 
-}  // namespace zt::train
+}  // namespace zt::optim

@@ -1,8 +1,8 @@
-// The precision guard (train/precision_guard.h) on train::AdamW: low-precision bf16 at lr 1e-7
-// warns exactly once with the numbers, and the values indeed do not move; mixed precision at the
-// same lr and low precision at a normal lr stay silent (and move). Also the guard itself: its
-// schedule, resolutions, the strided sample's size, zero parameters skipped, bad options.
-// See [Note: precision guard].
+// The precision guard (optim/precision_guard.h) on the flat Adam (param_adam.h): low-precision bf16
+// at lr 1e-7 warns exactly once with the numbers, and the values indeed do not move; mixed
+// precision at the same lr and low precision at a normal lr stay silent (and move). Also the guard
+// itself: its schedule, resolutions, the strided sample's size, zero parameters skipped, bad
+// options. See [Note: precision guard].
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,15 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "optim/param_adam.h"
 #include "support/test_util.h"
 #include "zerotrain/core/error.h"
-#include "zerotrain/train/optimizer.h"
-#include "zerotrain/train/precision_guard.h"
+#include "zerotrain/optim/precision_guard.h"
 
 namespace zt {
 namespace {
 
-using train::PrecisionGuard;
+using optim::PrecisionGuard;
 
 // Parameters of a small model, bf16 values in [0.01, 0.05) as an init's magnitudes.
 std::vector<std::unique_ptr<nn::Parameter>> make_params() {
@@ -54,11 +54,11 @@ GuardRun run(optim::Precision precision, float lr) {
     before.push_back(p->value.to_floats());
   }
   GuardRun out;
-  train::AdamWOptions o;
+  test::ParamAdamOptions o;
   o.precision = precision;
   o.guard = std::make_shared<PrecisionGuard>(
       [&out](const std::string& line) { out.warnings.push_back(line); });
-  train::AdamW opt(ptrs, o);
+  test::ParamAdam opt(ptrs, o);
   for (int step = 1; step <= 12; ++step) {
     for (size_t i = 0; i < params.size(); ++i)
       params[i]->grad = test::random_tensor(params[i]->shape, DType::f32, 100 * step + i);
@@ -104,7 +104,7 @@ TEST(PrecisionGuard, ChecksEarlyStepsThenPeriodicallyUntilItWarns) {
   Tensor v = Tensor::from_floats(std::vector<float>(10, 1e-6f), {10}, DType::bf16);
   optim::AdamParams hp;
   hp.lr = 1e-6f;
-  const std::vector<train::GuardTensors> t = {{p, m, v, 0.0f}};
+  const std::vector<optim::GuardTensors> t = {{p, m, v, 0.0f}};
   const auto r = g.check(1, hp, t);
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->dtype, DType::bf16);
@@ -129,7 +129,7 @@ TEST(PrecisionGuard, StaysSilentAtLrZeroAndWhileTheLrRises) {
   Tensor p = Tensor::from_floats(std::vector<float>(10, 1.0f), {10}, DType::bf16);
   Tensor m = Tensor::from_floats(std::vector<float>(10, 1e-3f), {10}, DType::bf16);
   Tensor v = Tensor::from_floats(std::vector<float>(10, 1e-6f), {10}, DType::bf16);
-  const std::vector<train::GuardTensors> t = {{p, m, v, 0.0f}};
+  const std::vector<optim::GuardTensors> t = {{p, m, v, 0.0f}};
   optim::AdamParams hp;
   // A warmup: lr 0, then rising lrs whose updates are all below bf16's resolution.
   for (int64_t s = 1; s <= 4; ++s) {
@@ -151,25 +151,25 @@ TEST(PrecisionGuard, SamplesAFixedStridedSubsetAndSkipsZeros) {
   Tensor p = test::random_tensor({n}, DType::f32, 3, 0.5f, 1.0f);
   Tensor m = test::random_tensor({n}, DType::f32, 4);
   Tensor v = test::random_tensor({n}, DType::f32, 5, 0.1f, 1.0f);
-  const std::vector<train::GuardTensors> t = {{p, m, v, 0.1f}};
+  const std::vector<optim::GuardTensors> t = {{p, m, v, 0.1f}};
   const auto r = g.check(1, optim::AdamParams{}, t);
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->sampled, 256);
   EXPECT_DOUBLE_EQ(r->threshold, std::ldexp(1.0, -25));
   EXPECT_EQ(lines, 0);
   Tensor zeros = Tensor::zeros({n}, DType::f32);
-  const std::vector<train::GuardTensors> z = {{zeros, m, v, 0.0f}};
+  const std::vector<optim::GuardTensors> z = {{zeros, m, v, 0.0f}};
   EXPECT_FALSE(g.check(1, optim::AdamParams{}, z).has_value());
-  const std::vector<train::GuardTensors> bad = {{p, m.slice(0, 0, 10), v, 0.0f}};
+  const std::vector<optim::GuardTensors> bad = {{p, m.slice(0, 0, 10), v, 0.0f}};
   EXPECT_THROW(g.check(1, optim::AdamParams{}, bad), ValueError);
 }
 
 TEST(PrecisionGuard, ResolutionsAndBadOptions) {
-  EXPECT_DOUBLE_EQ(train::update_resolution(DType::bf16), std::ldexp(1.0, -9));
-  EXPECT_DOUBLE_EQ(train::update_resolution(DType::f16), std::ldexp(1.0, -12));
-  EXPECT_DOUBLE_EQ(train::update_resolution(DType::f32), std::ldexp(1.0, -25));
-  EXPECT_THROW(train::update_resolution(DType::i32), DTypeError);
-  const train::WarningSink sink = [](const std::string&) {};
+  EXPECT_DOUBLE_EQ(optim::update_resolution(DType::bf16), std::ldexp(1.0, -9));
+  EXPECT_DOUBLE_EQ(optim::update_resolution(DType::f16), std::ldexp(1.0, -12));
+  EXPECT_DOUBLE_EQ(optim::update_resolution(DType::f32), std::ldexp(1.0, -25));
+  EXPECT_THROW(optim::update_resolution(DType::i32), DTypeError);
+  const optim::WarningSink sink = [](const std::string&) {};
   EXPECT_THROW(PrecisionGuard(nullptr), ValueError);
   EXPECT_THROW(PrecisionGuard(sink, {{1}, 10, 0, 8}), ValueError);
   EXPECT_THROW(PrecisionGuard(sink, {{1}, 10, 64, 0}), ValueError);

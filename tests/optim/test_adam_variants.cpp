@@ -1,4 +1,5 @@
-// train::AdamW's Adam variants (AdamWOptions::decoupled, bias_correction, amsgrad): over a few
+// The flat Adam's variants (optim::AdamConfig: decoupled_weight_decay, bias_correction, amsgrad),
+// one run per parameter (param_adam.h): over a few
 // steps with a changing lr and grad_scale each equals optim::adam_step applied by hand to flat
 // copies of the same values bitwise (f32 values in place, bf16 values through f32 masters) and
 // differs from plain AdamW; amsgrad's max_exp_avg_sq is in state(), required by load_state and
@@ -11,20 +12,20 @@
 #include <vector>
 
 #include "io/io_test_util.h"
+#include "optim/param_adam.h"
 #include "support/test_util.h"
 #include "train/param_fixture.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/kernels/cast.h"
 #include "zerotrain/optim/optimizers.h"
-#include "zerotrain/train/optimizer.h"
 
 namespace zt {
 namespace {
 
 using nn::Parameter;
 using nn::ParamKind;
-using train::AdamW;
-using train::AdamWOptions;
+using AdamW = test::ParamAdam;
+using AdamWOptions = test::ParamAdamOptions;
 
 std::vector<std::unique_ptr<Parameter>> make_params(DType value_dtype) {
   const test::ParamSpec specs[] = {{"embed.weight", {9, 5}, ParamKind::embedding, value_dtype},
@@ -47,14 +48,14 @@ constexpr int kSteps = 5;
 
 AdamWOptions base_options() {
   AdamWOptions o;
-  o.beta1 = 0.8f;
-  o.beta2 = 0.9f;
-  o.eps = 1e-6f;
-  o.weight_decay = 0.1f;
+  o.adam.beta1 = 0.8f;
+  o.adam.beta2 = 0.9f;
+  o.adam.eps = 1e-6f;
+  o.adam.weight_decay = 0.1f;
   return o;
 }
 
-// Runs kSteps of train::AdamW with `o` and the same steps by hand; expects the values and every
+// Runs kSteps of the flat Adam with `o` and the same steps by hand; expects the values and every
 // state tensor bitwise equal. Returns the final values.
 std::vector<Tensor> run_and_check(DType value_dtype, const AdamWOptions& o) {
   auto params = make_params(value_dtype);
@@ -67,16 +68,16 @@ std::vector<Tensor> run_and_check(DType value_dtype, const AdamWOptions& o) {
     f.master = kernels::cast_to(f.value, DType::f32);
     f.exp_avg = Tensor::zeros({n}, DType::f32);
     f.exp_avg_sq = Tensor::zeros({n}, DType::f32);
-    if (o.amsgrad) f.max_exp_avg_sq = Tensor::zeros({n}, DType::f32);
+    if (o.adam.amsgrad) f.max_exp_avg_sq = Tensor::zeros({n}, DType::f32);
     flat.push_back(f);
   }
-  optim::AdamParams hp;  // set by hand, not through train::adam_params
-  hp.beta1 = o.beta1;
-  hp.beta2 = o.beta2;
-  hp.eps = o.eps;
-  hp.decoupled = o.decoupled;
-  hp.bias_correction = o.bias_correction;
-  hp.amsgrad = o.amsgrad;
+  optim::AdamParams hp;  // set by hand, not through optim::adam_params
+  hp.beta1 = static_cast<float>(o.adam.beta1);
+  hp.beta2 = static_cast<float>(o.adam.beta2);
+  hp.eps = static_cast<float>(o.adam.eps);
+  hp.decoupled = o.adam.decoupled_weight_decay;
+  hp.bias_correction = o.adam.bias_correction;
+  hp.amsgrad = o.adam.amsgrad;
   uint64_t seed = 300;
   for (int step = 1; step <= kSteps; ++step) {
     hp.lr = kLrs[step - 1];
@@ -88,19 +89,20 @@ std::vector<Tensor> run_and_check(DType value_dtype, const AdamWOptions& o) {
       r.master = static_cast<float*>(flat[i].master.data());
       r.exp_avg = static_cast<float*>(flat[i].exp_avg.data());
       r.exp_avg_sq = static_cast<float*>(flat[i].exp_avg_sq.data());
-      r.max_exp_avg_sq = o.amsgrad ? static_cast<float*>(flat[i].max_exp_avg_sq.data()) : nullptr;
+      r.max_exp_avg_sq =
+          o.adam.amsgrad ? static_cast<float*>(flat[i].max_exp_avg_sq.data()) : nullptr;
       r.grad = p.grad.data();
       r.grad_dtype = DType::f32;
       r.param_copy = value_dtype == DType::f32 ? nullptr : flat[i].value.data();
       r.param_dtype = value_dtype;
       r.n = p.value.numel();
-      r.weight_decay = p.kind == ParamKind::weight ? o.weight_decay : 0.0f;
+      r.weight_decay = p.kind == ParamKind::weight ? static_cast<float>(o.adam.weight_decay) : 0.0f;
       runs.push_back(r);
     }
     optim::adam_step(runs, hp, {step, kScales[step - 1]});
     opt.step(kLrs[step - 1], kScales[step - 1]);
   }
-  const train::OptimizerState st = opt.state();
+  const optim::OptimizerState st = opt.state();
   std::vector<Tensor> values;
   for (size_t i = 0; i < params.size(); ++i) {
     const Parameter& p = *params[i];
@@ -116,8 +118,8 @@ std::vector<Tensor> run_and_check(DType value_dtype, const AdamWOptions& o) {
                                "exp_avg");
     test::expect_bitwise_equal(flat[i].exp_avg_sq, st.tensors.at(p.name + ".exp_avg_sq").view({n}),
                                "exp_avg_sq");
-    EXPECT_EQ(st.tensors.count(p.name + ".max_exp_avg_sq"), o.amsgrad ? 1u : 0u);
-    if (o.amsgrad)
+    EXPECT_EQ(st.tensors.count(p.name + ".max_exp_avg_sq"), o.adam.amsgrad ? 1u : 0u);
+    if (o.adam.amsgrad)
       test::expect_bitwise_equal(flat[i].max_exp_avg_sq,
                                  st.tensors.at(p.name + ".max_exp_avg_sq").view({n}),
                                  "max_exp_avg_sq");
@@ -147,9 +149,9 @@ TEST(AdamVariants, EachVariantIsTheHandStepAndDiffersFromAdamW) {
     for (const Variant& v : variants) {
       SCOPED_TRACE(v.name);
       AdamWOptions o = base_options();
-      o.decoupled = v.decoupled;
-      o.bias_correction = v.bias_correction;
-      o.amsgrad = v.amsgrad;
+      o.adam.decoupled_weight_decay = v.decoupled;
+      o.adam.bias_correction = v.bias_correction;
+      o.adam.amsgrad = v.amsgrad;
       EXPECT_FALSE(same_bits(run_and_check(dtype, o), plain)) << "the option changed nothing";
     }
   }
@@ -157,15 +159,18 @@ TEST(AdamVariants, EachVariantIsTheHandStepAndDiffersFromAdamW) {
 
 TEST(AdamVariants, AdamParamsCarriesTheVariant) {
   AdamWOptions o = base_options();
-  o.decoupled = false;
-  o.bias_correction = false;
-  o.amsgrad = true;
-  const optim::AdamParams hp = train::adam_params(o, 0.25f);
+  o.adam.decoupled_weight_decay = false;
+  o.adam.bias_correction = false;
+  o.adam.amsgrad = true;
+  const optim::AdamParams hp = optim::adam_params(o.adam, 0.25f);
   EXPECT_EQ(hp.lr, 0.25f);
   EXPECT_FALSE(hp.decoupled);
   EXPECT_FALSE(hp.bias_correction);
   EXPECT_TRUE(hp.amsgrad);
-  const optim::AdamParams plain = train::adam_params(base_options(), 0.25f);
+  EXPECT_EQ(hp.beta1, 0.8f);
+  EXPECT_EQ(hp.beta2, 0.9f);
+  EXPECT_EQ(hp.eps, 1e-6f);
+  const optim::AdamParams plain = optim::adam_params(base_options().adam, 0.25f);
   EXPECT_TRUE(plain.decoupled);
   EXPECT_TRUE(plain.bias_correction);
   EXPECT_FALSE(plain.amsgrad);
@@ -173,7 +178,7 @@ TEST(AdamVariants, AdamParamsCarriesTheVariant) {
 
 TEST(AdamVariants, AmsgradStateIsSavedRequiredAndRestored) {
   AdamWOptions o = base_options();
-  o.amsgrad = true;
+  o.adam.amsgrad = true;
   auto params = make_params(DType::bf16);
   AdamW opt(pointers(params), o);
   const float scales[] = {1.0f, 0.125f};  // v falls below its running max at the second step
@@ -182,7 +187,7 @@ TEST(AdamVariants, AmsgradStateIsSavedRequiredAndRestored) {
       p->grad = test::random_tensor(p->shape, DType::f32, 40 + step);
     opt.step(1e-2f, scales[step - 1]);
   }
-  train::OptimizerState st = opt.state();
+  optim::OptimizerState st = opt.state();
   EXPECT_EQ(st.tensors.size(), 3u * 4u);  // exp_avg, exp_avg_sq, max_exp_avg_sq, master
   const std::vector<float> v = st.tensors.at("proj.weight.exp_avg_sq").to_floats();
   const std::vector<float> vmax = st.tensors.at("proj.weight.max_exp_avg_sq").to_floats();
@@ -198,7 +203,7 @@ TEST(AdamVariants, AmsgradStateIsSavedRequiredAndRestored) {
   // A state without the max (a plain AdamW checkpoint) is refused, naming the tensor.
   auto other = make_params(DType::bf16);
   AdamW fresh(pointers(other), o);
-  train::OptimizerState missing = st;
+  optim::OptimizerState missing = st;
   missing.tensors.erase("proj.bias.max_exp_avg_sq");
   test::expect_error<ValueError>([&] { fresh.load_state(missing); },
                                  {"proj.bias.max_exp_avg_sq", "missing"});
@@ -208,7 +213,7 @@ TEST(AdamVariants, AmsgradStateIsSavedRequiredAndRestored) {
                                  {"max_exp_avg_sq", "not a state tensor"});
 
   fresh.load_state(st);
-  const train::OptimizerState back = fresh.state();
+  const optim::OptimizerState back = fresh.state();
   test::expect_bitwise_equal(st.tensors.at("proj.weight.max_exp_avg_sq"),
                              back.tensors.at("proj.weight.max_exp_avg_sq"), "max_exp_avg_sq");
   test::expect_bitwise_equal(kernels::cast_to(st.tensors.at("embed.weight.master"), DType::bf16),
@@ -217,7 +222,7 @@ TEST(AdamVariants, AmsgradStateIsSavedRequiredAndRestored) {
 
 TEST(AdamVariants, AmsgradIsRefusedInLowPrecision) {
   AdamWOptions o;
-  o.amsgrad = true;
+  o.adam.amsgrad = true;
   o.precision = optim::Precision::low;
   auto params = make_params(DType::bf16);
   test::expect_error<ValueError>([&] { AdamW opt(pointers(params), o); },

@@ -1,0 +1,143 @@
+// The one Adam of every ZeRO stage: AdamW (or torch.optim.Adam's L2 decay, amsgrad, no bias
+// correction: AdamConfig) over a list of flat runs, each a contiguous value buffer holding pieces
+// of named parameters. Stage 0 hands it each block's whole flat group, stages 1-3 this rank's
+// shard of every group (zero/group_adam.h); a test may hand it one run per parameter. Each step
+// gives optim::adam_step (adam_step_lowp for bf16 values in Precision::low) one run per piece,
+// with that piece's weight decay; the update is elementwise and every CPU path gives the scalar
+// path's bits ([Note: flat shards] in shard.h), so how the values are cut into runs never changes
+// a bit. State tensors (state_slots.h, [Note: optimizer masters]) are flat like the runs and live
+// on their run's device. Tested by tests/optim/test_flat_adam.cpp, test_adam_variants.cpp and
+// tests/mpi/test_zero_parity.cpp.
+//
+// optim/ knows no model: which pieces decay is the caller's decision (zero/ decides it from
+// nn::ParamKind), passed as FlatParam::decays.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "zerotrain/core/stream.h"
+#include "zerotrain/core/tensor.h"
+#include "zerotrain/optim/adam_config.h"
+#include "zerotrain/optim/optimizer_state.h"
+#include "zerotrain/optim/optimizers.h"
+#include "zerotrain/optim/precision.h"
+#include "zerotrain/optim/precision_guard.h"
+#include "zerotrain/optim/state_slots.h"
+
+namespace zt::optim {
+
+// A parameter some run holds (part of): its checkpoint name and full shape.
+struct FlatParam {
+  std::string name;
+  Shape shape;
+  DType value_dtype = DType::f32;  // the dtype of the runs holding it
+  bool decays = false;             // the "decay" group: weight decay applies
+};
+
+// Elements [begin, end) of parameter `param`'s row-major flattened value, at `at` in a run.
+struct FlatPiece {
+  size_t param = 0;  // index into the FlatAdam's params
+  int64_t begin = 0, end = 0;
+  int64_t at = 0;
+};
+
+struct FlatRun {
+  Tensor value;                   // [n] f32, bf16 or f16, contiguous: stepped in place
+  std::vector<FlatPiece> pieces;  // disjoint; elements outside every piece are never stepped
+};
+
+// The step's f32 hyper-parameters at learning rate `lr` (the weight decay is per piece).
+AdamParams adam_params(const AdamConfig& config, float lr);
+
+class FlatAdam {
+ public:
+  // Creates the state from `initial`: fresh (step 0, no tensors: masters from the runs' current
+  // values, zero moments) or a full state to take this optimizer's pieces of (load_state). Every
+  // param appears in some FlatParam; pieces index them. guard: checks the updates after the steps
+  // it says are due (precision_guard.h); null: no checks. Throws ValueError for a parameter
+  // listed twice, amsgrad with a bf16 value in Precision::low, a piece outside its run or
+  // parameter, an undefined or non-flat run value; DTypeError for a non-floating value or an f16
+  // value in Precision::low.
+  FlatAdam(std::vector<FlatParam> params, std::vector<FlatRun> runs, AdamConfig config,
+           Precision precision, std::shared_ptr<PrecisionGuard> guard,
+           const OptimizerState& initial = {}, Stream stream = {});
+
+  // One update of every run with `grads[i]` ([n] f32/bf16/f16, contiguous, on run i's device)
+  // multiplied by `grad_scale` first. Throws ValueError for a non-finite grad_scale or lr, or an
+  // undefined gradient (naming the run's first parameter); ShapeError for a gradient of another
+  // size. Nothing is stepped when it throws.
+  void step(std::span<const Tensor> grads, float lr, float grad_scale = 1.0f, Stream stream = {});
+  // The betas of the next updates (a scheduler that cycles momentum). Throws ValueError unless
+  // both are in [0, 1).
+  void set_betas(double beta1, double beta2);
+
+  int64_t step_count() const { return step_; }
+  const AdamConfig& config() const { return config_; }
+  Precision precision() const { return precision_; }
+  const std::vector<FlatParam>& params() const { return params_; }
+  const std::vector<FlatRun>& runs() const { return runs_; }
+
+  // Copies this optimizer's pieces of a full state in (from any device, cast to the slot dtype).
+  // Every slot tensor of every param must be present, f32 (or the slot's dtype) and shaped like
+  // the param, and no other name; a master is cast back into its value (value == round(master)).
+  // Everything is checked before anything changes: throws ValueError / ShapeError / DTypeError
+  // naming the tensor. Step 0 with no tensors: fresh again.
+  void load_state(const OptimizerState& state, Stream stream = {});
+
+  // One state tensor of a run: [n] like the run, the slot's dtype.
+  struct SlotTensor {
+    StateSlot slot;
+    Tensor tensor;
+  };
+  // The slots of run `i` (state_slots order).
+  std::vector<SlotTensor> run_state(size_t i) const;
+  // The full state when every param is one piece (a world of one): views sharing storage, no copy;
+  // empty tensors while no step was taken. Throws ValueError for a param cut into several pieces
+  // or none (a sharded engine gathers instead: zero/group_adam.h).
+  OptimizerState full_state() const;
+  // Bytes of state tensors this optimizer holds.
+  int64_t bytes() const;
+
+  // What a sharded checkpoint keeps of one piece: the value or one state slot ("<param>" or
+  // "<param><suffix>") over elements [begin, end) of the param's flattened full tensor, as a view
+  // into this optimizer's run (writable: a reader fills it in place).
+  struct PieceTensor {
+    std::string name;
+    Shape full_shape;
+    int64_t begin = 0, end = 0;
+    Tensor tensor;  // [end - begin]
+  };
+  // Every piece's value and state slots, run by run.
+  std::vector<PieceTensor> piece_tensors() const;
+  // After piece_tensors() were filled from a saved shard: the updates that shard had taken.
+  void set_step_count(int64_t step);
+
+ private:
+  struct RunState {
+    Tensor master;          // [n] f32 for f16/bf16 values (not low); else undefined
+    Tensor exp_avg;         // [n] f32, or bf16 when low
+    Tensor exp_avg_sq;      // [n] f32, or bf16 when low
+    Tensor max_exp_avg_sq;  // [n] f32 with amsgrad (never low); else undefined
+    Tensor* of(SlotKind k);
+    const Tensor* of(SlotKind k) const;
+  };
+  std::vector<StateSlot> slots_of(const FlatRun& r) const {
+    return state_slots(r.value.dtype(), precision_, config_.amsgrad);
+  }
+  void create_fresh(Stream stream);
+  void check_updates(float lr, Stream stream);  // the precision guard, when due
+
+  std::vector<FlatParam> params_;
+  std::vector<FlatRun> runs_;
+  std::vector<RunState> state_;  // per run
+  AdamConfig config_;
+  Precision precision_;
+  std::shared_ptr<PrecisionGuard> guard_;
+  int64_t step_ = 0;
+};
+
+}  // namespace zt::optim
