@@ -108,8 +108,8 @@ int main(int argc, char** argv) {
       comm = &group->host();
     }
     zero::ZeroOptions zo;
-    zo.stage = zero_stage;
-    zo.reduce_bucket_elements = bucket;
+    zo.config.stage = zero_stage;
+    zo.config.reduce_bucket_elements = bucket;
     zo.optimizer.adam.beta2 = 0.999;  // torch.optim.AdamW's defaults, no weight decay
     zo.optimizer.adam.weight_decay = 0.0;
     const std::unique_ptr<zero::ZeroStage> engine = zero::make_zero_stage(

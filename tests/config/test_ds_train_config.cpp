@@ -140,6 +140,29 @@ TEST(DsTrainConfig, UnsupportedSettingsAreNamed) {
             std::string::npos);
 }
 
+// The offload sections map onto the ZeRO section's OffloadPolicy (the engine's seam), which the
+// ZeRO section's one check refuses, naming the key and the device, until offloading exists.
+TEST(DsTrainConfig, OffloadSectionsMapOntoThePolicyAndAreRefused) {
+  TrainConfig c;
+  const GivenFlags g;
+  apply_ds_config(load(R"({"train_batch_size": 8, "zero_optimization": {"stage": 3,
+                 "offload_optimizer": {"device": "cpu", "pin_memory": true},
+                 "offload_param": {"device": "nvme", "nvme_path": "/local_nvme"}}})",
+                       c, g),
+                  g, c);
+  EXPECT_EQ(c.zero.offload.optimizer.device, zero::OffloadDevice::cpu);
+  EXPECT_TRUE(c.zero.offload.optimizer.pin_memory);
+  EXPECT_EQ(c.zero.offload.params.device, zero::OffloadDevice::nvme);
+  EXPECT_EQ(c.zero.offload.params.nvme_path, "/local_nvme");
+  EXPECT_NE(error_of(R"({"train_batch_size": 8, "zero_optimization": {"stage": 2,
+                 "offload_optimizer": {"device": "cpu"}}})")
+                .find("[config] zero_optimization.offload_optimizer.device cpu: not supported yet"),
+            std::string::npos);
+  EXPECT_EQ(error_of(R"({"train_batch_size": 8, "zero_optimization": {"stage": 2,
+                 "offload_optimizer": {"device": "none"}}})"),
+            "no error");
+}
+
 // DeepSpeed's Adam variants map onto TrainConfig: "Adam" decouples the decay unless adam_w_mode is
 // false (torch.optim.Adam's L2 term), "AdamW" always does; amsgrad and bias_correction map as set.
 TEST(DsTrainConfig, AdamVariantsMap) {

@@ -54,7 +54,7 @@ EngineShards engine_shards(const nn::ModelConfig& mc, DType dtype, const fs::pat
     source = std::move(p);
   }
   zero::ZeroOptions o;
-  o.stage = 3;
+  o.config.stage = 3;
   o.shard_init = source.get();
   o.shard_init_dtype = dtype;
   const auto engine =

@@ -59,8 +59,8 @@ inline void expect_shard_round_trip(const nn::ModelConfig& mc, int stage,
                                     const zero::ZeroContext& ctx, uint64_t rank_seed) {
   SCOPED_TRACE("stage " + std::to_string(stage));
   zero::ZeroOptions o;
-  o.stage = stage;
-  o.persistence_threshold = 2000;  // stage 3: small groups stay gathered, the others are released
+  o.config.stage = stage;
+  o.config.persistence_threshold = 2000;  // stage 3: small groups stay gathered, the others are released
   nn::Transformer a(mc, {.param_dtype = DType::bf16});
   a.init_random(2);
   auto engine_a = zero::make_zero_stage(o, a.blocks(), ctx);

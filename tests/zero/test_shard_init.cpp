@@ -107,7 +107,7 @@ std::vector<std::string> engine_shards(const nn::ModelConfig& mc, DType dtype, b
   zero::SeededInitSource source(mc, test::kZeroInitSeed);
   if (!zero_init) model.init_random(test::kZeroInitSeed);
   zero::ZeroOptions o;
-  o.stage = 3;
+  o.config.stage = 3;
   o.shard_init = zero_init ? &source : nullptr;
   o.shard_init_dtype = dtype;
   const auto engine = zero::make_zero_stage(o, model.blocks(), one_process());
@@ -169,7 +169,7 @@ TEST(ZeroShardInit, BadInputsAreTypedErrors) {
   nn::Transformer deferred(mc, {.allocate = false});
   zero::SeededInitSource source(mc, 1);
   zero::ZeroOptions o;
-  o.stage = 2;
+  o.config.stage = 2;
   o.shard_init = &source;
   test::expect_error<ValueError>(
       [&] { zero::make_zero_stage(o, deferred.blocks(), one_process()); },

@@ -140,34 +140,34 @@ TEST(ZeroStageOneProcess, UnknownStageIsRefused) {
   EXPECT_THROW(train::train(c), ValueError);
   nn::Transformer model(test::tiny_config(nn::Family::llama), {});
   zero::ZeroOptions o;
-  o.stage = -1;
+  o.config.stage = -1;
   EXPECT_THROW(zero::make_zero_stage(o, model.blocks(), one_process()), ValueError);
   fs::remove_all(dir);
 }
 
-// [zero] offload: the policy is refused with one line naming the DeepSpeed key and the device
+// Offload: the policy is refused with one line naming the DeepSpeed key and the device
 // until offloading exists; none passes.
 TEST(ZeroStageOneProcess, OffloadPolicyIsRefusedUntilImplemented) {
   nn::Transformer model(test::tiny_config(nn::Family::llama), {});
   zero::ZeroOptions o;
-  o.stage = 2;
-  o.offload.optimizer.device = zero::OffloadDevice::cpu;
-  o.offload.optimizer.pin_memory = true;
+  o.config.stage = 2;
+  o.config.offload.optimizer.device = zero::OffloadDevice::cpu;
+  o.config.offload.optimizer.pin_memory = true;
   test::expect_error<ValueError>([&] { zero::make_zero_stage(o, model.blocks(), one_process()); },
-                                 {"[zero] offload_optimizer.device cpu: not supported yet"});
-  o.offload.optimizer.device = zero::OffloadDevice::none;
-  o.offload.params.device = zero::OffloadDevice::nvme;
+                                 {"[config] zero_optimization.offload_optimizer.device cpu: not supported yet"});
+  o.config.offload.optimizer.device = zero::OffloadDevice::none;
+  o.config.offload.params.device = zero::OffloadDevice::nvme;
   test::expect_error<ValueError>([&] { zero::make_zero_stage(o, model.blocks(), one_process()); },
-                                 {"[zero] offload_param.device nvme: not supported yet"});
-  o.offload.params.device = zero::OffloadDevice::none;
+                                 {"[config] zero_optimization.offload_param.device nvme: not supported yet"});
+  o.config.offload.params.device = zero::OffloadDevice::none;
   EXPECT_EQ(zero::make_zero_stage(o, model.blocks(), one_process())->stage(), 2);
 }
 
 // One optimizer step of `stage` through the engine's hooks; returns the engine.
 std::unique_ptr<zero::ZeroStage> one_step(int stage, nn::Transformer& model,
                                           zero::ZeroOptions o = {}) {
-  o.stage = stage;
-  o.persistence_threshold = 0;
+  o.config.stage = stage;
+  o.config.persistence_threshold = 0;
   auto engine = zero::make_zero_stage(o, model.blocks(), one_process());
   nn::BlockRunner runner(model.blocks());
   runner.set_hooks(engine->hooks());
@@ -252,8 +252,8 @@ TEST(ZeroStageOneProcess, Stage3PrefetchStaysWithinItsBounds) {
     nn::Transformer model(test::tiny_config(nn::Family::gpt2), {});
     model.init_random(2);
     zero::ZeroOptions o;
-    o.prefetch_elements = st.prefetch;
-    o.max_live_elements = st.max_live;
+    o.config.prefetch_elements = st.prefetch;
+    o.config.max_live_elements = st.max_live;
     auto engine = one_step(3, model, o);
     const auto* s3 = dynamic_cast<const zero::Stage3*>(engine.get());
     ASSERT_NE(s3, nullptr);

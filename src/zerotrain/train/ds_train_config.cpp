@@ -28,18 +28,6 @@ struct NotYet {
 
 const std::vector<NotYet>& not_yet() {
   static const std::vector<NotYet> list = {
-      {"zero_optimization.offload_optimizer",
-       [](const DsConfig& d) {
-         const auto& o = d.zero_optimization.offload_optimizer;
-         return o && o->device != config::OffloadDevice::none;
-       },
-       "optimizer offload"},
-      {"zero_optimization.offload_param",
-       [](const DsConfig& d) {
-         const auto& p = d.zero_optimization.offload_param;
-         return p && p->device != config::OffloadDevice::none;
-       },
-       "parameter offload"},
       {"fp16.fp16_master_weights_and_grads",
        [](const DsConfig& d) { return d.fp16.enabled && d.fp16.fp16_master_weights_and_grads; },
        "fp16 masters and gradients (masters and gradients are f32)"},
@@ -257,6 +245,20 @@ void apply_zero(const DsConfig& ds, zero::ZeroConfig& z) {
   z.persistence_threshold = f.param_persistence_threshold;
   z.prefetch_elements = f.prefetch_bucket_size;
   z.max_live_elements = f.max_live_parameters;
+  // Offload: the policy the engine is given, refused by validate_zero_config until it exists.
+  auto target = [](config::OffloadDevice device, bool pin_memory,
+                   const std::optional<std::string>& nvme_path) {
+    zero::OffloadTarget t;
+    t.device = device == config::OffloadDevice::cpu    ? zero::OffloadDevice::cpu
+               : device == config::OffloadDevice::nvme ? zero::OffloadDevice::nvme
+                                                       : zero::OffloadDevice::none;
+    t.pin_memory = pin_memory;
+    t.nvme_path = nvme_path.value_or("");
+    return t;
+  };
+  if (const auto& o = f.offload_optimizer)
+    z.offload.optimizer = target(o->device, o->pin_memory, o->nvme_path);
+  if (const auto& p = f.offload_param) z.offload.params = target(p->device, p->pin_memory, p->nvme_path);
 }
 
 }  // namespace

@@ -122,14 +122,9 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   // The ZeRO stage, chosen once, with the optimizer it steps; one process runs it with a one-rank
   // communicator. It starts from the checkpoint's optimizer state when resuming.
   zero::ZeroOptions zo;
-  zo.stage = c.zero.stage;
-  zo.reduce_bucket_elements = c.zero.reduce_bucket_elements;
-  zo.overlap_comm = c.zero.overlap_comm;
+  zo.config = c.zero;
   zo.grad_dtype = c.precision.grad_accum_dtype;
   zo.comm_dtype = c.precision.comm_dtype;
-  zo.persistence_threshold = c.zero.persistence_threshold;
-  zo.prefetch_elements = c.zero.prefetch_elements;
-  zo.max_live_elements = c.zero.max_live_elements;
   zo.shard_init = shard_source.get();
   zo.shard_init_dtype = c.precision.dtype;
   zo.optimizer.adam = c.optimizer;

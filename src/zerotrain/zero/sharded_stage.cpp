@@ -56,7 +56,7 @@ ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks, cons
   adam_ = make_group_adam(group_pointers(), RunExtent::shard, options.optimizer, initial, stream);
   partials_ = Tensor::zeros({chunks}, DType::f32, device, stream);
   in_flight_.resize(groups_.size());
-  if (options.overlap_comm) comm_stream_ = ctx_.streams().reduce();
+  if (options.config.overlap_comm) comm_stream_ = ctx_.streams().reduce();
   if (comm_stream_) {
     for (size_t g = 0; g < groups_.size(); ++g) {
       grad_ready_.emplace_back(device);

@@ -18,12 +18,12 @@ Stage0::Stage0(std::vector<std::unique_ptr<nn::Block>>& blocks, const ZeroContex
     groups_.back()->materialize(true, stream);
   }
   DataParallelOptions dpo;  // broadcasts rank 0's values into the groups
-  dpo.bucket_elements = options.reduce_bucket_elements;
-  dpo.overlap_comm = options.overlap_comm;
+  dpo.bucket_elements = options.config.reduce_bucket_elements;
+  dpo.overlap_comm = options.config.overlap_comm;
   dpo.grad_dtype = options.grad_dtype;
   dpo.comm_dtype = options.comm_dtype;
   dp_ = std::make_unique<DataParallel>(blocks, comm_, device_, stream, dpo,
-                                       options.overlap_comm ? ctx_.streams().reduce() : nullptr);
+                                       options.config.overlap_comm ? ctx_.streams().reduce() : nullptr);
   // Each block's gradients are consecutive in one bucket ([Note: bucket order]): its flat group.
   int64_t total_chunks = 0;
   for (auto& block : blocks) {

@@ -14,11 +14,7 @@ Stage3::Stage3(std::vector<std::unique_ptr<nn::Block>>& blocks, const ZeroContex
       blocks_(blocks.size()),
       prefetched_(groups_.size(), false),
       in_flight_(groups_.size(), false) {
-  if (options.prefetch_elements < 0 || options.max_live_elements < 0)
-    throw ValueError(
-        "zero", str("prefetch_elements (", options.prefetch_elements, ") and max_live_elements (",
-                    options.max_live_elements, ") must be >= 0"));
-  if (options.overlap_comm) gather_stream_ = ctx_.streams().gather();
+  if (options.config.overlap_comm) gather_stream_ = ctx_.streams().gather();
   if (gather_stream_) {
     for (size_t g = 0; g < groups_.size(); ++g) {
       alloc_done_.emplace_back(device_);
@@ -71,7 +67,7 @@ void Stage3::prefetch_after(size_t pos) {
     for (size_t g : groups_at(u)) {
       if (groups_[g]->state() == ParamState::gathered) continue;
       const int64_t n = groups_[g]->numel();
-      if (ahead + n > options_.prefetch_elements || live_ + n > options_.max_live_elements) return;
+      if (ahead + n > options_.config.prefetch_elements || live_ + n > options_.config.max_live_elements) return;
       fetch(g);
       prefetched_[g] = true;
       ahead += n;

@@ -43,7 +43,9 @@ class Stage3 final : public ShardedStage {
   void after_step() override;
 
  private:
-  bool persistent(const ParamGroup& g) const { return g.numel() < options_.persistence_threshold; }
+  bool persistent(const ParamGroup& g) const {
+    return g.numel() < options_.config.persistence_threshold;
+  }
   size_t position(size_t block, bool backward) const;
   const std::vector<size_t>& groups_at(size_t position) const;
   void fetch(size_t g);  // starts gathering group g

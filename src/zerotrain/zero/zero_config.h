@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "zerotrain/zero/offload_policy.h"
+
 namespace zt::zero {
 
 struct ZeroConfig {
@@ -27,10 +29,14 @@ struct ZeroConfig {
   // generates (seeded init) or reads (the model directory's safetensors, its slices only) just
   // its value shards. A resume loads the checkpoint's full values as before. Same bits either way.
   bool zero_init = true;
+  // Where optimizer state and parameter shards live (offload_optimizer / offload_param): the
+  // training device only, so far; anything else is refused here (offload_policy.h).
+  OffloadPolicy offload;
 };
 
 // The one check of every value above (DeepSpeed's bounds: stage 0-3, sizes >= 0). Throws
-// ValueError "[config] zero_optimization.<key> (--<flag>): must be ..., got <value>".
+// ValueError "[config] zero_optimization.<key> (--<flag>): must be ..., got <value>", or for an
+// offload policy other than none (check_offload_supported).
 void validate_zero_config(const ZeroConfig& z);
 
 }  // namespace zt::zero

@@ -83,16 +83,13 @@ std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
                                            std::vector<std::unique_ptr<nn::Block>>& blocks,
                                            const ZeroContext& ctx,
                                            const optim::OptimizerState& initial) {
-  if (options.persistence_threshold < 0)
-    throw ValueError("zero", str("persistence threshold must be >= 0 elements, got ",
-                                 options.persistence_threshold));
-  if (options.shard_init != nullptr && options.stage != 3)
-    throw ValueError("zero",
-                     str("zero.Init (shard_init) needs ZeRO stage 3, got stage ", options.stage));
+  validate_zero_config(options.config);  // the one check of the user's values
+  if (options.shard_init != nullptr && options.config.stage != 3)
+    throw ValueError("zero", str("zero.Init (shard_init) needs ZeRO stage 3, got stage ",
+                                 options.config.stage));
   if (options.grad_dtype) check_grad_dtype("gradient accumulation dtype", *options.grad_dtype);
   if (options.comm_dtype) check_grad_dtype("communication dtype", *options.comm_dtype);
-  check_offload_supported(options.offload);
-  switch (options.stage) {
+  switch (options.config.stage) {
     case 0:
       return std::make_unique<Stage0>(blocks, ctx, options, initial);
     case 1:
@@ -101,9 +98,9 @@ std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
       return std::make_unique<Stage2>(blocks, ctx, options, initial);
     case 3:
       return std::make_unique<Stage3>(blocks, ctx, options, initial);
-    default:
-      throw ValueError("zero", str("zero stage must be 0, 1, 2 or 3, got ", options.stage));
   }
+  throw Error("zero", str("internal check failed: stage ", options.config.stage,
+                          " passed validate_zero_config"));
 }
 
 }  // namespace zt::zero

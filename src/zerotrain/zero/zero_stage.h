@@ -47,7 +47,7 @@
 #include "zerotrain/nn/block_runner.h"
 #include "zerotrain/optim/optimizer_state.h"
 #include "zerotrain/zero/group_adam.h"
-#include "zerotrain/zero/offload_policy.h"
+#include "zerotrain/zero/zero_config.h"
 #include "zerotrain/zero/param_group.h"
 #include "zerotrain/zero/shard_checkpoint.h"
 #include "zerotrain/zero/zero_context.h"
@@ -131,25 +131,15 @@ class ZeroStage {
 class ShardSource;  // shard_init.h
 
 struct ZeroOptions {
-  int stage = 0;                                 // 0-3
-  int64_t reduce_bucket_elements = 500'000'000;  // stage 0's all-reduce buckets
-  bool overlap_comm = true;                      // stage 0 on a GPU
+  // The user's section (zero_config.h): stage, bucket size, overlap, stage 3's persistence
+  // threshold and prefetch bounds ([Note: stage 3 prefetch]), each validated once there.
+  ZeroConfig config;
   // The dtype gradients accumulate in over the micro-steps (data_types.grad_accum_dtype: f32 or
   // the model's dtype) and the dtype they are reduced in across the ranks
   // (communication_data_type: f32, bf16 or f16); unset: the model's gradients' dtype (f32 when
   // none is allocated) and the accumulation dtype. See [Note: communication dtype] in grad_comm.h.
   std::optional<DType> grad_dtype;
   std::optional<DType> comm_dtype;
-  // Stage 3: a group with fewer elements stays gathered once gathered (re-gathered after each
-  // step) instead of being released after every use: zero_optimization.
-  // stage3_param_persistence_threshold (DeepSpeed's default 1e5).
-  int64_t persistence_threshold = 100'000;
-  // Stage 3 prefetch ([Note: stage 3 prefetch]): groups of upcoming blocks are gathered ahead
-  // while the gathered-ahead elements stay within prefetch_elements (stage3_prefetch_bucket_size,
-  // default 5e7) and all gathered elements within max_live_elements (stage3_max_live_parameters,
-  // default 1e9; the groups the running block needs are gathered regardless).
-  int64_t prefetch_elements = 50'000'000;
-  int64_t max_live_elements = 1'000'000'000;
   // Stage 3 only, zero.Init ([Note: zero.Init] in shard_init.h): the model's values are undefined
   // (built with nn::TransformerOptions::allocate = false) and each rank builds only its value
   // shards, of shard_init_dtype, from this source (not owned; used during make_zero_stage only).
@@ -158,8 +148,6 @@ struct ZeroOptions {
   DType shard_init_dtype = DType::f32;
   // The optimizer: Adam settings, precision policy, precision guard.
   AdamOptions optimizer;
-  // Where optimizer state and parameter shards live (offload_policy.h): the device only, so far.
-  OffloadPolicy offload;
 };
 
 // Builds the stage in `ctx` (a one-process run: ZeroContext::one_process). blocks and ctx's
