@@ -1,5 +1,5 @@
 // Low-precision vs mixed-precision AdamW step over N parameters, as the ZeRO engine runs each mode
-// (train/precision.h): mixed reads f32 master, m, v and a bf16 grad and writes master, m, v and the
+// (optim/precision.h): mixed reads f32 master, m, v and a bf16 grad and writes master, m, v and the
 // bf16 copy (28 bytes per parameter); low reads bf16 p, m, v and a bf16 grad and writes p, m, v
 // (14 bytes). On the CPU (OpenMP + SIMD) and, when a GPU is visible, on the GPU. Prints a table
 // (seconds, params/s, GB/s, optimizer-state bytes per parameter) and a JSON line.

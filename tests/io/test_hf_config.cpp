@@ -8,8 +8,8 @@
 #include "io/io_test_util.h"
 #include "support/test_util.h"
 #include "zerotrain/core/files.h"
-#include "zerotrain/io/hf_config.h"
 #include "zerotrain/core/io_error.h"
+#include "zerotrain/io/hf_config.h"
 
 namespace zt::io {
 namespace {

@@ -10,9 +10,9 @@
 #include "io/fake_model.h"
 #include "io/io_test_util.h"
 #include "support/test_util.h"
+#include "zerotrain/core/io_error.h"
 #include "zerotrain/io/hf_config.h"
 #include "zerotrain/io/hf_model.h"
-#include "zerotrain/core/io_error.h"
 #include "zerotrain/kernels/cast.h"
 
 namespace zt::io {

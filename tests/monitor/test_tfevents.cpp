@@ -1,7 +1,7 @@
 // TensorBoard event files: CRC-32C against RFC 3720's vectors, the protobuf wire encoding, the
-// TFRecord framing and Event records of TfEventsWriter (decoded by tests/monitor/tfevents_reader.h),
-// the purge records of a resumed monitor, and a trainer run with the monitor on whose scalars
-// equal metrics.jsonl at DeepSpeed's tags and sample steps.
+// TFRecord framing and Event records of TfEventsWriter (decoded by
+// tests/monitor/tfevents_reader.h), the purge records of a resumed monitor, and a trainer run with
+// the monitor on whose scalars equal metrics.jsonl at DeepSpeed's tags and sample steps.
 #include <gtest/gtest.h>
 
 #include <filesystem>

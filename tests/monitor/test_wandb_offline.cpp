@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "io/io_test_util.h"
-#include "train/train_test_util.h"
 #include "monitor/wandb_log_reader.h"
+#include "train/train_test_util.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/monitor/crc32.h"
-#include "zerotrain/train/trainer.h"
 #include "zerotrain/monitor/wandb_datastore.h"
 #include "zerotrain/monitor/wandb_monitor.h"
+#include "zerotrain/train/trainer.h"
 
 namespace zt {
 namespace {

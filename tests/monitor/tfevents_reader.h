@@ -120,7 +120,8 @@ inline std::vector<DecodedEvent> read_tfevents(const std::filesystem::path& path
   while (pos < data.size()) {
     if (data.size() - pos < 12) throw std::runtime_error("truncated record header");
     const uint64_t length = le(pos, 8);
-    if (le(pos + 8, 4) != monitor::mask_crc32c(monitor::crc32c(std::string_view(data).substr(pos, 8))))
+    if (le(pos + 8, 4) !=
+        monitor::mask_crc32c(monitor::crc32c(std::string_view(data).substr(pos, 8))))
       throw std::runtime_error("bad length CRC");
     pos += 12;
     if (data.size() - pos < length + 4) throw std::runtime_error("truncated record");

@@ -43,7 +43,8 @@ inline std::vector<std::string> read_wandb_payloads(const std::filesystem::path&
     const uint8_t type = static_cast<uint8_t>(u8(pos + 6));
     if (length > left - 7 || data.size() - pos - 7 < length) throw std::runtime_error("bad length");
     const std::string chunk = data.substr(pos + 7, length);
-    if (crc != monitor::crc32_ieee(chunk, monitor::crc32_ieee(std::string(1, static_cast<char>(type)))))
+    if (crc !=
+        monitor::crc32_ieee(chunk, monitor::crc32_ieee(std::string(1, static_cast<char>(type)))))
       throw std::runtime_error("bad chunk CRC");
     pos += 7 + length;
     if (type == 1 && !in_record) {

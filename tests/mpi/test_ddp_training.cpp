@@ -20,8 +20,8 @@
 
 #include "mpi/mpi_test_env.h"
 #include "mpi/training_inputs.h"
-#include "zerotrain/io/hf_config.h"
 #include "zerotrain/data/token_file.h"
+#include "zerotrain/io/hf_config.h"
 #include "zerotrain/train/trainer.h"
 
 namespace zt {

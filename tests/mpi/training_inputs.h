@@ -14,8 +14,8 @@
 
 #include "mpi/mpi_test_env.h"
 #include "support/token_fixture.h"
-#include "zerotrain/io/hf_config.h"
 #include "zerotrain/data/token_file.h"
+#include "zerotrain/io/hf_config.h"
 #include "zerotrain/nn/model_config.h"
 
 namespace zt::test {

@@ -25,7 +25,6 @@ namespace {
 using nn::Parameter;
 using nn::ParamKind;
 using AdamW = test::ParamAdam;
-using AdamWOptions = test::ParamAdamOptions;
 
 std::vector<std::unique_ptr<Parameter>> make_params(DType value_dtype) {
   const test::ParamSpec specs[] = {{"embed.weight", {9, 5}, ParamKind::embedding, value_dtype},
@@ -46,8 +45,8 @@ const float kLrs[] = {1e-2f, 2e-2f, 3e-2f, 2.5e-2f, 1e-2f};
 const float kScales[] = {1.f, 0.5f, 1.f, 0.125f, 0.75f};  // v falls at 0.125: amsgrad shows
 constexpr int kSteps = 5;
 
-AdamWOptions base_options() {
-  AdamWOptions o;
+test::ParamAdamOptions base_options() {
+  test::ParamAdamOptions o;
   o.adam.beta1 = 0.8f;
   o.adam.beta2 = 0.9f;
   o.adam.eps = 1e-6f;
@@ -57,7 +56,7 @@ AdamWOptions base_options() {
 
 // Runs kSteps of the flat Adam with `o` and the same steps by hand; expects the values and every
 // state tensor bitwise equal. Returns the final values.
-std::vector<Tensor> run_and_check(DType value_dtype, const AdamWOptions& o) {
+std::vector<Tensor> run_and_check(DType value_dtype, const test::ParamAdamOptions& o) {
   auto params = make_params(value_dtype);
   AdamW opt(pointers(params), o);
   std::vector<Flat> flat;
@@ -148,7 +147,7 @@ TEST(AdamVariants, EachVariantIsTheHandStepAndDiffersFromAdamW) {
     const std::vector<Tensor> plain = run_and_check(dtype, base_options());
     for (const Variant& v : variants) {
       SCOPED_TRACE(v.name);
-      AdamWOptions o = base_options();
+      test::ParamAdamOptions o = base_options();
       o.adam.decoupled_weight_decay = v.decoupled;
       o.adam.bias_correction = v.bias_correction;
       o.adam.amsgrad = v.amsgrad;
@@ -158,7 +157,7 @@ TEST(AdamVariants, EachVariantIsTheHandStepAndDiffersFromAdamW) {
 }
 
 TEST(AdamVariants, AdamParamsCarriesTheVariant) {
-  AdamWOptions o = base_options();
+  test::ParamAdamOptions o = base_options();
   o.adam.decoupled_weight_decay = false;
   o.adam.bias_correction = false;
   o.adam.amsgrad = true;
@@ -177,7 +176,7 @@ TEST(AdamVariants, AdamParamsCarriesTheVariant) {
 }
 
 TEST(AdamVariants, AmsgradStateIsSavedRequiredAndRestored) {
-  AdamWOptions o = base_options();
+  test::ParamAdamOptions o = base_options();
   o.adam.amsgrad = true;
   auto params = make_params(DType::bf16);
   AdamW opt(pointers(params), o);
@@ -221,7 +220,7 @@ TEST(AdamVariants, AmsgradStateIsSavedRequiredAndRestored) {
 }
 
 TEST(AdamVariants, AmsgradIsRefusedInLowPrecision) {
-  AdamWOptions o;
+  test::ParamAdamOptions o;
   o.adam.amsgrad = true;
   o.precision = optim::Precision::low;
   auto params = make_params(DType::bf16);

@@ -29,7 +29,6 @@ namespace {
 using nn::Parameter;
 using nn::ParamKind;
 using AdamW = test::ParamAdam;
-using AdamWOptions = test::ParamAdamOptions;
 
 // A small model's worth of parameters: one of each kind, odd sizes.
 std::vector<std::unique_ptr<Parameter>> make_params(DType value_dtype, uint64_t seed) {
@@ -53,7 +52,8 @@ double max_abs(const std::vector<double>& v) {
 // Runs `steps` optimizer steps with random gradients (dtype grad_dtype) and the same updates on
 // float64 references, then compares every master (or f32 value) and both moments, and checks that
 // low-precision values are exactly the rounded masters after each step.
-void check_against_reference(DType value_dtype, DType grad_dtype, const AdamWOptions& options,
+void check_against_reference(DType value_dtype, DType grad_dtype,
+                             const test::ParamAdamOptions& options,
                              const std::vector<bool>& decays) {
   auto params = make_params(value_dtype, 100);
   AdamW opt(pointers(params), options);
@@ -113,7 +113,7 @@ std::pair<std::vector<std::string>, std::vector<std::string>> groups_of(
 
 TEST(TrainAdamW, DefaultGroupsDecayOnlyWeights) {
   auto params = make_params(DType::f32, 1);
-  AdamWOptions o;
+  test::ParamAdamOptions o;
   o.adam.weight_decay = 0.1f;
   AdamW opt(pointers(params), o);
   EXPECT_FLOAT_EQ(static_cast<float>(opt.adam().config().weight_decay), 0.1f);
@@ -124,14 +124,14 @@ TEST(TrainAdamW, DefaultGroupsDecayOnlyWeights) {
 }
 
 TEST(TrainAdamW, F32ParamsMatchTorchReferenceWithGroups) {
-  AdamWOptions o;
+  test::ParamAdamOptions o;
   o.adam.weight_decay = 0.1f;
   o.adam.eps = 1e-6f;
   check_against_reference(DType::f32, DType::f32, o, {false, true, false, false, true});
 }
 
 TEST(TrainAdamW, CustomDecayRuleChangesTheGroups) {
-  AdamWOptions o;
+  test::ParamAdamOptions o;
   o.adam.weight_decay = 0.2f;
   o.adam.beta1 = 0.8f;
   o.adam.beta2 = 0.95f;
@@ -146,7 +146,7 @@ TEST(TrainAdamW, CustomDecayRuleChangesTheGroups) {
 }
 
 TEST(TrainAdamW, LowPrecisionParamsStepF32MastersAndRoundIntoValues) {
-  AdamWOptions o;
+  test::ParamAdamOptions o;
   o.adam.weight_decay = 0.05f;
   for (DType vd : {DType::bf16, DType::f16})
     for (DType gd : {DType::f32, vd}) {
@@ -210,7 +210,7 @@ TEST(TrainAdamW, LoadStateResumesBitwise) {
   for (DType vd : {DType::f32, DType::bf16}) {
     SCOPED_TRACE(dtype_name(vd));
     auto a = make_params(vd, 40);
-    AdamWOptions o;
+    test::ParamAdamOptions o;
     o.adam.weight_decay = 0.1f;
     AdamW opt_a(pointers(a), o);
     auto set_grads = [](std::vector<std::unique_ptr<Parameter>>& ps, uint64_t seed) {
@@ -360,7 +360,7 @@ TEST(TrainAdamW, RunsCutInsideAParameterStepTheSameBits) {
   for (DType vd : {DType::f32, DType::bf16}) {
     SCOPED_TRACE(dtype_name(vd));
     auto a = make_params(vd, 60);
-    AdamWOptions o;
+    test::ParamAdamOptions o;
     o.adam.weight_decay = 0.1f;
     AdamW whole(pointers(a), o);
     std::vector<Parameter*> ptrs = pointers(a);

@@ -17,7 +17,6 @@
 #include "zerotrain/core/error.h"
 #include "zerotrain/optim/precision.h"
 #include "zerotrain/train/ds_train_config.h"
-#include "zerotrain/optim/precision.h"
 
 namespace zt {
 namespace {

@@ -20,8 +20,8 @@
 #include "train/train_test_util.h"
 #include "zerotrain/config/scheduler_config.h"
 #include "zerotrain/core/error.h"
-#include "zerotrain/io/hf_config.h"
 #include "zerotrain/data/token_file.h"
+#include "zerotrain/io/hf_config.h"
 #include "zerotrain/train/checkpoint.h"
 #include "zerotrain/train/trainer.h"
 

@@ -10,8 +10,8 @@
 
 #include "nn/nn_test_util.h"
 #include "support/token_fixture.h"
-#include "zerotrain/io/hf_config.h"
 #include "zerotrain/data/token_file.h"
+#include "zerotrain/io/hf_config.h"
 #include "zerotrain/train/trainer.h"
 
 namespace zt::test {

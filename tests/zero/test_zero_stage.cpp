@@ -153,12 +153,14 @@ TEST(ZeroStageOneProcess, OffloadPolicyIsRefusedUntilImplemented) {
   o.config.stage = 2;
   o.config.offload.optimizer.device = zero::OffloadDevice::cpu;
   o.config.offload.optimizer.pin_memory = true;
-  test::expect_error<ValueError>([&] { zero::make_zero_stage(o, model.blocks(), one_process()); },
-                                 {"[config] zero_optimization.offload_optimizer.device cpu: not supported yet"});
+  test::expect_error<ValueError>(
+      [&] { zero::make_zero_stage(o, model.blocks(), one_process()); },
+      {"[config] zero_optimization.offload_optimizer.device cpu: not supported yet"});
   o.config.offload.optimizer.device = zero::OffloadDevice::none;
   o.config.offload.params.device = zero::OffloadDevice::nvme;
-  test::expect_error<ValueError>([&] { zero::make_zero_stage(o, model.blocks(), one_process()); },
-                                 {"[config] zero_optimization.offload_param.device nvme: not supported yet"});
+  test::expect_error<ValueError>(
+      [&] { zero::make_zero_stage(o, model.blocks(), one_process()); },
+      {"[config] zero_optimization.offload_param.device nvme: not supported yet"});
   o.config.offload.params.device = zero::OffloadDevice::none;
   EXPECT_EQ(zero::make_zero_stage(o, model.blocks(), one_process())->stage(), 2);
 }

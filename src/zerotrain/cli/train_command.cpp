@@ -12,12 +12,12 @@
 
 #include "zerotrain/cli/commands.h"
 #include "zerotrain/cli/given_flags.h"
+#include "zerotrain/cli/progress.h"
 #include "zerotrain/comm/process_group.h"
 #include "zerotrain/config/load.h"
 #include "zerotrain/core/allocator.h"
 #include "zerotrain/core/device.h"
 #include "zerotrain/core/error.h"
-#include "zerotrain/cli/progress.h"
 #include "zerotrain/estimate/units.h"
 #include "zerotrain/io/hf_config.h"
 #include "zerotrain/train/ds_train_config.h"

@@ -21,7 +21,7 @@ namespace zt::estimate {
 // [Note: zerotrain model states]
 // zerotrain keeps bf16 parameter values, f32 gradients (or bf16 with grad_dtype bf16:
 // TrainConfig::precision.grad_accum_dtype, [Note: communication dtype] in zero/grad_comm.h), and
-// for bf16 values an f32 master plus two f32 AdamW moments (train/optimizer.h [Note: optimizer
+// for bf16 values an f32 master plus two f32 AdamW moments (optim/state_slots.h [Note: optimizer
 // masters]), and a third, the running max of v, with amsgrad; f32 values are their own masters. The
 // low-precision mode keeps two bf16 moments and no masters. Per GPU, with
 // W GPUs and each block (embedding, decoder layer, head: the all-gather/reduce-scatter unit)
@@ -74,8 +74,8 @@ std::string describe(const RunSetup& setup);
 
 // [Note: memory margin]
 // The estimate's peak is what the caching allocator reports as peak allocated bytes (what
-// train/metrics.h and the benchmarks measure). A GPU also needs room for the allocator's cached
-// but unused blocks (fragmentation, taken as 5% of the peak), the CUDA context and kernels
+// train/step_measures.h and the benchmarks measure). A GPU also needs room for the allocator's
+// cached but unused blocks (fragmentation, taken as 5% of the peak), the CUDA context and kernels
 // (0.5 GiB) and, with more than one GPU, NCCL's buffers (0.5 GiB); `needed` adds them. A host run
 // (RunSetup::host_run) has no margin: the CPU allocator caches nothing.
 inline constexpr double kFragmentationFraction = 0.05;

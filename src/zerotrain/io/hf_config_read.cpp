@@ -3,9 +3,9 @@
 #include <limits>
 
 #include "zerotrain/core/files.h"
-#include "zerotrain/io/hf_config.h"
 #include "zerotrain/core/io_error.h"
 #include "zerotrain/core/json_util.h"
+#include "zerotrain/io/hf_config.h"
 
 namespace zt::io {
 

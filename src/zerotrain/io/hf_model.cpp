@@ -4,8 +4,8 @@
 #include <set>
 
 #include "zerotrain/core/files.h"
-#include "zerotrain/io/hf_config.h"
 #include "zerotrain/core/io_error.h"
+#include "zerotrain/io/hf_config.h"
 
 namespace zt::io {
 

@@ -12,9 +12,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "zerotrain/core/files.h"
 #include "zerotrain/core/stream.h"
 #include "zerotrain/core/tensor.h"
-#include "zerotrain/core/files.h"
 #include "zerotrain/io/safetensors_header.h"
 
 namespace zt::io {

@@ -40,8 +40,8 @@ uint32_t mask_crc32c(uint32_t crc) {
 }
 
 uint32_t crc32_ieee(std::string_view data, uint32_t crc) {
-  return static_cast<uint32_t>(::crc32(crc, reinterpret_cast<const Bytef*>(data.data()),
-                                       static_cast<uInt>(data.size())));
+  return static_cast<uint32_t>(
+      ::crc32(crc, reinterpret_cast<const Bytef*>(data.data()), static_cast<uInt>(data.size())));
 }
 
 }  // namespace zt::monitor

@@ -23,7 +23,8 @@ struct WallClockTimes {
   double step_ms = 0;      // clipping and the optimizer update
 };
 
-// This rank's memory at the step where allocated memory peaked so far (train/memory_report.h), in GiB.
+// This rank's memory at the step where allocated memory peaked so far (train/memory_report.h), in
+// GiB.
 struct MemorySplitGib {
   int64_t step = 0;
   double params = 0, grads = 0, optimizer = 0, activations = 0, other = 0;

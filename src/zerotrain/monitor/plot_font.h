@@ -1,5 +1,6 @@
 // A 5x7 bitmap font covering printable ASCII, for the text of the training plots (plot_canvas.h).
-// Lowercase descenders are squeezed into the 7 rows. Tested through tests/monitor/test_loss_plot.cpp.
+// Lowercase descenders are squeezed into the 7 rows. Tested through
+// tests/monitor/test_loss_plot.cpp.
 #pragma once
 
 #include <cstdint>

@@ -81,8 +81,8 @@ void put_chunk(std::vector<uint8_t>& out, const char type[4], const std::vector<
   const size_t start = out.size();
   out.insert(out.end(), type, type + 4);
   out.insert(out.end(), data.begin(), data.end());
-  put_u32(out, static_cast<uint32_t>(::crc32(0L, out.data() + start,
-                                              static_cast<uInt>(out.size() - start))));
+  put_u32(out, static_cast<uint32_t>(
+                   ::crc32(0L, out.data() + start, static_cast<uInt>(out.size() - start))));
 }
 
 }  // namespace

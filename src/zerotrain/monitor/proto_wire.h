@@ -1,6 +1,7 @@
 // The protocol-buffers wire format, written by hand for the few messages zerotrain emits
 // (TensorBoard's Event protos, tfevents_writer.h): varints, 64/32-bit little-endian fixed fields
-// and length-delimited fields (strings, nested messages). Tested by tests/monitor/test_tfevents.cpp.
+// and length-delimited fields (strings, nested messages). Tested by
+// tests/monitor/test_tfevents.cpp.
 #pragma once
 
 #include <cstdint>

@@ -7,8 +7,8 @@
 
 #include "zerotrain/core/error.h"
 #include "zerotrain/core/files.h"
-#include "zerotrain/io/hf_model.h"
 #include "zerotrain/core/io_error.h"
+#include "zerotrain/io/hf_model.h"
 #include "zerotrain/io/safetensors.h"
 #include "zerotrain/train/train_scheduler.h"
 
@@ -48,8 +48,8 @@ optim::OptimizerState read_optimizer_state(const fs::path& path) {
   try {
     state.step = std::stoll(it->second);
   } catch (const std::exception&) {
-    throw FormatError(
-        kComponent, str(path.string(), ": metadata step \"", it->second, "\" is not an integer"));
+    throw FormatError(kComponent,
+                      str(path.string(), ": metadata step \"", it->second, "\" is not an integer"));
   }
   for (const std::string& name : reader.names())
     state.tensors[name] = reader.read(name, DType::f32);
@@ -128,9 +128,8 @@ TrainState read_train_state(const fs::path& dir) {
     if (!j.contains(key))
       throw FormatError(kComponent, str(path.string(), ": missing key \"", key, "\""));
   if (!j["step"].is_number_integer() || j["step"].get<int64_t>() < 0)
-    throw FormatError(
-        kComponent,
-        str(path.string(), ": step must be a non-negative integer, got ", j["step"].dump()));
+    throw FormatError(kComponent, str(path.string(), ": step must be a non-negative integer, got ",
+                                      j["step"].dump()));
   TrainState s;
   s.step = j["step"].get<int64_t>();
   s.data = data::data_loader_state_from_json(j["data"]);

@@ -29,7 +29,7 @@ inline constexpr const char* kCheckpointCompleteName = "COMPLETE";
 
 struct TrainState {
   int64_t step = 0;            // optimizer steps completed by the run
-  data::DataLoaderState data;    // where the next step's batches start
+  data::DataLoaderState data;  // where the next step's batches start
   nlohmann::json config;       // resume_config_json of the run that saved it
   nlohmann::json scheduler;    // optim::Scheduler::state(); null in checkpoints older than it
   nlohmann::json loss_scaler;  // LossScaler::state() of an fp16 run; null otherwise

@@ -258,7 +258,8 @@ void apply_zero(const DsConfig& ds, zero::ZeroConfig& z) {
   };
   if (const auto& o = f.offload_optimizer)
     z.offload.optimizer = target(o->device, o->pin_memory, o->nvme_path);
-  if (const auto& p = f.offload_param) z.offload.params = target(p->device, p->pin_memory, p->nvme_path);
+  if (const auto& p = f.offload_param)
+    z.offload.params = target(p->device, p->pin_memory, p->nvme_path);
 }
 
 }  // namespace

@@ -12,9 +12,9 @@
 
 #include "zerotrain/monitor/metrics.h"
 #include "zerotrain/monitor/metrics_csv.h"
-#include "zerotrain/train/report_config.h"
 #include "zerotrain/monitor/tensorboard_monitor.h"
 #include "zerotrain/monitor/wandb_monitor.h"
+#include "zerotrain/train/report_config.h"
 
 namespace zt::train {
 

@@ -11,12 +11,12 @@
 #include "zerotrain/data/data_loader.h"
 #include "zerotrain/io/hf_config.h"
 #include "zerotrain/io/hf_model.h"
+#include "zerotrain/monitor/loss_plot.h"
 #include "zerotrain/nn/block_runner.h"
 #include "zerotrain/nn/transformer.h"
 #include "zerotrain/optim/precision_guard.h"
 #include "zerotrain/train/checkpoint.h"
 #include "zerotrain/train/fp16_step.h"
-#include "zerotrain/monitor/loss_plot.h"
 #include "zerotrain/train/memory_report.h"
 #include "zerotrain/train/out_of_memory.h"
 #include "zerotrain/train/run_log.h"
@@ -173,7 +173,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   sum.plot_path = c.paths.out / "loss.png";
   sum.model_dir = c.paths.out / "model";
   WallClockBreakdown wall(c.reporting.wall_clock_breakdown,
-                          stream);       // [Note: wall-clock breakdown]
+                          stream);                // [Note: wall-clock breakdown]
   std::vector<monitor::StepMetrics> plot_points;  // one per step, for the loss curve
 
   nn::StepContext ctx;

@@ -15,10 +15,10 @@
 
 #include "zerotrain/comm/communicator.h"
 #include "zerotrain/core/device.h"
+#include "zerotrain/monitor/metrics.h"
 #include "zerotrain/optim/adam_config.h"
 #include "zerotrain/train/data_config.h"
 #include "zerotrain/train/memory_report.h"
-#include "zerotrain/monitor/metrics.h"
 #include "zerotrain/train/precision_config.h"
 #include "zerotrain/train/report_config.h"
 #include "zerotrain/train/run_paths.h"

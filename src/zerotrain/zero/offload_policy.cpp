@@ -22,10 +22,10 @@ void check_offload_supported(const OffloadPolicy& policy) {
       {"offload_optimizer", &policy.optimizer}, {"offload_param", &policy.params}};
   for (const auto& [key, target] : targets)
     if (target->device != OffloadDevice::none)
-      throw ValueError("config", str("zero_optimization.", key, ".device ",
-                                     offload_device_name(target->device),
-                                     ": not supported yet (optimizer state and parameter shards ",
-                                     "stay on the training device; use device none)"));
+      throw ValueError(
+          "config", str("zero_optimization.", key, ".device ", offload_device_name(target->device),
+                        ": not supported yet (optimizer state and parameter shards ",
+                        "stay on the training device; use device none)"));
 }
 
 }  // namespace zt::zero

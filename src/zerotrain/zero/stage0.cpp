@@ -22,8 +22,9 @@ Stage0::Stage0(std::vector<std::unique_ptr<nn::Block>>& blocks, const ZeroContex
   dpo.overlap_comm = options.config.overlap_comm;
   dpo.grad_dtype = options.grad_dtype;
   dpo.comm_dtype = options.comm_dtype;
-  dp_ = std::make_unique<DataParallel>(blocks, comm_, device_, stream, dpo,
-                                       options.config.overlap_comm ? ctx_.streams().reduce() : nullptr);
+  dp_ = std::make_unique<DataParallel>(
+      blocks, comm_, device_, stream, dpo,
+      options.config.overlap_comm ? ctx_.streams().reduce() : nullptr);
   // Each block's gradients are consecutive in one bucket ([Note: bucket order]): its flat group.
   int64_t total_chunks = 0;
   for (auto& block : blocks) {

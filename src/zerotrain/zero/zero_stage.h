@@ -47,9 +47,9 @@
 #include "zerotrain/nn/block_runner.h"
 #include "zerotrain/optim/optimizer_state.h"
 #include "zerotrain/zero/group_adam.h"
-#include "zerotrain/zero/zero_config.h"
 #include "zerotrain/zero/param_group.h"
 #include "zerotrain/zero/shard_checkpoint.h"
+#include "zerotrain/zero/zero_config.h"
 #include "zerotrain/zero/zero_context.h"
 
 namespace zt::zero {
