@@ -24,7 +24,6 @@ namespace {
 
 using nn::Parameter;
 using nn::ParamKind;
-using AdamW = test::ParamAdam;
 
 std::vector<std::unique_ptr<Parameter>> make_params(DType value_dtype) {
   const test::ParamSpec specs[] = {{"embed.weight", {9, 5}, ParamKind::embedding, value_dtype},
@@ -58,7 +57,7 @@ test::ParamAdamOptions base_options() {
 // state tensor bitwise equal. Returns the final values.
 std::vector<Tensor> run_and_check(DType value_dtype, const test::ParamAdamOptions& o) {
   auto params = make_params(value_dtype);
-  AdamW opt(pointers(params), o);
+  test::ParamAdam opt(pointers(params), o);
   std::vector<Flat> flat;
   for (const auto& p : params) {
     const int64_t n = p->value.numel();
@@ -179,7 +178,7 @@ TEST(AdamVariants, AmsgradStateIsSavedRequiredAndRestored) {
   test::ParamAdamOptions o = base_options();
   o.adam.amsgrad = true;
   auto params = make_params(DType::bf16);
-  AdamW opt(pointers(params), o);
+  test::ParamAdam opt(pointers(params), o);
   const float scales[] = {1.0f, 0.125f};  // v falls below its running max at the second step
   for (int step = 1; step <= 2; ++step) {
     for (auto& p : params)
@@ -201,13 +200,13 @@ TEST(AdamVariants, AmsgradStateIsSavedRequiredAndRestored) {
 
   // A state without the max (a plain AdamW checkpoint) is refused, naming the tensor.
   auto other = make_params(DType::bf16);
-  AdamW fresh(pointers(other), o);
+  test::ParamAdam fresh(pointers(other), o);
   optim::OptimizerState missing = st;
   missing.tensors.erase("proj.bias.max_exp_avg_sq");
   test::expect_error<ValueError>([&] { fresh.load_state(missing); },
                                  {"proj.bias.max_exp_avg_sq", "missing"});
   // And one with it is refused by a plain AdamW.
-  AdamW plain(pointers(other), base_options());
+  test::ParamAdam plain(pointers(other), base_options());
   test::expect_error<ValueError>([&] { plain.load_state(st); },
                                  {"max_exp_avg_sq", "not a state tensor"});
 
@@ -224,11 +223,11 @@ TEST(AdamVariants, AmsgradIsRefusedInLowPrecision) {
   o.adam.amsgrad = true;
   o.precision = optim::Precision::low;
   auto params = make_params(DType::bf16);
-  test::expect_error<ValueError>([&] { AdamW opt(pointers(params), o); },
+  test::expect_error<ValueError>([&] { test::ParamAdam opt(pointers(params), o); },
                                  {"embed.weight", "amsgrad", "low precision"});
   // f32 values keep f32 moments in low precision too: amsgrad is fine there.
   auto f32 = make_params(DType::f32);
-  AdamW opt(pointers(f32), o);
+  test::ParamAdam opt(pointers(f32), o);
   opt.step(1e-3f);
   EXPECT_EQ(opt.state().tensors.count("proj.weight.max_exp_avg_sq"), 1u);
 }

@@ -28,7 +28,6 @@ namespace {
 
 using nn::Parameter;
 using nn::ParamKind;
-using AdamW = test::ParamAdam;
 
 // A small model's worth of parameters: one of each kind, odd sizes.
 std::vector<std::unique_ptr<Parameter>> make_params(DType value_dtype, uint64_t seed) {
@@ -56,7 +55,7 @@ void check_against_reference(DType value_dtype, DType grad_dtype,
                              const test::ParamAdamOptions& options,
                              const std::vector<bool>& decays) {
   auto params = make_params(value_dtype, 100);
-  AdamW opt(pointers(params), options);
+  test::ParamAdam opt(pointers(params), options);
   std::vector<test::AdamWState> refs;
   for (const auto& p : params) {
     const size_t n = static_cast<size_t>(p->value.numel());
@@ -111,11 +110,11 @@ std::pair<std::vector<std::string>, std::vector<std::string>> groups_of(
   return out;
 }
 
-TEST(TrainAdamW, DefaultGroupsDecayOnlyWeights) {
+TEST(FlatAdam, DefaultGroupsDecayOnlyWeights) {
   auto params = make_params(DType::f32, 1);
   test::ParamAdamOptions o;
   o.adam.weight_decay = 0.1f;
-  AdamW opt(pointers(params), o);
+  test::ParamAdam opt(pointers(params), o);
   EXPECT_FLOAT_EQ(static_cast<float>(opt.adam().config().weight_decay), 0.1f);
   const auto [decay, no_decay] = groups_of(opt.adam());
   EXPECT_EQ(decay, (std::vector<std::string>{"layer.0.proj.weight", "head.weight"}));
@@ -123,14 +122,14 @@ TEST(TrainAdamW, DefaultGroupsDecayOnlyWeights) {
             (std::vector<std::string>{"embed.weight", "layer.0.proj.bias", "layer.0.norm.weight"}));
 }
 
-TEST(TrainAdamW, F32ParamsMatchTorchReferenceWithGroups) {
+TEST(FlatAdam, F32ParamsMatchTorchReferenceWithGroups) {
   test::ParamAdamOptions o;
   o.adam.weight_decay = 0.1f;
   o.adam.eps = 1e-6f;
   check_against_reference(DType::f32, DType::f32, o, {false, true, false, false, true});
 }
 
-TEST(TrainAdamW, CustomDecayRuleChangesTheGroups) {
+TEST(FlatAdam, CustomDecayRuleChangesTheGroups) {
   test::ParamAdamOptions o;
   o.adam.weight_decay = 0.2f;
   o.adam.beta1 = 0.8f;
@@ -139,13 +138,13 @@ TEST(TrainAdamW, CustomDecayRuleChangesTheGroups) {
     return p.kind == ParamKind::weight || p.kind == ParamKind::embedding;
   };
   auto params = make_params(DType::f32, 1);
-  AdamW opt(pointers(params), o);
+  test::ParamAdam opt(pointers(params), o);
   EXPECT_EQ(groups_of(opt.adam()).first,
             (std::vector<std::string>{"embed.weight", "layer.0.proj.weight", "head.weight"}));
   check_against_reference(DType::f32, DType::f32, o, {true, true, false, false, true});
 }
 
-TEST(TrainAdamW, LowPrecisionParamsStepF32MastersAndRoundIntoValues) {
+TEST(FlatAdam, LowPrecisionParamsStepF32MastersAndRoundIntoValues) {
   test::ParamAdamOptions o;
   o.adam.weight_decay = 0.05f;
   for (DType vd : {DType::bf16, DType::f16})
@@ -156,22 +155,22 @@ TEST(TrainAdamW, LowPrecisionParamsStepF32MastersAndRoundIntoValues) {
     }
 }
 
-TEST(TrainAdamW, MastersStartFromTheValuesAtConstruction) {
+TEST(FlatAdam, MastersStartFromTheValuesAtConstruction) {
   auto params = make_params(DType::bf16, 7);
   // Values set before construction (a checkpoint load) are what the masters start from.
   params[1]->value = test::random_tensor(params[1]->shape, DType::bf16, 99);
   const std::vector<double> loaded = test::to_doubles(params[1]->value);
-  AdamW opt(pointers(params));
+  test::ParamAdam opt(pointers(params));
   EXPECT_TRUE(opt.state().tensors.empty());
   opt.step(0.0f);  // lr 0: the masters stay where they started
   const Tensor master = opt.state().tensors.at("layer.0.proj.weight.master");
   test::expect_close(loaded, master, {0, 0}, "master");
 }
 
-TEST(TrainAdamW, StateNamesEveryTensorAndSharesStorage) {
+TEST(FlatAdam, StateNamesEveryTensorAndSharesStorage) {
   auto params = make_params(DType::bf16, 3);
   params[4]->value = kernels::cast_to(params[4]->value, DType::f32);  // one f32 parameter
-  AdamW opt(pointers(params));
+  test::ParamAdam opt(pointers(params));
   opt.step(1e-3f);
   const optim::OptimizerState st = opt.state();
   EXPECT_EQ(st.step, 1);
@@ -206,13 +205,13 @@ TEST(TrainAdamW, StateNamesEveryTensorAndSharesStorage) {
 
 // Two optimizers fed the same gradients: one runs straight through, the other is rebuilt from a
 // saved state half way. Their parameters must agree bitwise.
-TEST(TrainAdamW, LoadStateResumesBitwise) {
+TEST(FlatAdam, LoadStateResumesBitwise) {
   for (DType vd : {DType::f32, DType::bf16}) {
     SCOPED_TRACE(dtype_name(vd));
     auto a = make_params(vd, 40);
     test::ParamAdamOptions o;
     o.adam.weight_decay = 0.1f;
-    AdamW opt_a(pointers(a), o);
+    test::ParamAdam opt_a(pointers(a), o);
     auto set_grads = [](std::vector<std::unique_ptr<Parameter>>& ps, uint64_t seed) {
       for (auto& p : ps)
         p->grad = test::random_tensor(p->shape, DType::f32, ++seed);
@@ -228,7 +227,7 @@ TEST(TrainAdamW, LoadStateResumesBitwise) {
     optim::OptimizerState saved = opt_a.state();
     for (auto& [name, t] : saved.tensors)
       t = t.clone();
-    AdamW opt_b(pointers(b), o);
+    test::ParamAdam opt_b(pointers(b), o);
     opt_b.load_state(saved);
     EXPECT_EQ(opt_b.step_count(), 3);
     for (int s = 3; s < 6; ++s) {
@@ -242,9 +241,9 @@ TEST(TrainAdamW, LoadStateResumesBitwise) {
   }
 }
 
-TEST(TrainAdamW, LoadStateCastsMastersIntoValues) {
+TEST(FlatAdam, LoadStateCastsMastersIntoValues) {
   auto params = make_params(DType::bf16, 5);
-  AdamW opt(pointers(params));
+  test::ParamAdam opt(pointers(params));
   opt.step(1e-3f);
   optim::OptimizerState st = opt.state();
   for (auto& [name, t] : st.tensors)
@@ -255,9 +254,9 @@ TEST(TrainAdamW, LoadStateCastsMastersIntoValues) {
   test::expect_bitwise_equal(kernels::cast_to(master, DType::bf16), params[0]->value, "value");
 }
 
-TEST(TrainAdamW, LoadStateRejectsBadStatesAndKeepsItsOwn) {
+TEST(FlatAdam, LoadStateRejectsBadStatesAndKeepsItsOwn) {
   auto params = make_params(DType::bf16, 5);
-  AdamW opt(pointers(params));
+  test::ParamAdam opt(pointers(params));
   opt.step(1e-3f);
   auto fresh_copy = [&] {
     optim::OptimizerState st = opt.state();
@@ -300,12 +299,12 @@ TEST(TrainAdamW, LoadStateRejectsBadStatesAndKeepsItsOwn) {
   EXPECT_TRUE(opt.state().tensors.empty());
 }
 
-TEST(TrainAdamW, RejectsBadArguments) {
+TEST(FlatAdam, RejectsBadArguments) {
   auto params = make_params(DType::f32, 9);
   std::vector<Parameter*> ptrs = pointers(params);
   {
     std::vector<Parameter*> twice = {ptrs[0], ptrs[0]};
-    EXPECT_THROW(AdamW opt(twice), ValueError);
+    EXPECT_THROW(test::ParamAdam opt(twice), ValueError);
     // A piece outside its parameter or its run.
     std::vector<optim::FlatRun> runs = test::flat_runs(ptrs);
     runs[0].pieces[0].end += 1;
@@ -314,9 +313,9 @@ TEST(TrainAdamW, RejectsBadArguments) {
                  ValueError);
     Parameter ints{"ids", {4}, ParamKind::weight, Tensor::zeros({4}, DType::i32), Tensor()};
     std::vector<Parameter*> int_param = {&ints};
-    EXPECT_THROW(AdamW opt(int_param), DTypeError);
+    EXPECT_THROW(test::ParamAdam opt(int_param), DTypeError);
   }
-  AdamW opt(ptrs);
+  test::ParamAdam opt(ptrs);
   EXPECT_THROW(opt.step(1e-3f, std::nanf("")), ValueError);
   EXPECT_THROW(opt.step(1e-3f, INFINITY), ValueError);
   EXPECT_THROW(opt.step(-1e-3f), ValueError);
@@ -333,7 +332,7 @@ TEST(TrainAdamW, RejectsBadArguments) {
   EXPECT_TRUE(opt.state().tensors.empty());
 }
 
-TEST(TrainAdamW, StateSlotTableNamesEverySlot) {
+TEST(FlatAdam, StateSlotTableNamesEverySlot) {
   auto kinds = [](DType value, optim::Precision precision, bool amsgrad) {
     std::vector<std::string> out;
     for (const optim::StateSlot& s : optim::state_slots(value, precision, amsgrad))
@@ -356,13 +355,13 @@ TEST(TrainAdamW, StateSlotTableNamesEverySlot) {
 // [Note: flat shards]: the same parameters laid back to back in one buffer and cut into two runs
 // in the middle of a parameter (as a ZeRO shard boundary cuts them) step to the same bits as one
 // run per parameter; a parameter in two pieces has no full_state() (the engine gathers it).
-TEST(TrainAdamW, RunsCutInsideAParameterStepTheSameBits) {
+TEST(FlatAdam, RunsCutInsideAParameterStepTheSameBits) {
   for (DType vd : {DType::f32, DType::bf16}) {
     SCOPED_TRACE(dtype_name(vd));
     auto a = make_params(vd, 60);
     test::ParamAdamOptions o;
     o.adam.weight_decay = 0.1f;
-    AdamW whole(pointers(a), o);
+    test::ParamAdam whole(pointers(a), o);
     std::vector<Parameter*> ptrs = pointers(a);
     int64_t total = 0;
     for (Parameter* p : ptrs)

@@ -52,7 +52,7 @@ test::ParamAdamOptions low() {
   return o;
 }
 
-TEST(LowPrecision, AdamWKeepsBf16MomentsAndNoMasters) {
+TEST(LowPrecision, FlatAdamKeepsBf16MomentsAndNoMasters) {
   Model m(1), mixed(1);
   test::ParamAdam opt(m.ptrs, low()), ref(mixed.ptrs);
   m.set_grads(1);
@@ -73,7 +73,7 @@ TEST(LowPrecision, AdamWKeepsBf16MomentsAndNoMasters) {
   EXPECT_NE(m.values(), Model(1).values());
 }
 
-TEST(LowPrecision, AdamWResumesBitwiseFromItsStateAndFromF32Moments) {
+TEST(LowPrecision, FlatAdamResumesBitwiseFromItsStateAndFromF32Moments) {
   Model a(2), b(2), c(2);
   test::ParamAdam oa(a.ptrs, low());
   for (int step = 1; step <= 2; ++step) {
@@ -106,7 +106,7 @@ TEST(LowPrecision, AdamWResumesBitwiseFromItsStateAndFromF32Moments) {
   EXPECT_THROW(ob.load_state(saved), ValueError);
 }
 
-TEST(LowPrecision, AdamWRejectsF16ValuesInLowPrecision) {
+TEST(LowPrecision, FlatAdamRejectsF16ValuesInLowPrecision) {
   nn::Parameter p{"x.weight",
                   {4},
                   nn::ParamKind::weight,
