@@ -101,6 +101,13 @@ void check_against_reference(DType value_dtype, DType grad_dtype,
   }
 }
 
+// torch.optim.AdamW's defaults with weight decay 0.1 on the weights.
+test::ParamAdamOptions decaying() {
+  test::ParamAdamOptions o;
+  o.adam.weight_decay = 0.1f;
+  return o;
+}
+
 // The "decay" and "no_decay" groups, as the flat Adam is given them.
 std::pair<std::vector<std::string>, std::vector<std::string>> groups_of(
     const optim::FlatAdam& adam) {
@@ -112,8 +119,7 @@ std::pair<std::vector<std::string>, std::vector<std::string>> groups_of(
 
 TEST(FlatAdam, DefaultGroupsDecayOnlyWeights) {
   auto params = make_params(DType::f32, 1);
-  test::ParamAdamOptions o;
-  o.adam.weight_decay = 0.1f;
+  test::ParamAdamOptions o = decaying();
   test::ParamAdam opt(pointers(params), o);
   EXPECT_FLOAT_EQ(static_cast<float>(opt.adam().config().weight_decay), 0.1f);
   const auto [decay, no_decay] = groups_of(opt.adam());
@@ -123,8 +129,7 @@ TEST(FlatAdam, DefaultGroupsDecayOnlyWeights) {
 }
 
 TEST(FlatAdam, F32ParamsMatchTorchReferenceWithGroups) {
-  test::ParamAdamOptions o;
-  o.adam.weight_decay = 0.1f;
+  test::ParamAdamOptions o = decaying();
   o.adam.eps = 1e-6f;
   check_against_reference(DType::f32, DType::f32, o, {false, true, false, false, true});
 }
@@ -209,8 +214,7 @@ TEST(FlatAdam, LoadStateResumesBitwise) {
   for (DType vd : {DType::f32, DType::bf16}) {
     SCOPED_TRACE(dtype_name(vd));
     auto a = make_params(vd, 40);
-    test::ParamAdamOptions o;
-    o.adam.weight_decay = 0.1f;
+    const test::ParamAdamOptions o = decaying();
     test::ParamAdam opt_a(pointers(a), o);
     auto set_grads = [](std::vector<std::unique_ptr<Parameter>>& ps, uint64_t seed) {
       for (auto& p : ps)
@@ -359,8 +363,7 @@ TEST(FlatAdam, RunsCutInsideAParameterStepTheSameBits) {
   for (DType vd : {DType::f32, DType::bf16}) {
     SCOPED_TRACE(dtype_name(vd));
     auto a = make_params(vd, 60);
-    test::ParamAdamOptions o;
-    o.adam.weight_decay = 0.1f;
+    const test::ParamAdamOptions o = decaying();
     test::ParamAdam whole(pointers(a), o);
     std::vector<Parameter*> ptrs = pointers(a);
     int64_t total = 0;
