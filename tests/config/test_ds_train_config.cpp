@@ -150,9 +150,9 @@ TEST(DsTrainConfig, OffloadSectionsMapOntoThePolicyAndAreRefused) {
                  "offload_param": {"device": "nvme", "nvme_path": "/local_nvme"}}})",
                        c, g),
                   g, c);
-  EXPECT_EQ(c.zero.offload.optimizer.device, zero::OffloadDevice::cpu);
+  EXPECT_EQ(c.zero.offload.optimizer.device, config::OffloadDevice::cpu);
   EXPECT_TRUE(c.zero.offload.optimizer.pin_memory);
-  EXPECT_EQ(c.zero.offload.params.device, zero::OffloadDevice::nvme);
+  EXPECT_EQ(c.zero.offload.params.device, config::OffloadDevice::nvme);
   EXPECT_EQ(c.zero.offload.params.nvme_path, "/local_nvme");
   EXPECT_NE(error_of(R"({"train_batch_size": 8, "zero_optimization": {"stage": 2,
                  "offload_optimizer": {"device": "cpu"}}})")

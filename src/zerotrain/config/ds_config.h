@@ -14,11 +14,11 @@
 #include <variant>
 #include <vector>
 
+#include "zerotrain/config/offload_device.h"
 #include "zerotrain/config/scheduler_config.h"
 
 namespace zt::config {
 
-enum class OffloadDevice { none, cpu, nvme };
 // Precisions DeepSpeed names by string (communication_data_type, data_types.*).
 enum class PrecisionName { fp16, bf16, fp32 };
 
@@ -263,9 +263,8 @@ struct DsConfig {
   AioConfig aio;
 };
 
-// Names as DeepSpeed spells them: "cpu", "bf16", "AdamW", "WARN" (scheduler_config.h names the
-// scheduler types).
-std::string offload_device_name(OffloadDevice d);
+// Names as DeepSpeed spells them: "bf16", "AdamW", "WARN" (offload_device.h and
+// scheduler_config.h name the offload devices and the scheduler types).
 std::string precision_name(PrecisionName p);
 std::string optimizer_type_name(OptimizerType t);
 std::string tag_validation_name(TagValidation t);

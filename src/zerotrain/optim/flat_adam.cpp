@@ -95,9 +95,12 @@ FlatAdam::FlatAdam(std::vector<FlatParam> params, std::vector<FlatRun> runs, Ada
   for (const FlatParam& p : params_)
     if (!names.insert(p.name).second)
       throw ValueError(kComponent, str(p.name, ": parameter listed twice"));
-  for (const FlatRun& r : runs_) {
-    const std::string first = r.pieces.empty() ? std::string("a run without pieces")
-                                               : params_.at(r.pieces.front().param).name;
+  for (size_t i = 0; i < runs_.size(); ++i) {
+    const FlatRun& r = runs_[i];
+    for (const FlatPiece& p : r.pieces)
+      if (p.param >= params_.size())
+        throw ValueError(kComponent, str("piece of parameter #", p.param, " of ", params_.size()));
+    const std::string first = run_name(i);
     if (!r.value.defined() || r.value.dim() != 1 || !r.value.is_contiguous())
       throw ValueError(kComponent, str(first, ": a run's value must be flat and contiguous, got ",
                                        r.value.describe()));
@@ -111,8 +114,6 @@ FlatAdam::FlatAdam(std::vector<FlatParam> params, std::vector<FlatRun> runs, Ada
       throw ValueError(kComponent, str(first, ": amsgrad needs an f32 max_exp_avg_sq, which ",
                                        "low precision (bf16 moments, no masters) does not keep"));
     for (const FlatPiece& p : r.pieces) {
-      if (p.param >= params_.size())
-        throw ValueError(kComponent, str("piece of parameter #", p.param, " of ", params_.size()));
       const FlatParam& fp = params_[p.param];
       if (p.begin < 0 || p.end <= p.begin || p.end > numel_of(fp.shape) || p.at < 0 ||
           p.at + (p.end - p.begin) > r.value.numel())
@@ -124,6 +125,11 @@ FlatAdam::FlatAdam(std::vector<FlatParam> params, std::vector<FlatRun> runs, Ada
   state_.resize(runs_.size());
   create_fresh(stream);
   if (initial.step != 0 || !initial.tensors.empty()) load_state(initial, stream);
+}
+
+std::string FlatAdam::run_name(size_t i) const {
+  const FlatRun& r = runs_[i];
+  return r.pieces.empty() ? str("run ", i) : params_[r.pieces.front().param].name;
 }
 
 void FlatAdam::create_fresh(Stream stream) {
@@ -155,14 +161,14 @@ void FlatAdam::step(std::span<const Tensor> grads, float lr, float grad_scale, S
   for (size_t i = 0; i < runs_.size(); ++i) {
     const FlatRun& r = runs_[i];
     const Tensor& g = grads[i];
-    const std::string name = r.pieces.empty() ? str("run ", i) : params_[r.pieces[0].param].name;
-    if (!g.defined()) throw ValueError(kComponent, str(name, ": gradient is undefined"));
+    if (!g.defined()) throw ValueError(kComponent, str(run_name(i), ": gradient is undefined"));
     if (g.numel() != r.value.numel())
-      throw ShapeError(kComponent,
-                       str(name, ": gradient ", g.describe(), " for value ", r.value.describe()));
+      throw ShapeError(kComponent, str(run_name(i), ": gradient ", g.describe(), " for value ",
+                                       r.value.describe()));
     if (!g.is_contiguous() || g.device() != r.value.device())
-      throw ValueError(kComponent, str(name, ": value ", r.value.describe(), " and gradient ",
-                                       g.describe(), " must be contiguous on one device"));
+      throw ValueError(kComponent,
+                       str(run_name(i), ": value ", r.value.describe(), " and gradient ",
+                           g.describe(), " must be contiguous on one device"));
   }
   ++step_;
   // One multi-tensor step per device over every piece (see optim/optimizers.h): one OpenMP
@@ -186,8 +192,7 @@ void FlatAdam::step(std::span<const Tensor> grads, float lr, float grad_scale, S
     const Tensor& master = s.master.defined() ? s.master : r.value;
     for (const FlatPiece& piece : r.pieces) {
       const int64_t at = piece.at, n = piece.end - piece.begin;
-      const float wd =
-          params_[piece.param].decays ? static_cast<float>(config_.weight_decay) : 0.0f;
+      const float wd = weight_decay_of(piece);
       if (low) {
         AdamShardLowp shard;
         shard.param = at_element<bf16>(r.value, at);
@@ -231,9 +236,8 @@ void FlatAdam::check_updates(float lr, Stream stream) {
     const Tensor& v = s.max_exp_avg_sq.defined() ? s.max_exp_avg_sq : s.exp_avg_sq;
     for (const FlatPiece& piece : runs_[i].pieces) {
       const int64_t a = piece.at, b = piece.at + (piece.end - piece.begin);
-      tensors.push_back(
-          {master.slice(0, a, b), s.exp_avg.slice(0, a, b), v.slice(0, a, b),
-           params_[piece.param].decays ? static_cast<float>(config_.weight_decay) : 0.0f});
+      tensors.push_back({master.slice(0, a, b), s.exp_avg.slice(0, a, b), v.slice(0, a, b),
+                         weight_decay_of(piece)});
     }
   }
   guard_->check(step_, adam_params(config_, lr), tensors, stream);
@@ -290,14 +294,17 @@ std::vector<FlatAdam::SlotTensor> FlatAdam::run_state(size_t i) const {
 OptimizerState FlatAdam::full_state() const {
   OptimizerState st;
   st.step = step_;
+  // Each parameter must be one whole piece of one run.
   std::vector<int> pieces(params_.size(), 0);
+  std::vector<bool> whole(params_.size(), true);
   for (const FlatRun& r : runs_)
-    for (const FlatPiece& piece : r.pieces)
-      pieces[piece.param] += piece.begin == 0 && piece.end == numel_of(params_[piece.param].shape)
-                                 ? 1
-                                 : 2;  // a part counts as two: it is never the whole
+    for (const FlatPiece& piece : r.pieces) {
+      ++pieces[piece.param];
+      whole[piece.param] = whole[piece.param] && piece.begin == 0 &&
+                           piece.end == numel_of(params_[piece.param].shape);
+    }
   for (size_t p = 0; p < params_.size(); ++p)
-    if (pieces[p] != 1)
+    if (pieces[p] != 1 || !whole[p])
       throw ValueError(kComponent, str(params_[p].name, ": not whole in exactly one run (a ",
                                        "sharded engine gathers its full state)"));
   if (step_ == 0) return st;

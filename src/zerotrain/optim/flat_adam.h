@@ -128,6 +128,12 @@ class FlatAdam {
   std::vector<StateSlot> slots_of(const FlatRun& r) const {
     return state_slots(r.value.dtype(), precision_, config_.amsgrad);
   }
+  // For messages: run i's first parameter ("run i" without pieces).
+  std::string run_name(size_t i) const;
+  // The weight decay of a piece's parameter: the config's for the "decay" group, else 0.
+  float weight_decay_of(const FlatPiece& piece) const {
+    return params_[piece.param].decays ? static_cast<float>(config_.weight_decay) : 0.0f;
+  }
   void create_fresh(Stream stream);
   void check_updates(float lr, Stream stream);  // the precision guard, when due
 

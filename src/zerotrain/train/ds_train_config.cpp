@@ -246,20 +246,10 @@ void apply_zero(const DsConfig& ds, zero::ZeroConfig& z) {
   z.prefetch_elements = f.prefetch_bucket_size;
   z.max_live_elements = f.max_live_parameters;
   // Offload: the policy the engine is given, refused by validate_zero_config until it exists.
-  auto target = [](config::OffloadDevice device, bool pin_memory,
-                   const std::optional<std::string>& nvme_path) {
-    zero::OffloadTarget t;
-    t.device = device == config::OffloadDevice::cpu    ? zero::OffloadDevice::cpu
-               : device == config::OffloadDevice::nvme ? zero::OffloadDevice::nvme
-                                                       : zero::OffloadDevice::none;
-    t.pin_memory = pin_memory;
-    t.nvme_path = nvme_path.value_or("");
-    return t;
-  };
   if (const auto& o = f.offload_optimizer)
-    z.offload.optimizer = target(o->device, o->pin_memory, o->nvme_path);
+    z.offload.optimizer = {o->device, o->pin_memory, o->nvme_path.value_or("")};
   if (const auto& p = f.offload_param)
-    z.offload.params = target(p->device, p->pin_memory, p->nvme_path);
+    z.offload.params = {p->device, p->pin_memory, p->nvme_path.value_or("")};
 }
 
 }  // namespace

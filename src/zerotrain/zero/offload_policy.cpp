@@ -1,31 +1,19 @@
-// The offload policy's names and its refusal; see offload_policy.h.
+// The offload policy's refusal; see offload_policy.h.
 #include "zerotrain/zero/offload_policy.h"
 
 #include "zerotrain/core/error.h"
 
 namespace zt::zero {
 
-const char* offload_device_name(OffloadDevice d) {
-  switch (d) {
-    case OffloadDevice::none:
-      return "none";
-    case OffloadDevice::cpu:
-      return "cpu";
-    case OffloadDevice::nvme:
-      return "nvme";
-  }
-  return "?";
-}
-
 void check_offload_supported(const OffloadPolicy& policy) {
   const std::pair<const char*, const OffloadTarget*> targets[] = {
       {"offload_optimizer", &policy.optimizer}, {"offload_param", &policy.params}};
   for (const auto& [key, target] : targets)
     if (target->device != OffloadDevice::none)
-      throw ValueError(
-          "config", str("zero_optimization.", key, ".device ", offload_device_name(target->device),
-                        ": not supported yet (optimizer state and parameter shards ",
-                        "stay on the training device; use device none)"));
+      throw ValueError("config", str("zero_optimization.", key, ".device ",
+                                     config::offload_device_name(target->device),
+                                     ": not supported yet (optimizer state and parameter shards ",
+                                     "stay on the training device; use device none)"));
 }
 
 }  // namespace zt::zero

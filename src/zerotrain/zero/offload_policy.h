@@ -7,10 +7,12 @@
 
 #include <string>
 
+#include "zerotrain/config/offload_device.h"
+
 namespace zt::zero {
 
-enum class OffloadDevice { none, cpu, nvme };
-const char* offload_device_name(OffloadDevice d);  // "none", "cpu", "nvme"
+// DeepSpeed's offload devices (config/offload_device.h), so a ds_config maps on unchanged.
+using config::OffloadDevice;
 
 struct OffloadTarget {
   OffloadDevice device = OffloadDevice::none;
