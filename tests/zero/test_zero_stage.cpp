@@ -145,24 +145,34 @@ TEST(ZeroStageOneProcess, UnknownStageIsRefused) {
   fs::remove_all(dir);
 }
 
-// Offload: the policy is refused with one line naming the DeepSpeed key and the device
-// until offloading exists; none passes.
-TEST(ZeroStageOneProcess, OffloadPolicyIsRefusedUntilImplemented) {
-  nn::Transformer model(test::tiny_config(nn::Family::llama), {});
-  zero::ZeroOptions o;
-  o.config.stage = 2;
-  o.config.offload.optimizer.device = zero::OffloadDevice::cpu;
-  o.config.offload.optimizer.pin_memory = true;
-  test::expect_error<ValueError>(
-      [&] { zero::make_zero_stage(o, model.blocks(), one_process()); },
-      {"[config] zero_optimization.offload_optimizer.device cpu: not supported yet"});
-  o.config.offload.optimizer.device = zero::OffloadDevice::none;
-  o.config.offload.params.device = zero::OffloadDevice::nvme;
-  test::expect_error<ValueError>(
-      [&] { zero::make_zero_stage(o, model.blocks(), one_process()); },
-      {"[config] zero_optimization.offload_param.device nvme: not supported yet"});
-  o.config.offload.params.device = zero::OffloadDevice::none;
-  EXPECT_EQ(zero::make_zero_stage(o, model.blocks(), one_process())->stage(), 2);
+// The offload policy's rules (DeepSpeed's): each bad value is one line naming the key.
+TEST(ZeroStageOneProcess, OffloadPolicyRulesNameTheKey) {
+  const auto refused = [](int stage, const zero::OffloadPolicy& p, const std::string& line) {
+    test::expect_error<ValueError>([&] { zero::validate_offload_policy(p, stage); }, {line});
+  };
+  zero::OffloadPolicy p;
+  zero::validate_offload_policy(p, 0);
+  p.optimizer.device = zero::OffloadDevice::cpu;
+  refused(0, p, "[config] zero_optimization.offload_optimizer.device: cpu needs ZeRO stage 1, 2 or 3");
+  p.optimizer.ratio = 0.5;
+  refused(2, p, "[config] zero_optimization.offload_optimizer.ratio: a partial offload (0.5) needs "
+                "ZeRO stage 3");
+  p.optimizer.ratio = 0;
+  refused(3, p, "[config] zero_optimization.offload_optimizer.ratio: must be in (0, 1], got 0");
+  p.optimizer = {};
+  p.params.device = zero::OffloadDevice::nvme;
+  refused(2, p, "[config] zero_optimization.offload_param.device: nvme needs ZeRO stage 3, got "
+                "stage 2");
+  refused(3, p, "[config] zero_optimization.offload_param.nvme_path: device nvme needs a directory");
+  p.params.nvme_path = "/local_nvme";
+  p.params.buffer_count = 0;
+  refused(3, p, "[config] zero_optimization.offload_param.buffer_count: must be >= 1, got 0");
+  p.params.buffer_count = 5;
+  p.aio.queue_depth = 0;
+  refused(3, p, "[config] aio.queue_depth: must be >= 1, got 0");
+  p = {};
+  p.sub_group_size = 0;
+  refused(3, p, "[config] zero_optimization.sub_group_size: must be >= 1, got 0");
 }
 
 // One optimizer step of `stage` through the engine's hooks; returns the engine.

@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "zerotrain/config/aio_config.h"
 #include "zerotrain/config/offload_device.h"
 #include "zerotrain/config/scheduler_config.h"
 
@@ -214,15 +215,6 @@ struct CommsLoggerConfig {
   bool debug = false;
 };
 
-struct AioConfig {
-  std::string io_backend = "async_io";  // "async_io" or "posix" (DeepSpeed's aliases accepted)
-  int64_t block_size = 1'048'576;
-  int64_t queue_depth = 8;
-  int64_t intra_op_parallelism = 1;
-  bool single_submit = false;
-  bool overlap_events = true;
-  bool use_gds = false;
-};
 
 struct DsConfig {
   // The batch triple after DeepSpeed's rule (batch_rule.h), for `world_size` data-parallel ranks.

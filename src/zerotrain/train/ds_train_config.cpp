@@ -245,11 +245,26 @@ void apply_zero(const DsConfig& ds, zero::ZeroConfig& z) {
   z.persistence_threshold = f.param_persistence_threshold;
   z.prefetch_elements = f.prefetch_bucket_size;
   z.max_live_elements = f.max_live_parameters;
-  // Offload: the policy the engine is given, refused by validate_zero_config until it exists.
-  if (const auto& o = f.offload_optimizer)
-    z.offload.optimizer = {o->device, o->pin_memory, o->nvme_path.value_or("")};
-  if (const auto& p = f.offload_param)
-    z.offload.params = {p->device, p->pin_memory, p->nvme_path.value_or("")};
+  // Offload: the policy the engine is given (offload_policy.h), checked by validate_zero_config.
+  if (const auto& o = f.offload_optimizer) {
+    zero::OptimizerOffload& t = z.offload.optimizer;
+    t.device = o->device;
+    t.pin_memory = o->pin_memory;
+    t.nvme_path = o->nvme_path.value_or("");
+    t.buffer_count = o->buffer_count;
+    t.ratio = o->ratio;
+  }
+  if (const auto& p = f.offload_param) {
+    zero::ParamOffload& t = z.offload.params;
+    t.device = p->device;
+    t.pin_memory = p->pin_memory;
+    t.nvme_path = p->nvme_path.value_or("");
+    t.buffer_count = p->buffer_count;
+    t.buffer_size = p->buffer_size;
+    t.max_in_cpu = p->max_in_cpu;
+  }
+  z.offload.sub_group_size = f.sub_group_size;
+  z.offload.aio = ds.aio;
 }
 
 }  // namespace

@@ -1,12 +1,14 @@
 // Where a ZeRO stage keeps the optimizer state and the parameter shards: on the device (none), in
-// host memory (cpu) or on an NVMe path, pinned or not (DeepSpeed's offload_optimizer /
-// offload_param, FSDP2's CPUOffloadPolicy). A frozen policy handed to make_zero_stage, the one
-// place that asks; today only "none" is implemented and anything else is refused with one line.
-// Tested by tests/zero/test_zero_stage.cpp.
+// host memory (cpu) or in swap files under an NVMe path (DeepSpeed's offload_optimizer /
+// offload_param, ZeRO-Offload and ZeRO-Infinity; FSDP2's CPUOffloadPolicy). A frozen policy
+// inside the ZeRO section (zero_config.h), validated once by validate_zero_config, honoured by
+// make_zero_stage. Tested by tests/zero/test_zero_stage.cpp and tests/mpi/test_zero_parity.cpp.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
+#include "zerotrain/config/aio_config.h"
 #include "zerotrain/config/offload_device.h"
 
 namespace zt::zero {
@@ -14,18 +16,44 @@ namespace zt::zero {
 // DeepSpeed's offload devices (config/offload_device.h), so a ds_config maps on unchanged.
 using config::OffloadDevice;
 
+// What the two offload sections share.
 struct OffloadTarget {
   OffloadDevice device = OffloadDevice::none;
-  bool pin_memory = false;  // page-locked host buffers (cpu, nvme staging)
-  std::string nvme_path;    // nvme only
+  bool pin_memory = false;  // page-locked host buffers (cpu, and nvme's staging buffers)
+  std::string nvme_path;    // nvme: the directory the run's swap directory is made in
+  // nvme: staging buffers in host memory, so reads of the next sub-group overlap this one's use
+  // (offload_optimizer 4, offload_param 5).
+  int64_t buffer_count = 4;
+};
+
+// zero_optimization.offload_optimizer: masters, moments (and amsgrad's state) at stages 1-3.
+struct OptimizerOffload : OffloadTarget {
+  // Stage 3's partial offload: the first `ratio` of the state (in elements, whole groups) is
+  // stepped on the host, the rest on the device at the same time. 1: all of it.
+  double ratio = 1.0;
+};
+
+// zero_optimization.offload_param: stage 3's value shards.
+struct ParamOffload : OffloadTarget {
+  ParamOffload() { buffer_count = 5; }
+  int64_t buffer_size = 100'000'000;  // nvme: elements per staging buffer
+  int64_t max_in_cpu = 1'000'000'000;  // nvme: elements kept in host memory besides the buffers
 };
 
 struct OffloadPolicy {
-  OffloadTarget optimizer;  // offload_optimizer: masters and moments
-  OffloadTarget params;     // offload_param: stage 3's value shards
+  OptimizerOffload optimizer;
+  ParamOffload params;
+  // Elements the host optimizer steps as one unit (zero_optimization.sub_group_size): whole
+  // groups are packed into sub-groups of about this size, and one sub-group's transfers (and
+  // swap reads) overlap the previous one's update.
+  int64_t sub_group_size = 1'000'000'000;
+  config::AioConfig aio;  // nvme: how swap files are read and written
 };
 
-// Throws ValueError naming the DeepSpeed key and the device unless both targets are none.
-void check_offload_supported(const OffloadPolicy& policy);
+// The one check of a policy at ZeRO stage `stage` (DeepSpeed's rules): offload_optimizer needs
+// stage 1-3, offload_param stage 3, a ratio below 1 stage 3, nvme a path; every count and size
+// positive. Throws ValueError "[config] zero_optimization.<key>: ..." naming the value, or for a
+// placement the engine does not run yet.
+void validate_offload_policy(const OffloadPolicy& policy, int stage);
 
 }  // namespace zt::zero

@@ -26,7 +26,7 @@ void validate_zero_config(const ZeroConfig& z) {
   at_least_zero("stage3_prefetch_bucket_size", "--stage3-prefetch-bucket-size",
                 z.prefetch_elements);
   at_least_zero("stage3_max_live_parameters", "--stage3-max-live-parameters", z.max_live_elements);
-  check_offload_supported(z.offload);
+  validate_offload_policy(z.offload, z.stage);
 }
 
 }  // namespace zt::zero

@@ -35,8 +35,8 @@ struct ZeroConfig {
 };
 
 // The one check of every value above (DeepSpeed's bounds: stage 0-3, sizes >= 0). Throws
-// ValueError "[config] zero_optimization.<key> (--<flag>): must be ..., got <value>", or for an
-// offload policy other than none (check_offload_supported).
+// ValueError "[config] zero_optimization.<key> (--<flag>): must be ..., got <value>", or for a bad
+// offload policy (validate_offload_policy).
 void validate_zero_config(const ZeroConfig& z);
 
 }  // namespace zt::zero
