@@ -54,9 +54,13 @@
 
 namespace zt::zero {
 
-// Bytes of model state one rank holds (at the moment of the call).
+// Bytes of model state one rank holds (at the moment of the call): on the training device, and
+// in host memory for what offload keeps there (pinned or not; swap files on an NVMe path are not
+// memory and are counted apart).
 struct MemoryBytes {
   int64_t params = 0, grads = 0, optimizer = 0;
+  int64_t host_params = 0, host_grads = 0, host_optimizer = 0;
+  int64_t nvme = 0;  // bytes in this rank's swap files
 };
 
 class ZeroStage {
