@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -84,7 +85,10 @@ inline std::vector<double> metric_of(const std::filesystem::path& metrics, const
   std::vector<double> out;
   std::ifstream in(metrics);
   for (std::string line; std::getline(in, line);)
-    if (!line.empty()) out.push_back(nlohmann::json::parse(line).at(key).get<double>());
+    if (!line.empty()) {
+      const nlohmann::json v = nlohmann::json::parse(line).at(key);  // null: not finite
+      out.push_back(v.is_null() ? std::nan("") : v.get<double>());
+    }
   return out;
 }
 

@@ -150,17 +150,59 @@ void FlatAdam::create_fresh(Stream stream) {
 }
 
 void FlatAdam::step(std::span<const Tensor> grads, float lr, float grad_scale, Stream stream) {
+  if (grads.size() != runs_.size())
+    throw ValueError(kComponent, str(grads.size(), " gradients for ", runs_.size(), " runs"));
+  begin_step(lr, grad_scale);
+  try {
+    step_runs(0, runs_.size(), grads, stream);
+  } catch (...) {
+    cancel_step();  // step_runs checks every run before stepping any
+    throw;
+  }
+  finish_step(stream);
+}
+
+void FlatAdam::cancel_step() {
+  if (!open_) throw ValueError(kComponent, "cancel_step without begin_step");
+  for (size_t i = 0; i < runs_.size(); ++i)
+    if (open_->stepped[i])
+      throw ValueError(kComponent, str(run_name(i), ": stepped already in step ", step_));
+  open_.reset();
+  --step_;
+}
+
+void FlatAdam::begin_step(float lr, float grad_scale) {
+  if (open_) throw ValueError(kComponent, str("step ", step_, " was begun and not finished"));
   if (!std::isfinite(lr) || lr < 0)
     throw ValueError(kComponent, str("lr = ", lr, ": must be finite and >= 0"));
   if (!std::isfinite(grad_scale))
     throw ValueError(kComponent, str("grad_scale = ", grad_scale,
                                      ": not finite (skip the step when the gradient norm is not "
                                      "finite)"));
-  if (grads.size() != runs_.size())
-    throw ValueError(kComponent, str(grads.size(), " gradients for ", runs_.size(), " runs"));
-  for (size_t i = 0; i < runs_.size(); ++i) {
+  open_ = OpenStep{lr, grad_scale, std::vector<bool>(runs_.size(), false)};
+  ++step_;
+}
+
+void FlatAdam::finish_step(Stream stream) {
+  if (!open_) throw ValueError(kComponent, "finish_step without begin_step");
+  for (size_t i = 0; i < runs_.size(); ++i)
+    if (!open_->stepped[i])
+      throw ValueError(kComponent, str(run_name(i), ": not stepped in step ", step_));
+  const float lr = open_->lr;
+  open_.reset();
+  check_updates(lr, stream);
+}
+
+void FlatAdam::step_runs(size_t first, size_t last, std::span<const Tensor> grads, Stream stream) {
+  if (!open_) throw ValueError(kComponent, "step_runs outside begin_step / finish_step");
+  if (first > last || last > runs_.size() || grads.size() != last - first)
+    throw ValueError(kComponent, str(grads.size(), " gradients for runs [", first, ", ", last,
+                                     ") of ", runs_.size()));
+  for (size_t i = first; i < last; ++i) {
     const FlatRun& r = runs_[i];
-    const Tensor& g = grads[i];
+    const Tensor& g = grads[i - first];
+    if (open_->stepped[i])
+      throw ValueError(kComponent, str(run_name(i), ": stepped twice in step ", step_));
     if (!g.defined()) throw ValueError(kComponent, str(run_name(i), ": gradient is undefined"));
     if (g.numel() != r.value.numel())
       throw ShapeError(kComponent, str(run_name(i), ": gradient ", g.describe(), " for value ",
@@ -170,21 +212,20 @@ void FlatAdam::step(std::span<const Tensor> grads, float lr, float grad_scale, S
                        str(run_name(i), ": value ", r.value.describe(), " and gradient ",
                            g.describe(), " must be contiguous on one device"));
   }
-  ++step_;
   // One multi-tensor step per device over every piece (see optim/optimizers.h): one OpenMP
   // region on the host or fused launches on the GPU.
-  const AdamParams hp = adam_params(config_, lr);
-  const StepArgs args{step_, grad_scale};
+  const AdamParams hp = adam_params(config_, open_->lr);
+  const StepArgs args{step_, open_->grad_scale};
   struct DeviceRuns {
     Device device;
     std::vector<AdamShard> mixed;    // f32 masters (or f32 values)
     std::vector<AdamShardLowp> low;  // bf16 values stepped in place
   };
   std::vector<DeviceRuns> by_device;
-  for (size_t i = 0; i < runs_.size(); ++i) {
+  for (size_t i = first; i < last; ++i) {
     const FlatRun& r = runs_[i];
     const RunState& s = state_[i];
-    const Tensor& g = grads[i];
+    const Tensor& g = grads[i - first];
     auto it = std::find_if(by_device.begin(), by_device.end(),
                            [&](const DeviceRuns& d) { return d.device == r.value.device(); });
     if (it == by_device.end()) it = by_device.insert(by_device.end(), {r.value.device(), {}, {}});
@@ -224,7 +265,8 @@ void FlatAdam::step(std::span<const Tensor> grads, float lr, float grad_scale, S
     if (!d.mixed.empty()) adam_step(d.mixed, hp, args, d.device, stream);
     if (!d.low.empty()) adam_step_lowp(d.low, hp, args, d.device, stream);
   }
-  check_updates(lr, stream);
+  for (size_t i = first; i < last; ++i)
+    open_->stepped[i] = true;
 }
 
 void FlatAdam::check_updates(float lr, Stream stream) {

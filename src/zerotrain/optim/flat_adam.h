@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -71,6 +72,18 @@ class FlatAdam {
   // undefined gradient (naming the run's first parameter); ShapeError for a gradient of another
   // size. Nothing is stepped when it throws.
   void step(std::span<const Tensor> grads, float lr, float grad_scale = 1.0f, Stream stream = {});
+  // The same update in parts, for an engine that steps sub-groups of runs one after another
+  // (zero/shard_optimizer.h, overlapping one sub-group's update with the next one's transfers):
+  // begin_step counts the step and checks lr and grad_scale; step_runs updates runs [first, last)
+  // with grads[i - first] (checked as above); finish_step runs the precision guard. Every run is
+  // stepped exactly once in between: throws ValueError for a run stepped twice, a step_runs
+  // outside begin_step/finish_step, or a finish_step with a run left out.
+  void begin_step(float lr, float grad_scale);
+  // Takes back a begun step before any run was stepped (a caller's check failed). Throws
+  // ValueError when a run was stepped already.
+  void cancel_step();
+  void step_runs(size_t first, size_t last, std::span<const Tensor> grads, Stream stream = {});
+  void finish_step(Stream stream = {});
   // The betas of the next updates (a scheduler that cycles momentum). Throws ValueError unless
   // both are in [0, 1).
   void set_betas(double beta1, double beta2);
@@ -144,6 +157,12 @@ class FlatAdam {
   Precision precision_;
   std::shared_ptr<PrecisionGuard> guard_;
   int64_t step_ = 0;
+  // Between begin_step and finish_step: the step's lr and scale, and which runs were stepped.
+  struct OpenStep {
+    float lr = 0, grad_scale = 1;
+    std::vector<bool> stepped;
+  };
+  std::optional<OpenStep> open_;
 };
 
 }  // namespace zt::optim

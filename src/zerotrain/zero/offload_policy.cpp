@@ -53,13 +53,18 @@ void validate_offload_policy(const OffloadPolicy& p, int stage) {
     at_least("aio.intra_op_parallelism", p.aio.intra_op_parallelism, 1);
   }
   // What the engine does not run yet.
-  const std::pair<const char*, const OffloadTarget*> targets[] = {{"offload_optimizer", &o},
-                                                                  {"offload_param", &q}};
-  for (const auto& [key, target] : targets)
-    if (target->device != OffloadDevice::none)
-      fail(str(key, ".device ", config::offload_device_name(target->device)),
-           "not supported yet (optimizer state and parameter shards stay on the training device; "
-           "use device none)");
+  const auto not_yet = [](const std::string& key, OffloadDevice d) {
+    fail(str(key, ".device ", config::offload_device_name(d)),
+         "not supported yet (use device none, or cpu for offload_optimizer)");
+  };
+  if (o.device == OffloadDevice::nvme) not_yet("offload_optimizer", o.device);
+  if (q.device == OffloadDevice::nvme) not_yet("offload_param", q.device);
+  // The CPU Adam steps offloaded value shards in place, so their optimizer state must be there.
+  if (q.device != OffloadDevice::none && (o.device == OffloadDevice::none || o.ratio < 1.0))
+    fail("offload_param.device",
+         str(config::offload_device_name(q.device), " needs the whole optimizer state offloaded "
+             "too in zerotrain (offload_optimizer.device cpu, ratio 1; got device ",
+             config::offload_device_name(o.device), ", ratio ", o.ratio, ")"));
 }
 
 }  // namespace zt::zero

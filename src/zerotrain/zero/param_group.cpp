@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "zerotrain/core/error.h"
+#include "zerotrain/zero/host_buffer.h"
 #include "zerotrain/zero/grad_comm.h"
 #include "zerotrain/zero/grad_norm.h"
 
@@ -72,8 +73,8 @@ void ParamGroup::point_values() {
 
 void ParamGroup::materialize(bool replicated, Stream stream) {
   ZT_ASSERT(!materialized_, kComponent, "group of block ", block_, " materialized twice");
-  const Device device = params_.front()->value.device();
-  full_ = Tensor::zeros({padded_numel()}, value_dtype_, device, stream);
+  device_ = params_.front()->value.device();
+  full_ = Tensor::zeros({padded_numel()}, value_dtype_, device_, stream);
   for (size_t i = 0; i < params_.size(); ++i) {
     nn::Parameter& p = *params_[i];
     if (!p.value.defined() || !p.value.is_contiguous())
@@ -104,6 +105,7 @@ void ParamGroup::materialize_shard(Tensor shard) {
     throw ValueError(kComponent, str("block ", block_, ": a value shard must be [", shard_,
                                      "] floating, got ", shard.describe()));
   value_dtype_ = shard.dtype();
+  device_ = shard.device();
   value_shard_ = std::move(shard);
   materialized_ = true;
   replicated_ = false;
@@ -121,7 +123,7 @@ void ParamGroup::begin_gather(Stream alloc_stream) {
   if (state_ != ParamState::sharded && state_ != ParamState::released)
     throw ValueError(kComponent, str("block ", block_, ": gather from state ",
                                      param_state_name(state_), " (needs Sharded or Released)"));
-  full_ = Tensor::empty({padded_numel()}, value_dtype_, value_shard_.device(), alloc_stream);
+  full_ = Tensor::empty({padded_numel()}, value_dtype_, device_, alloc_stream);
   state_ = ParamState::gathering;
 }
 
@@ -129,11 +131,17 @@ void ParamGroup::finish_gather(comm::Communicator& comm, Stream stream) {
   if (state_ != ParamState::gathering)
     throw ValueError(kComponent, str("block ", block_, ": finish_gather from state ",
                                      param_state_name(state_), " (needs Gathering)"));
-  if (single(comm))
+  if (single(comm)) {
     full_.slice(0, 0, shard_).copy_from(value_shard_, stream);
-  else
+  } else if (shard_offloaded_) {
+    // The host shard goes into this rank's slot first; the all-gather then runs in place.
+    Tensor own = full_.slice(0, shard_offset(), shard_offset() + shard_);
+    own.copy_from(value_shard_, stream);
+    comm.all_gather(own.data(), full_.data(), static_cast<size_t>(shard_), value_dtype_, stream);
+  } else {
     comm.all_gather(value_shard_.data(), full_.data(), static_cast<size_t>(shard_), value_dtype_,
                     stream);
+  }
   point_values();
   state_ = ParamState::gathered;
 }
@@ -159,7 +167,7 @@ void ParamGroup::all_gather_in_place(comm::Communicator& comm, Stream stream) {
 
 void ParamGroup::acquire_grad(DType dtype, Stream stream) {
   if (grad_full_.defined()) return;
-  grad_full_ = Tensor::zeros({padded_numel()}, dtype, value_shard_.device(), stream);
+  grad_full_ = Tensor::zeros({padded_numel()}, dtype, device_, stream);
   for (size_t i = 0; i < params_.size(); ++i) {
     nn::Parameter& p = *params_[i];
     p.grad = grad_full_.slice(0, offsets_[i], offsets_[i] + numel_of(p.shape)).view(p.shape);
@@ -174,7 +182,7 @@ void ParamGroup::prepare_grad_shard(Stream stream) {
   if (!grad_shard_.defined() ||
       (grad_full_.defined() && grad_shard_.storage() == grad_full_.storage()))
     grad_shard_ = Tensor::empty({shard_}, grad_full_.defined() ? grad_full_.dtype() : DType::f32,
-                                value_shard_.device(), stream);
+                                device_, stream);
 }
 
 Tensor ParamGroup::reduce_grad(comm::Communicator& comm, bool keep_full, Stream stream,
@@ -206,8 +214,24 @@ Tensor ParamGroup::reduce_grad(comm::Communicator& comm, bool keep_full, Stream 
 
 int64_t ParamGroup::value_bytes() const {
   int64_t b = full_.defined() ? static_cast<int64_t>(full_.nbytes()) : 0;
-  if (!replicated_ && value_shard_.defined()) b += static_cast<int64_t>(value_shard_.nbytes());
+  if (!replicated_ && !shard_offloaded_ && value_shard_.defined())
+    b += static_cast<int64_t>(value_shard_.nbytes());
   return b;
+}
+
+int64_t ParamGroup::host_value_bytes() const {
+  return shard_offloaded_ ? static_cast<int64_t>(value_shard_.nbytes()) : 0;
+}
+
+void ParamGroup::offload_shard(const std::string& pin_key, Stream stream) {
+  if (!materialized_ || replicated_ || shard_offloaded_)
+    throw ValueError(kComponent, str("block ", block_, ": only a materialized sharded group's "
+                                     "value shard moves to host memory, once"));
+  Tensor host = host_buffer(shard_, value_dtype_, pin_key);
+  host.copy_from(value_shard_, stream);
+  synchronize(stream);
+  value_shard_ = std::move(host);
+  shard_offloaded_ = true;
 }
 
 int64_t ParamGroup::grad_bytes() const {

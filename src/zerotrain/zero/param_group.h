@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "zerotrain/comm/communicator.h"
@@ -72,6 +73,12 @@ class ParamGroup {
   // which becomes the group's value dtype) built without the full values, which stay undefined;
   // state Sharded. Throws ValueError for a shard of another size or a group materialized already.
   void materialize_shard(Tensor shard);
+  // offload_param: moves this rank's value shard (of a sharded group) to host memory, page-locked
+  // when pin_key names the key that asked for it (host_buffer.h); gathers then copy it into the
+  // full buffer on the compute device first. Throws ValueError for a replicated or unmaterialized
+  // group.
+  void offload_shard(const std::string& pin_key, Stream stream);
+  bool shard_offloaded() const { return shard_offloaded_; }
   // Sharded|Released -> Gathered: all-gathers the shards into a new full buffer.
   void gather(comm::Communicator& comm, Stream stream);
   // The same in two halves, so that the buffer is allocated on the compute stream and the
@@ -101,8 +108,10 @@ class ParamGroup {
   // [shard_numel] gradient dtype: this rank's summed gradient after reduce_grad.
   const Tensor& grad_shard() const { return grad_shard_; }
 
-  // Bytes this rank holds now: values (full buffer and/or own shard), gradients.
+  // Bytes this rank holds now: values (full buffer and/or own shard) on the compute device, the
+  // offloaded value shard in host memory, gradients.
   int64_t value_bytes() const;
+  int64_t host_value_bytes() const;
   int64_t grad_bytes() const;
 
  private:
@@ -117,6 +126,8 @@ class ParamGroup {
   ParamState state_ = ParamState::sharded;
   bool replicated_ = false;
   bool materialized_ = false;
+  bool shard_offloaded_ = false;
+  Device device_ = Device::cpu();  // the compute device: full buffers and gradients live there
   Tensor full_;         // [padded] value dtype, while Gathered
   Tensor value_shard_;  // [shard] value dtype
   Tensor grad_full_;    // [padded] gradient dtype, between acquire_grad and a dropping reduce_grad

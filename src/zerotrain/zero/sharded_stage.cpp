@@ -18,6 +18,9 @@ ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks, cons
   const Device device = device_;
   const Stream stream = stream_;
   std::map<const nn::Parameter*, size_t> group_of;
+  const bool params_offloaded = options.config.offload.params.device != OffloadDevice::none;
+  ZT_ASSERT(!params_offloaded || !replicated_values, "zero",
+            "offload_param needs sharded values (stage 3)");
   for (size_t b = 0; b < blocks.size(); ++b) {
     std::vector<nn::Parameter*> ps = blocks[b]->parameters();
     if (ps.empty()) continue;
@@ -37,6 +40,9 @@ ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks, cons
           *groups_.back(), *options.shard_init, options.shard_init_dtype, device, stream));
     else
       groups_.back()->materialize(replicated_values, stream);
+    if (params_offloaded)
+      groups_.back()->offload_shard(
+          options.config.offload.params.pin_memory ? "offload_param.pin_memory" : "", stream);
   }
   if (groups_.empty()) throw ValueError("zero", "the model has no parameters");
   grad_dtype_ = options.grad_dtype.value_or(grad_dtype_);
@@ -53,7 +59,10 @@ ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks, cons
   int64_t chunks = 0;
   for (auto& g : groups_)
     chunks += g->shard_numel() / kNormChunk;
-  adam_ = make_group_adam(group_pointers(), RunExtent::shard, options.optimizer, initial, stream);
+  optimizer_ = std::make_unique<ShardOptimizer>(group_pointers(), RunExtent::shard,
+                                                options.optimizer, options.config.offload.optimizer,
+                                                options.config.offload.sub_group_size,
+                                                params_offloaded, initial, ctx_, stream);
   partials_ = Tensor::zeros({chunks}, DType::f32, device, stream);
   in_flight_.resize(groups_.size());
   if (options.config.overlap_comm) comm_stream_ = ctx_.streams().reduce();
@@ -110,6 +119,7 @@ void ShardedStage::reduce_group(size_t g) {
   ParamGroup& group = *groups_[g];
   if (!comm_stream_) {
     group.reduce_grad(comm_, keeps_full_grads(), stream_, comm_dtype_);
+    optimizer_->gradient_ready(g, group.grad_shard(), stream_);
     return;
   }
   if (!keeps_full_grads()) group.prepare_grad_shard(stream_);
@@ -117,6 +127,7 @@ void ShardedStage::reduce_group(size_t g) {
   grad_ready_[g].wait(*comm_stream_);
   in_flight_[g] = group.reduce_grad(comm_, keeps_full_grads(), *comm_stream_, comm_dtype_);
   grad_reduced_[g].record(*comm_stream_);
+  optimizer_->gradient_ready(g, group.grad_shard(), *comm_stream_);
   pending_.push_back(g);
 }
 
@@ -163,7 +174,7 @@ void ShardedStage::step(float lr, float grad_scale) {
       throw ValueError("zero", str("block ", g->block(), ": step without a reduced gradient"));
     grads.push_back(g->grad_shard());
   }
-  adam_->step(grads, lr, grad_scale, stream_);
+  optimizer_->step(grads, lr, grad_scale, stream_);
   after_step();
 }
 
@@ -176,9 +187,13 @@ MemoryBytes ShardedStage::memory() const {
   MemoryBytes m;
   for (const auto& g : groups_) {
     m.params += g->value_bytes();
+    m.host_params += g->host_value_bytes();
     m.grads += g->grad_bytes();
   }
-  m.optimizer = adam_->bytes();
+  m.optimizer = optimizer_->device_state_bytes();
+  m.host_optimizer = optimizer_->host_state_bytes();
+  m.host_params += optimizer_->host_value_bytes();
+  m.host_grads = optimizer_->host_grad_bytes();
   return m;
 }
 

@@ -49,7 +49,10 @@ Stage0::Stage0(std::vector<std::unique_ptr<nn::Block>>& blocks, const ZeroContex
   }
   partials_ = Tensor::zeros({total_chunks}, DType::f32, device_, stream);
   ZT_ASSERT(group_grads_.size() == groups_.size(), "zero", "a group without its gradient slice");
-  adam_ = make_group_adam(group_pointers(), RunExtent::params, options.optimizer, initial, stream);
+  optimizer_ = std::make_unique<ShardOptimizer>(group_pointers(), RunExtent::params,
+                                                options.optimizer, options.config.offload.optimizer,
+                                                options.config.offload.sub_group_size, false,
+                                                initial, ctx_, stream);
 }
 
 nn::BlockHooks Stage0::hooks() {
@@ -77,7 +80,7 @@ double Stage0::grad_norm() {
 }
 
 void Stage0::step(float lr, float grad_scale) {
-  adam_->step(group_grads_, lr, grad_scale, stream_);
+  optimizer_->step(group_grads_, lr, grad_scale, stream_);
 }
 
 void Stage0::zero_grad() {
@@ -95,7 +98,7 @@ MemoryBytes Stage0::memory() const {
     for (const nn::Parameter* p : b.params)
       m.params += static_cast<int64_t>(p->value.nbytes());
   }
-  m.optimizer = adam_->bytes();
+  m.optimizer = optimizer_->device_state_bytes();
   return m;
 }
 

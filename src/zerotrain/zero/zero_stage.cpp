@@ -55,19 +55,19 @@ void ZeroStage::check_identical(const std::vector<nn::Parameter*>& params) {
 }
 
 optim::OptimizerState ZeroStage::full_optimizer_state() {
-  return gather_full_state(*adam_, group_pointers(), comm_, comm_.rank() == 0, stream_);
+  return optimizer_->full_state(comm_, comm_.rank() == 0, stream_);
 }
 
 void ZeroStage::save_shard(ShardWriter& out) {
-  out.write_step(adam_->step_count());
-  for (const optim::FlatAdam::PieceTensor& t : adam_->piece_tensors())
+  out.write_step(optimizer_->step_count());
+  for (const optim::FlatAdam::PieceTensor& t : optimizer_->piece_tensors())
     out.write({t.name, t.full_shape, t.begin, t.end}, t.tensor, stream_);
 }
 
 void ZeroStage::load_shard(ShardReader& in) {
-  for (optim::FlatAdam::PieceTensor& t : adam_->piece_tensors())
+  for (optim::FlatAdam::PieceTensor& t : optimizer_->piece_tensors())
     in.read({t.name, t.full_shape, t.begin, t.end}, t.tensor, stream_);
-  adam_->set_step_count(in.read_step());
+  optimizer_->shard_loaded(in.read_step(), stream_);
   after_shard_load();
   synchronize(stream_);
 }

@@ -49,6 +49,7 @@
 #include "zerotrain/zero/group_adam.h"
 #include "zerotrain/zero/param_group.h"
 #include "zerotrain/zero/shard_checkpoint.h"
+#include "zerotrain/zero/shard_optimizer.h"
 #include "zerotrain/zero/zero_config.h"
 #include "zerotrain/zero/zero_context.h"
 
@@ -83,8 +84,8 @@ class ZeroStage {
   virtual void zero_grad() = 0;
   // The betas of the next updates (a scheduler that cycles momentum, OneCycle). Throws ValueError
   // unless both are in [0, 1).
-  void set_betas(double beta1, double beta2) { adam_->set_betas(beta1, beta2); }
-  int64_t step_count() const { return adam_->step_count(); }
+  void set_betas(double beta1, double beta2) { optimizer_->set_betas(beta1, beta2); }
+  int64_t step_count() const { return optimizer_->step_count(); }
 
   // Sum over ranks of one value per rank, added in rank order (the same result on every rank).
   double sum_over_ranks(double value);
@@ -122,7 +123,7 @@ class ZeroStage {
   Stream stream_;             // the compute stream; collectives without a side stream run on it too
 
   std::vector<std::unique_ptr<ParamGroup>> groups_;  // in block order
-  std::unique_ptr<optim::FlatAdam> adam_;            // steps every group's run
+  std::unique_ptr<ShardOptimizer> optimizer_;        // steps every group's run
 
   // After load_shard: the full values the stage keeps (stages 1, 2 and 3's persistent groups)
   // gathered again from the shards.

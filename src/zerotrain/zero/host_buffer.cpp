@@ -1,0 +1,31 @@
+// Host buffers for offload; see host_buffer.h.
+#include "zerotrain/zero/host_buffer.h"
+
+#include <cstdio>
+#include <mutex>
+#include <set>
+
+#include "zerotrain/core/allocator.h"
+#include "zerotrain/core/error.h"
+
+namespace zt::zero {
+
+Tensor host_buffer(int64_t n, DType dtype, const std::string& pin_key) {
+  if (!pin_key.empty() && cuda_available()) {
+    try {
+      return Tensor::empty({n}, dtype, pinned_host_allocator());
+    } catch (const OutOfMemoryError& e) {
+      static std::mutex mu;
+      static std::set<std::string> said;
+      std::lock_guard lock(mu);
+      if (said.insert(pin_key).second)
+        std::fprintf(stderr,
+                     "[offload] warning: page-locked host memory refused (%s); %s falls back to "
+                     "pageable memory, whose copies to the GPU are slower and do not overlap\n",
+                     e.what(), pin_key.c_str());
+    }
+  }
+  return Tensor::empty({n}, dtype, Device::cpu());
+}
+
+}  // namespace zt::zero

@@ -1,0 +1,19 @@
+// Host memory for what offload keeps on the host ([Note: optimizer offload] in
+// shard_optimizer.h, parameter shards in param_group.h): page-locked when the policy asks for it
+// (pin_memory) and a GPU exists, so copies to and from the GPU are fast and asynchronous; ordinary
+// memory otherwise. When the OS refuses page-locked memory the buffer falls back to ordinary
+// memory and says so once, naming the key. Tested by tests/zero/test_shard_optimizer.cpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "zerotrain/core/tensor.h"
+
+namespace zt::zero {
+
+// [n] of `dtype` in host memory. pin_key: the ds_config key that asked for pinning
+// ("offload_optimizer.pin_memory"), or empty for ordinary memory.
+Tensor host_buffer(int64_t n, DType dtype, const std::string& pin_key);
+
+}  // namespace zt::zero

@@ -1,0 +1,340 @@
+// The optimizer of a ZeRO stage, on the device or offloaded; see shard_optimizer.h and
+// [Note: optimizer offload].
+#include "zerotrain/zero/shard_optimizer.h"
+
+#include <set>
+#include <string>
+
+#include "zerotrain/core/error.h"
+#include "zerotrain/zero/host_buffer.h"
+
+namespace zt::zero {
+
+namespace {
+
+// The parameters and the run of one group, its params numbered from `first`.
+void add_group_run(const ParamGroup& g, RunExtent extent, Tensor value,
+                   std::vector<optim::FlatParam>& params, std::vector<optim::FlatRun>& runs) {
+  const size_t first = params.size();
+  for (const nn::Parameter* p : g.params())
+    params.push_back({p->name, p->shape, g.value_dtype(), decays(*p)});
+  ZT_ASSERT(extent == RunExtent::shard || (g.world() == 1 && g.replicated()), "zero",
+            "whole-parameter runs need a replicated group of a world of one");
+  optim::FlatRun run;
+  run.value = std::move(value);
+  const int64_t base = g.shard_offset();
+  for (const ShardPiece& piece : g.shard_pieces()) {
+    size_t i = 0;
+    while (g.params()[i] != piece.param)
+      ++i;
+    run.pieces.push_back({first + i, piece.begin - piece.param_offset,
+                          piece.end - piece.param_offset, piece.begin - base});
+  }
+  runs.push_back(std::move(run));
+}
+
+// The parameter a state tensor belongs to: its name without the slot suffix (state_slots.h).
+std::string param_of_state(const std::string& name) {
+  for (const optim::StateSlot& slot : optim::state_slots(DType::bf16, optim::Precision::mixed, true))
+    if (const std::string_view suffix = slot.suffix; name.ends_with(suffix))
+      return name.substr(0, name.size() - suffix.size());
+  return name;
+}
+
+}  // namespace
+
+struct ShardOptimizer::HostGroup {
+  size_t group = 0;
+  Tensor value;  // [run] value dtype: what the CPU Adam steps, copied to the device run after
+  Tensor grad;   // [run] gradient dtype, once a gradient arrived
+  bool has_grad = false;
+  std::optional<CudaEvent> ready, copied_in, copied_out;  // GPU only
+};
+
+ShardOptimizer::ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent extent,
+                               const AdamOptions& options, const OptimizerOffload& offload,
+                               int64_t sub_group_size, bool values_on_host,
+                               const optim::OptimizerState& initial, const ZeroContext& ctx,
+                               Stream stream)
+    : groups_(groups), extent_(extent), device_(ctx.device()),
+      pin_key_(offload.pin_memory ? "offload_optimizer.pin_memory" : ""),
+      values_on_host_(values_on_host) {
+  // Host groups: the first ones, up to `ratio` of the elements (all with ratio 1).
+  int64_t total = 0;
+  for (const ParamGroup* g : groups_)
+    total += g->shard_numel();
+  const bool offloaded = offload.device != OffloadDevice::none;
+  ZT_ASSERT(!values_on_host || (offloaded && offload.ratio >= 1.0), "zero",
+            "value shards in host memory need every group's optimizer state there too");
+  int64_t host_elements = 0;
+  for (const ParamGroup* g : groups_) {
+    const bool host = offloaded && (offload.ratio >= 1.0 ||
+                                    static_cast<double>(host_elements + g->shard_numel()) <=
+                                        offload.ratio * static_cast<double>(total));
+    place_.push_back(host ? RunPlace::host : RunPlace::device);
+    if (host) host_elements += g->shard_numel();
+  }
+  if (device_.is_cuda() && offloaded) {
+    to_host_ = ctx.streams().to_host();
+    to_device_ = ctx.streams().to_device();
+  }
+  std::vector<optim::FlatParam> device_params, host_params;
+  std::vector<optim::FlatRun> device_runs, host_runs;
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    const Tensor value = run_value(g);
+    if (place_[g] == RunPlace::device) {
+      index_.push_back(device_runs.size());
+      add_group_run(*groups_[g], extent, value, device_params, device_runs);
+      continue;
+    }
+    index_.push_back(host_runs.size());
+    auto h = std::make_unique<HostGroup>();
+    h->group = g;
+    if (values_on_host_) {  // offload_param: the CPU Adam steps the host value shard itself
+      h->value = value;
+    } else {
+      h->value = host_buffer(value.numel(), value.dtype(), pin_key_);
+      h->value.copy_from(value, stream);
+    }
+    if (to_host_) {
+      h->ready.emplace(device_);
+      h->copied_in.emplace(device_);
+      h->copied_out.emplace(device_);
+    }
+    add_group_run(*groups_[g], extent, h->value, host_params, host_runs);
+    host_.push_back(std::move(h));
+  }
+  synchronize(stream);  // the host values are complete before the host Adam reads them
+  // Sub-groups: consecutive host runs of about sub_group_size elements, whole groups each.
+  for (size_t first = 0; first < host_.size();) {
+    size_t last = first;
+    int64_t n = 0;
+    while (last < host_.size() && (last == first || n + host_runs[last].value.numel() <=
+                                                        sub_group_size))
+      n += host_runs[last++].value.numel();
+    sub_groups_.push_back({first, last});
+    first = last;
+  }
+  // The precision guard samples one optimizer's state: the host one's when there is one.
+  std::shared_ptr<optim::PrecisionGuard> device_guard = host_runs.empty() ? options.guard : nullptr;
+  std::shared_ptr<optim::PrecisionGuard> host_guard = host_runs.empty() ? nullptr : options.guard;
+  // Each optimizer takes its part of the full state: every tensor but those of the other's
+  // parameters (so a stray name still reaches one and is refused there).
+  const auto part = [&](const std::vector<optim::FlatParam>& others) {
+    std::set<std::string> theirs;
+    for (const optim::FlatParam& p : others)
+      theirs.insert(p.name);
+    optim::OptimizerState st;
+    st.step = initial.step;
+    for (const auto& [name, t] : initial.tensors)
+      if (!theirs.contains(param_of_state(name))) st.tensors.emplace(name, t);
+    return st;
+  };
+  const bool split = !device_params.empty() && !host_params.empty();
+  if (!device_runs.empty() || host_runs.empty())
+    device_adam_ = std::make_unique<optim::FlatAdam>(
+        device_params, std::move(device_runs), options.adam, options.precision, device_guard,
+        split ? part(host_params) : initial, stream);
+  if (!host_runs.empty()) {
+    host_adam_ = std::make_unique<optim::FlatAdam>(host_params, std::move(host_runs), options.adam,
+                                                   options.precision, host_guard,
+                                                   split ? part(device_params) : initial);
+    for (size_t i = 0; i < host_.size(); ++i)  // a loaded state rounded the masters into them
+      push_values(i, stream);
+    if (!to_device_) synchronize(stream);
+  }
+}
+
+ShardOptimizer::~ShardOptimizer() {
+  // Copies in flight read or write host memory this object owns.
+  if (to_host_) synchronize(*to_host_);
+  if (to_device_) synchronize(*to_device_);
+}
+
+Tensor ShardOptimizer::run_value(size_t g) const {
+  const ParamGroup& group = *groups_[g];
+  if (extent_ == RunExtent::shard) return group.value_shard();
+  return group.value_shard().slice(0, 0, group.numel());
+}
+
+void ShardOptimizer::gradient_ready(size_t g, const Tensor& grad, Stream ready) {
+  if (place_.at(g) == RunPlace::host) copy_gradient(g, grad, ready);
+}
+
+void ShardOptimizer::copy_gradient(size_t g, const Tensor& grad, Stream ready) {
+  HostGroup& h = *host_[index_[g]];
+  if (!h.grad.defined() || h.grad.dtype() != grad.dtype() || h.grad.numel() != grad.numel()) {
+    if (h.copied_in) h.copied_in->synchronize();  // the old buffer may still be written
+    h.grad = host_buffer(grad.numel(), grad.dtype(), pin_key_);
+  }
+  if (to_host_) {
+    h.ready->record(ready);
+    h.ready->wait(*to_host_);
+    h.grad.copy_from(grad, *to_host_);
+    h.copied_in->record(*to_host_);
+  } else {
+    h.grad.copy_from(grad, ready);
+    synchronize(ready);
+  }
+  h.has_grad = true;
+}
+
+void ShardOptimizer::push_values(size_t i, Stream after) {
+  if (values_on_host_) return;  // the host shard is the group's value shard
+  HostGroup& h = *host_[i];
+  Tensor dst = run_value(h.group);
+  if (to_device_) {
+    h.ready->record(after);  // compute work that reads the old values comes first
+    h.ready->wait(*to_device_);
+    dst.copy_from(h.value, *to_device_);
+    h.copied_out->record(*to_device_);
+  } else {
+    dst.copy_from(h.value, after);
+  }
+}
+
+void ShardOptimizer::step(std::span<const Tensor> grads, float lr, float grad_scale,
+                          Stream stream) {
+  if (grads.size() != groups_.size())
+    throw ValueError("zero", str(grads.size(), " gradients for ", groups_.size(), " groups"));
+  // Every gradient is checked before anything is stepped.
+  std::vector<Tensor> device_grads;
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    const Tensor& grad = grads[g];
+    if (!grad.defined() || grad.numel() != run_value(g).numel() || !grad.is_contiguous() ||
+        grad.device() != device_)
+      throw ValueError("zero", str("block ", groups_[g]->block(), ": gradient ",
+                                   grad.defined() ? grad.describe() : "undefined",
+                                   " for the value run ", run_value(g).describe()));
+    if (place_[g] == RunPlace::device) device_grads.push_back(grad);
+  }
+  // Both count the step after the same checks of lr and grad_scale.
+  if (device_adam_) device_adam_->begin_step(lr, grad_scale);
+  if (host_adam_) {
+    try {
+      host_adam_->begin_step(lr, grad_scale);
+    } catch (...) {
+      if (device_adam_) device_adam_->cancel_step();
+      throw;
+    }
+  }
+  if (device_adam_) device_adam_->step_runs(0, device_grads.size(), device_grads, stream);
+  // offload_param: gathers copy the host shards to the device; they are done once the compute
+  // stream that waited for them is, and only then may the CPU Adam write the shards.
+  if (values_on_host_) synchronize(stream);
+  for (const auto& [first, last] : sub_groups_) {
+    std::vector<Tensor> host_grads;
+    for (size_t i = first; i < last; ++i) {
+      HostGroup& h = *host_[i];
+      if (!h.has_grad) copy_gradient(h.group, grads[h.group], stream);
+      if (h.copied_in) h.copied_in->synchronize();
+      if (h.copied_out) h.copied_out->synchronize();  // the last step's values left the host
+      host_grads.push_back(h.grad);
+    }
+    host_adam_->step_runs(first, last, host_grads);
+    for (size_t i = first; i < last; ++i) {
+      host_[i]->has_grad = false;
+      push_values(i, stream);
+    }
+  }
+  if (to_device_)
+    for (auto& h : host_)
+      h->copied_out->wait(stream);  // the next use of the values comes after their copies
+  if (device_adam_) device_adam_->finish_step(stream);
+  if (host_adam_) host_adam_->finish_step();
+}
+
+void ShardOptimizer::set_betas(double beta1, double beta2) {
+  if (device_adam_) device_adam_->set_betas(beta1, beta2);
+  if (host_adam_) host_adam_->set_betas(beta1, beta2);
+}
+
+int64_t ShardOptimizer::step_count() const {
+  return device_adam_ ? device_adam_->step_count() : host_adam_->step_count();
+}
+
+std::vector<optim::FlatAdam::SlotTensor> ShardOptimizer::group_state(size_t g) const {
+  return (place_[g] == RunPlace::device ? *device_adam_ : *host_adam_).run_state(index_[g]);
+}
+
+optim::OptimizerState ShardOptimizer::full_state(comm::Communicator& comm, bool keep,
+                                                 Stream stream) const {
+  if (groups_.empty() || groups_.front()->world() == 1) {
+    optim::OptimizerState st;
+    for (const optim::FlatAdam* a : {device_adam_.get(), host_adam_.get()}) {
+      if (!a) continue;
+      optim::OptimizerState part = a->full_state();
+      st.step = part.step;
+      st.tensors.merge(part.tensors);
+    }
+    return st;
+  }
+  optim::OptimizerState st;
+  st.step = step_count();
+  if (st.step == 0) return st;
+  for (size_t i = 0; i < groups_.size(); ++i) {
+    const ParamGroup& g = *groups_[i];
+    for (const optim::FlatAdam::SlotTensor& t : group_state(i)) {
+      // Gathers one state tensor of the group and, when kept, copies each parameter's part out.
+      const Tensor mine = t.tensor.to(device_, stream);  // the collectives work on the device
+      Tensor full = Tensor::empty({g.padded_numel()}, mine.dtype(), device_, stream);
+      comm.all_gather(mine.data(), full.data(), static_cast<size_t>(g.shard_numel()),
+                      mine.dtype(), stream);
+      if (!keep) continue;
+      const Tensor host = full.to(Device::cpu(), stream);
+      synchronize(stream);
+      for (size_t k = 0; k < g.params().size(); ++k) {
+        const nn::Parameter& p = *g.params()[k];
+        const int64_t o = g.offsets()[k], n = numel_of(p.shape);
+        st.tensors.emplace(p.name + t.slot.suffix, host.slice(0, o, o + n).clone().view(p.shape));
+      }
+    }
+  }
+  synchronize(stream);
+  return st;
+}
+
+std::vector<optim::FlatAdam::PieceTensor> ShardOptimizer::piece_tensors() const {
+  std::vector<optim::FlatAdam::PieceTensor> out;
+  for (const optim::FlatAdam* a : {device_adam_.get(), host_adam_.get()})
+    if (a) {
+      std::vector<optim::FlatAdam::PieceTensor> part = a->piece_tensors();
+      out.insert(out.end(), part.begin(), part.end());
+    }
+  return out;
+}
+
+void ShardOptimizer::shard_loaded(int64_t step, Stream stream) {
+  if (device_adam_) device_adam_->set_step_count(step);
+  if (host_adam_) host_adam_->set_step_count(step);
+  for (size_t i = 0; i < host_.size(); ++i)
+    push_values(i, stream);
+  if (to_device_)
+    for (auto& h : host_)
+      h->copied_out->wait(stream);
+}
+
+int64_t ShardOptimizer::device_state_bytes() const {
+  return device_adam_ ? device_adam_->bytes() : 0;
+}
+
+int64_t ShardOptimizer::host_state_bytes() const {
+  return host_adam_ ? host_adam_->bytes() : 0;
+}
+
+int64_t ShardOptimizer::host_value_bytes() const {
+  if (values_on_host_) return 0;  // the groups' own shards, counted by them
+  int64_t b = 0;
+  for (const auto& h : host_)
+    b += static_cast<int64_t>(h->value.nbytes());
+  return b;
+}
+
+int64_t ShardOptimizer::host_grad_bytes() const {
+  int64_t b = 0;
+  for (const auto& h : host_)
+    if (h->grad.defined()) b += static_cast<int64_t>(h->grad.nbytes());
+  return b;
+}
+
+}  // namespace zt::zero

@@ -1,0 +1,113 @@
+// The optimizer a ZeRO stage steps: the one flat Adam (optim/flat_adam.h) with one run per group
+// (this rank's value shard, or a replicated group's whole parameters for stage 0), each group's
+// run placed where the offload policy says (offload_policy.h): on the training device, stepping
+// the group's values in place, or in host memory (ZeRO-Offload), where the CPU Adam steps a host
+// copy of the values and the results are copied back. Also the full optimizer state for
+// checkpoints, gathered from the shards when the groups are sharded over several ranks. Tested by
+// tests/zero/test_shard_optimizer.cpp, tests/zero/test_zero_stage.cpp and
+// tests/mpi/test_zero_parity.cpp.
+//
+// [Note: optimizer offload]
+// With offload_optimizer cpu, the first groups (all of them, or those within `ratio` of the
+// elements at stage 3) are "host groups": their masters and moments live in host memory (pinned
+// with pin_memory), beside a host copy of the group's value run and a host buffer for its
+// gradient. The engine calls gradient_ready(g) as soon as group g's gradient is final (right after
+// its reduce-scatter, during backward), which starts the gradient's copy to the host on the
+// device-to-host stream, so the transfer overlaps the rest of the backward. step() first launches
+// the device groups' update (the GPU works meanwhile), then steps the host groups one sub-group
+// (sub_group_size elements of whole groups) at a time: it waits for that sub-group's gradient
+// copies, runs the CPU Adam on it and starts copying its updated values back on the
+// host-to-device stream, so the next sub-group's update overlaps this one's copy. The compute
+// stream waits for the copies before the next use of the values, so no step reads stale weights.
+// The CPU and CUDA Adam give the same bits ([Note: flat shards] in optim/shard.h), so a run gives
+// bitwise the same losses, weights and state with and without offload. On a CPU run the same
+// path runs with host-to-host copies (the parity tests' "host-side placement").
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "zerotrain/comm/communicator.h"
+#include "zerotrain/core/stream.h"
+#include "zerotrain/optim/flat_adam.h"
+#include "zerotrain/zero/group_adam.h"
+#include "zerotrain/zero/offload_policy.h"
+#include "zerotrain/zero/param_group.h"
+#include "zerotrain/zero/zero_context.h"
+
+namespace zt::zero {
+
+// Where a group's optimizer run is stepped.
+enum class RunPlace { device, host };
+
+class ShardOptimizer {
+ public:
+  // The flat Adam over `groups` (materialized, outliving it) on `device`, started from `initial`
+  // (fresh or a full state, see optim::FlatAdam), with host groups as `offload` says (device none:
+  // every group on the device). `sub_group_size`: elements the host steps as one unit.
+  // values_on_host: the groups' value shards live in host memory (offload_param, stage 3; every
+  // group must then be a host group), so the CPU Adam steps them in place and nothing is copied
+  // back. ctx: the device, and on a GPU the copy streams (comm_streams.h).
+  ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent extent,
+                 const AdamOptions& options, const OptimizerOffload& offload,
+                 int64_t sub_group_size, bool values_on_host,
+                 const optim::OptimizerState& initial, const ZeroContext& ctx, Stream stream);
+  ~ShardOptimizer();
+  ShardOptimizer(const ShardOptimizer&) = delete;
+  ShardOptimizer& operator=(const ShardOptimizer&) = delete;
+
+  RunPlace place(size_t g) const { return place_.at(g); }
+
+  // Group g's gradient run (as step() will get it) is final once the work queued on `ready` is
+  // done: a host group starts copying it to host memory. Optional: step() copies what was not.
+  void gradient_ready(size_t g, const Tensor& grad, Stream ready);
+  // One update of every group with grads[g] times grad_scale; the values are ready for the work
+  // queued on `stream` afterwards. Throws as optim::FlatAdam::step, before anything is stepped.
+  void step(std::span<const Tensor> grads, float lr, float grad_scale, Stream stream);
+  void set_betas(double beta1, double beta2);
+  int64_t step_count() const;
+
+  // The full state in checkpoint naming. Groups of a world of one: views of the state (every
+  // rank). Sharded groups: collective over `comm`; in host memory on the ranks that pass `keep`
+  // (the others get only the step), one group's padded state tensor gathered at a time.
+  optim::OptimizerState full_state(comm::Communicator& comm, bool keep, Stream stream) const;
+  // Every piece's value and state slots (optim::FlatAdam::piece_tensors), device groups first.
+  std::vector<optim::FlatAdam::PieceTensor> piece_tensors() const;
+  // After piece_tensors() were filled from a saved shard: the step, and the host groups' values
+  // copied to the device.
+  void shard_loaded(int64_t step, Stream stream);
+
+  // Bytes of optimizer state on the device and in host memory; host copies of values (none when
+  // the value shards live there themselves) and gradients.
+  int64_t device_state_bytes() const;
+  int64_t host_state_bytes() const;
+  int64_t host_value_bytes() const;
+  int64_t host_grad_bytes() const;
+
+ private:
+  struct HostGroup;  // the host copies and events of one host group
+  Tensor run_value(size_t g) const;  // the group's value run on the device
+  void copy_gradient(size_t g, const Tensor& grad, Stream ready);
+  void push_values(size_t g, Stream after);  // host values -> the device run, on h2d
+  std::vector<optim::FlatAdam::SlotTensor> group_state(size_t g) const;
+
+  std::vector<ParamGroup*> groups_;
+  RunExtent extent_;
+  Device device_;
+  std::vector<RunPlace> place_;
+  std::string pin_key_;  // the key that asked for page-locked host buffers; empty: none
+  bool values_on_host_ = false;
+  std::vector<size_t> index_;  // per group: its run in device_adam_ or host_adam_
+  std::unique_ptr<optim::FlatAdam> device_adam_, host_adam_;
+  std::vector<std::unique_ptr<HostGroup>> host_;  // per host run
+  std::vector<std::pair<size_t, size_t>> sub_groups_;  // [first, last) host runs
+  // GPU: the copy streams of the context (comm_streams.h); null on a CPU run (copies are
+  // synchronous).
+  CudaStream* to_host_ = nullptr;
+  CudaStream* to_device_ = nullptr;
+};
+
+}  // namespace zt::zero
