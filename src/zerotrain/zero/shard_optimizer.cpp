@@ -2,6 +2,7 @@
 // [Note: optimizer offload].
 #include "zerotrain/zero/shard_optimizer.h"
 
+#include <exception>
 #include <set>
 #include <string>
 
@@ -48,7 +49,8 @@ struct ShardOptimizer::HostGroup {
   Tensor value;  // [run] value dtype: what the CPU Adam steps, copied to the device run after
   Tensor grad;   // [run] gradient dtype, once a gradient arrived
   bool has_grad = false;
-  std::optional<CudaEvent> ready, copied_in, copied_out;  // GPU only
+  // GPU only: the gradient is final on its stream; copied to the host; values copied back.
+  std::optional<CudaEvent> grad_ready, copied_in, copied_out;
 };
 
 ShardOptimizer::ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent extent,
@@ -97,7 +99,7 @@ ShardOptimizer::ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent
       h->value.copy_from(value, stream);
     }
     if (to_host_) {
-      h->ready.emplace(device_);
+      h->grad_ready.emplace(device_);
       h->copied_in.emplace(device_);
       h->copied_out.emplace(device_);
     }
@@ -139,6 +141,11 @@ ShardOptimizer::ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent
     host_adam_ = std::make_unique<optim::FlatAdam>(host_params, std::move(host_runs), options.adam,
                                                    options.precision, host_guard,
                                                    split ? part(device_params) : initial);
+    if (to_device_) {
+      step_begun_.emplace(device_);
+      step_begun_->record(stream);
+      step_begun_->wait(*to_device_);
+    }
     for (size_t i = 0; i < host_.size(); ++i)  // a loaded state rounded the masters into them
       push_values(i, stream);
     if (!to_device_) synchronize(stream);
@@ -146,6 +153,7 @@ ShardOptimizer::ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent
 }
 
 ShardOptimizer::~ShardOptimizer() {
+  if (worker_.joinable()) worker_.join();  // an error of its update is lost with the engine
   // Copies in flight read or write host memory this object owns.
   if (to_host_) synchronize(*to_host_);
   if (to_device_) synchronize(*to_device_);
@@ -158,7 +166,9 @@ Tensor ShardOptimizer::run_value(size_t g) const {
 }
 
 void ShardOptimizer::gradient_ready(size_t g, const Tensor& grad, Stream ready) {
-  if (place_.at(g) == RunPlace::host) copy_gradient(g, grad, ready);
+  if (place_.at(g) != RunPlace::host) return;
+  wait_stepped(index_[g]);  // the host update of the last step has read this group's gradient
+  copy_gradient(g, grad, ready);
 }
 
 void ShardOptimizer::copy_gradient(size_t g, const Tensor& grad, Stream ready) {
@@ -168,8 +178,8 @@ void ShardOptimizer::copy_gradient(size_t g, const Tensor& grad, Stream ready) {
     h.grad = host_buffer(grad.numel(), grad.dtype(), pin_key_);
   }
   if (to_host_) {
-    h.ready->record(ready);
-    h.ready->wait(*to_host_);
+    h.grad_ready->record(ready);
+    h.grad_ready->wait(*to_host_);
     h.grad.copy_from(grad, *to_host_);
     h.copied_in->record(*to_host_);
   } else {
@@ -184,9 +194,7 @@ void ShardOptimizer::push_values(size_t i, Stream after) {
   HostGroup& h = *host_[i];
   Tensor dst = run_value(h.group);
   if (to_device_) {
-    h.ready->record(after);  // compute work that reads the old values comes first
-    h.ready->wait(*to_device_);
-    dst.copy_from(h.value, *to_device_);
+    dst.copy_from(h.value, *to_device_);  // after step_begun_ (compute work on the old values)
     h.copied_out->record(*to_device_);
   } else {
     dst.copy_from(h.value, after);
@@ -195,6 +203,7 @@ void ShardOptimizer::push_values(size_t i, Stream after) {
 
 void ShardOptimizer::step(std::span<const Tensor> grads, float lr, float grad_scale,
                           Stream stream) {
+  drain();  // the last step's host update is complete
   if (grads.size() != groups_.size())
     throw ValueError("zero", str(grads.size(), " gradients for ", groups_.size(), " groups"));
   // Every gradient is checked before anything is stepped.
@@ -218,33 +227,85 @@ void ShardOptimizer::step(std::span<const Tensor> grads, float lr, float grad_sc
       throw;
     }
   }
-  if (device_adam_) device_adam_->step_runs(0, device_grads.size(), device_grads, stream);
+  if (device_adam_) {
+    device_adam_->step_runs(0, device_grads.size(), device_grads, stream);
+    device_adam_->finish_step(stream);
+  }
+  if (!host_adam_) return;
+  for (auto& h : host_)
+    if (!h->has_grad) copy_gradient(h->group, grads[h->group], stream);
+  if (to_device_) {
+    step_begun_->record(stream);  // the copies back come after the compute work queued so far
+    step_begun_->wait(*to_device_);
+  }
   // offload_param: gathers copy the host shards to the device; they are done once the compute
   // stream that waited for them is, and only then may the CPU Adam write the shards.
   if (values_on_host_) synchronize(stream);
-  for (const auto& [first, last] : sub_groups_) {
-    std::vector<Tensor> host_grads;
-    for (size_t i = first; i < last; ++i) {
-      HostGroup& h = *host_[i];
-      if (!h.has_grad) copy_gradient(h.group, grads[h.group], stream);
-      if (h.copied_in) h.copied_in->synchronize();
-      if (h.copied_out) h.copied_out->synchronize();  // the last step's values left the host
-      host_grads.push_back(h.grad);
-    }
-    host_adam_->step_runs(first, last, host_grads);
-    for (size_t i = first; i < last; ++i) {
-      host_[i]->has_grad = false;
-      push_values(i, stream);
-    }
+  {
+    std::lock_guard lock(mu_);
+    stepped_.assign(host_.size(), false);
   }
-  if (to_device_)
-    for (auto& h : host_)
-      h->copied_out->wait(stream);  // the next use of the values comes after their copies
-  if (device_adam_) device_adam_->finish_step(stream);
-  if (host_adam_) host_adam_->finish_step();
+  worker_ = std::thread([this, stream] { update_host_groups(stream); });
+}
+
+void ShardOptimizer::update_host_groups(Stream stream) {
+  try {
+    for (const auto& [first, last] : sub_groups_) {
+      std::vector<Tensor> host_grads;
+      for (size_t i = first; i < last; ++i) {
+        HostGroup& h = *host_[i];
+        if (h.copied_in) h.copied_in->synchronize();
+        if (h.copied_out) h.copied_out->synchronize();  // the last step's values left the host
+        host_grads.push_back(h.grad);
+      }
+      host_adam_->step_runs(first, last, host_grads);
+      for (size_t i = first; i < last; ++i) {
+        host_[i]->has_grad = false;
+        push_values(i, stream);
+      }
+      {
+        std::lock_guard lock(mu_);
+        for (size_t i = first; i < last; ++i)
+          stepped_[i] = true;
+      }
+      stepped_cv_.notify_all();
+    }
+    host_adam_->finish_step();
+  } catch (...) {
+    std::lock_guard lock(mu_);
+    error_ = std::current_exception();
+    stepped_.assign(host_.size(), true);  // nobody waits forever; drain() rethrows
+  }
+  stepped_cv_.notify_all();
+}
+
+void ShardOptimizer::drain() {
+  if (worker_.joinable()) worker_.join();
+  if (error_) {
+    std::exception_ptr e = error_;
+    error_ = nullptr;
+    std::rethrow_exception(e);
+  }
+}
+
+void ShardOptimizer::wait_stepped(size_t i) {
+  if (!worker_.joinable()) return;
+  std::unique_lock lock(mu_);
+  stepped_cv_.wait(lock, [&] { return bool(stepped_[i]); });
+  if (error_) {
+    lock.unlock();
+    drain();
+  }
+}
+
+void ShardOptimizer::await_values(size_t g, Stream stream) {
+  if (place_.at(g) != RunPlace::host) return;
+  wait_stepped(index_[g]);
+  if (to_device_ && !values_on_host_) host_[index_[g]]->copied_out->wait(stream);
 }
 
 void ShardOptimizer::set_betas(double beta1, double beta2) {
+  drain();
   if (device_adam_) device_adam_->set_betas(beta1, beta2);
   if (host_adam_) host_adam_->set_betas(beta1, beta2);
 }
@@ -258,7 +319,8 @@ std::vector<optim::FlatAdam::SlotTensor> ShardOptimizer::group_state(size_t g) c
 }
 
 optim::OptimizerState ShardOptimizer::full_state(comm::Communicator& comm, bool keep,
-                                                 Stream stream) const {
+                                                 Stream stream) {
+  drain();
   if (groups_.empty() || groups_.front()->world() == 1) {
     optim::OptimizerState st;
     for (const optim::FlatAdam* a : {device_adam_.get(), host_adam_.get()}) {
@@ -294,7 +356,8 @@ optim::OptimizerState ShardOptimizer::full_state(comm::Communicator& comm, bool 
   return st;
 }
 
-std::vector<optim::FlatAdam::PieceTensor> ShardOptimizer::piece_tensors() const {
+std::vector<optim::FlatAdam::PieceTensor> ShardOptimizer::piece_tensors() {
+  drain();
   std::vector<optim::FlatAdam::PieceTensor> out;
   for (const optim::FlatAdam* a : {device_adam_.get(), host_adam_.get()})
     if (a) {
@@ -305,13 +368,15 @@ std::vector<optim::FlatAdam::PieceTensor> ShardOptimizer::piece_tensors() const 
 }
 
 void ShardOptimizer::shard_loaded(int64_t step, Stream stream) {
+  drain();
   if (device_adam_) device_adam_->set_step_count(step);
   if (host_adam_) host_adam_->set_step_count(step);
+  if (to_device_) {
+    step_begun_->record(stream);
+    step_begun_->wait(*to_device_);
+  }
   for (size_t i = 0; i < host_.size(); ++i)
     push_values(i, stream);
-  if (to_device_)
-    for (auto& h : host_)
-      h->copied_out->wait(stream);
 }
 
 int64_t ShardOptimizer::device_state_bytes() const {

@@ -24,10 +24,14 @@
 // path runs with host-to-host copies (the parity tests' "host-side placement").
 #pragma once
 
+#include <condition_variable>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "zerotrain/comm/communicator.h"
@@ -64,18 +68,28 @@ class ShardOptimizer {
   // Group g's gradient run (as step() will get it) is final once the work queued on `ready` is
   // done: a host group starts copying it to host memory. Optional: step() copies what was not.
   void gradient_ready(size_t g, const Tensor& grad, Stream ready);
-  // One update of every group with grads[g] times grad_scale; the values are ready for the work
-  // queued on `stream` afterwards. Throws as optim::FlatAdam::step, before anything is stepped.
+  // One update of every group with grads[g] times grad_scale. The device groups' values are
+  // ready for the work queued on `stream` afterwards; the host groups are updated by a worker
+  // thread after step() returns, sub-group by sub-group in group order, so the caller must
+  // await_values(g) before it uses a host group's values again. Throws as optim::FlatAdam::step,
+  // before anything is stepped; an error of the host update is thrown by the next call that
+  // waits for it.
   void step(std::span<const Tensor> grads, float lr, float grad_scale, Stream stream);
+  // Blocks until host group g's update of the last step is done (no-op for a device group) and
+  // makes `stream` wait for its copy back to the device: from then on its values may be read.
+  void await_values(size_t g, Stream stream);
+  // Blocks until the last step's whole host update is done; rethrows its error.
+  void drain();
   void set_betas(double beta1, double beta2);
   int64_t step_count() const;
 
   // The full state in checkpoint naming. Groups of a world of one: views of the state (every
   // rank). Sharded groups: collective over `comm`; in host memory on the ranks that pass `keep`
   // (the others get only the step), one group's padded state tensor gathered at a time.
-  optim::OptimizerState full_state(comm::Communicator& comm, bool keep, Stream stream) const;
+  // Waits for the host update (drain), as do the calls below.
+  optim::OptimizerState full_state(comm::Communicator& comm, bool keep, Stream stream);
   // Every piece's value and state slots (optim::FlatAdam::piece_tensors), device groups first.
-  std::vector<optim::FlatAdam::PieceTensor> piece_tensors() const;
+  std::vector<optim::FlatAdam::PieceTensor> piece_tensors();
   // After piece_tensors() were filled from a saved shard: the step, and the host groups' values
   // copied to the device.
   void shard_loaded(int64_t step, Stream stream);
@@ -91,7 +105,9 @@ class ShardOptimizer {
   struct HostGroup;  // the host copies and events of one host group
   Tensor run_value(size_t g) const;  // the group's value run on the device
   void copy_gradient(size_t g, const Tensor& grad, Stream ready);
-  void push_values(size_t g, Stream after);  // host values -> the device run, on h2d
+  void push_values(size_t i, Stream after);  // host run i's values -> the device run
+  void update_host_groups(Stream stream);    // the worker: steps the host runs, copies back
+  void wait_stepped(size_t i);               // until host run i is stepped in the last step
   std::vector<optim::FlatAdam::SlotTensor> group_state(size_t g) const;
 
   std::vector<ParamGroup*> groups_;
@@ -108,6 +124,14 @@ class ShardOptimizer {
   // synchronous).
   CudaStream* to_host_ = nullptr;
   CudaStream* to_device_ = nullptr;
+  std::optional<CudaEvent> step_begun_;  // the copies back wait for the step's compute work
+  // The host update of the last step: its thread, which host runs it has stepped (under mu_),
+  // and its error.
+  std::thread worker_;
+  std::mutex mu_;
+  std::condition_variable stepped_cv_;
+  std::vector<bool> stepped_;
+  std::exception_ptr error_;
 };
 
 }  // namespace zt::zero

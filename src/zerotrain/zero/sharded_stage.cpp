@@ -56,6 +56,7 @@ ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks, cons
       uses_[b].push_back(it->second);
     }
   reduced_.assign(groups_.size(), false);
+  stale_.assign(groups_.size(), false);
   int64_t chunks = 0;
   for (auto& g : groups_)
     chunks += g->shard_numel() / kNormChunk;
@@ -77,10 +78,14 @@ ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks, cons
 
 nn::BlockHooks ShardedStage::hooks() {
   nn::BlockHooks h;
-  h.before_forward = [this](size_t b) { before_use(b, false); };
+  h.before_forward = [this](size_t b) {
+    refresh(b);
+    before_use(b, false);
+  };
   h.after_forward = [this](size_t b) { after_use(b, false); };
   h.before_backward = [this](size_t b) {
     retire_reductions(true);  // bounds the full gradient buffers in flight to about two
+    refresh(b);
     before_use(b, true);
     for (size_t g : uses_[b])
       groups_[g]->acquire_grad(grad_dtype_, stream_);
@@ -197,7 +202,22 @@ MemoryBytes ShardedStage::memory() const {
   return m;
 }
 
+void ShardedStage::refresh(size_t block) {
+  for (size_t g : uses_[block])
+    if (stale_[g]) {
+      optimizer_->await_values(g, stream_);
+      groups_[g]->all_gather_in_place(comm_, stream_);
+      stale_[g] = false;
+    }
+}
+
+void ShardedStage::refresh_all() {
+  for (size_t b = 0; b < uses_.size(); ++b)
+    refresh(b);
+}
+
 void ShardedStage::check_parameters_identical() {
+  refresh_all();
   std::vector<nn::Parameter*> params;
   for (auto& g : groups_)
     if (g->state() == ParamState::gathered)
@@ -206,8 +226,11 @@ void ShardedStage::check_parameters_identical() {
 }
 
 void Stage1::after_step() {
-  for (auto& g : groups_)
-    g->all_gather_in_place(comm_, stream_);
+  for (size_t g = 0; g < groups_.size(); ++g)
+    if (optimizer_->place(g) == RunPlace::host)
+      stale_[g] = true;  // gathered before its next use, while the host steps the others
+    else
+      groups_[g]->all_gather_in_place(comm_, stream_);
 }
 
 }  // namespace zt::zero

@@ -28,6 +28,7 @@ class ShardedStage : public ZeroStage {
   void zero_grad() override;
   MemoryBytes memory() const override;
   void check_parameters_identical() override;
+  void begin_full_parameters() override { refresh_all(); }
 
  protected:
   // replicated_values: every rank keeps the full values (stages 1, 2).
@@ -40,9 +41,14 @@ class ShardedStage : public ZeroStage {
   virtual void after_use(size_t block, bool backward) { (void)block, (void)backward; }
   // Whether a group's full gradient stays after its reduce-scatter (stage 1).
   virtual bool keeps_full_grads() const = 0;
-  // After the optimizer step: stages 1 and 2 all-gather the updated shards.
+  // After the optimizer step: stages 1 and 2 all-gather the updated shards (an offloaded
+  // group's only before its next use, refresh(), once the host has stepped it).
   virtual void after_step() = 0;
   void after_shard_load() override { after_step(); }
+  // Before a use of `block`'s values: its stale groups' updates are awaited and gathered.
+  void refresh(size_t block);
+  void refresh_all();
+  std::vector<bool> stale_;  // per group: a host update not yet gathered into the full values
 
   std::vector<std::vector<size_t>> uses_;  // per block: the groups it reads (own, then shared)
 

@@ -33,6 +33,7 @@ const std::vector<size_t>& Stage3::groups_at(size_t pos) const {
 
 void Stage3::fetch(size_t g) {
   ParamGroup& group = *groups_[g];
+  optimizer_->await_values(g, stream_);  // an offloaded group's last update is done
   if (gather_stream_) {
     group.begin_gather(stream_);
     alloc_done_[g].record(stream_);
@@ -98,10 +99,12 @@ void Stage3::after_use(size_t block, bool backward) {
 }
 
 void Stage3::after_step() {
-  // A persistent group still holds the values from before the step: gather the updated shards.
+  // A persistent group still holds the values from before the step: gather the updated shards
+  // (an offloaded group's at its next use, so the host steps it meanwhile).
   for (size_t g = 0; g < groups_.size(); ++g)
     if (groups_[g]->state() == ParamState::gathered) {
       drop(g);
+      if (optimizer_->place(g) == RunPlace::host) continue;
       fetch(g);
       await(g);
     }
