@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -82,7 +83,8 @@ struct SwapFile::Impl {
   bool direct = false;
   bool created = false;
   const char* backend = "posix";
-  detail::SwapCounters counters;
+  std::atomic<int64_t> bytes_read{0};     // by requests finished without error
+  std::atomic<int64_t> bytes_written{0};
   std::vector<std::unique_ptr<detail::SwapIoWorker>> workers;
 
   ~Impl() {
@@ -127,7 +129,6 @@ SwapFile::SwapFile(const SwapDirectory& dir, const std::string& name, int64_t by
   settings.queue_depth = static_cast<int>(aio.queue_depth);
   settings.single_submit = aio.single_submit;
   settings.overlap_events = aio.overlap_events;
-  settings.counters = &f.counters;
 
   const auto threads = static_cast<size_t>(aio.intra_op_parallelism);
   std::vector<detail::IoRingPtr> rings(threads);
@@ -160,10 +161,10 @@ const std::filesystem::path& SwapFile::path() const {
   return impl_->path;
 }
 int64_t SwapFile::bytes_read() const {
-  return impl_->counters.read.load();
+  return impl_->bytes_read.load();
 }
 int64_t SwapFile::bytes_written() const {
-  return impl_->counters.written.load();
+  return impl_->bytes_written.load();
 }
 bool SwapFile::direct() const {
   return impl_->direct;
@@ -220,7 +221,8 @@ SwapRequest SwapFile::start(bool write, int64_t offset, std::byte* memory, int64
 
   auto state = std::make_shared<detail::SwapRequestState>(
       static_cast<int>(pieces.size()),
-      str(op, " of ", bytes, " bytes at offset ", offset, " of ", f.path.string()));
+      str(op, " of ", bytes, " bytes at offset ", offset, " of ", f.path.string()),
+      write ? &f.bytes_written : &f.bytes_read, bytes);
   for (const Piece& p : pieces) {
     detail::SwapPart part;
     part.write = write;

@@ -78,7 +78,7 @@ class SwapFile {
 
   int64_t bytes() const;
   const std::filesystem::path& path() const;
-  int64_t bytes_read() const;     // by the requests finished without error
+  int64_t bytes_read() const;     // by the requests that finished without error
   int64_t bytes_written() const;  // likewise
   bool direct() const;            // O_DIRECT; false where the filesystem refused it
   const char* backend() const;    // "io_uring" or "posix": the one in use

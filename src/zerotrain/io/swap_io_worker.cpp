@@ -37,8 +37,9 @@ IoRingPtr open_io_ring(int entries, int* error) {
 
 // ---- SwapRequestState ----
 
-SwapRequestState::SwapRequestState(int parts, std::string what)
-    : parts_left_(parts), what_(std::move(what)) {}
+SwapRequestState::SwapRequestState(int parts, std::string what, std::atomic<int64_t>* counter,
+                                   int64_t bytes)
+    : parts_left_(parts), what_(std::move(what)), counter_(counter), bytes_(bytes) {}
 
 void SwapRequestState::part_finished(int error, int64_t offset, const std::string& detail) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -50,7 +51,9 @@ void SwapRequestState::part_finished(int error, int64_t offset, const std::strin
     else if (error == EFBIG)
       failure_ += " (the process's file-size limit, ulimit -f, is reached)";
   }
-  if (--parts_left_ == 0) cv_.notify_all();
+  if (--parts_left_ > 0) return;
+  if (failure_.empty()) counter_->fetch_add(bytes_);
+  cv_.notify_all();
 }
 
 void SwapRequestState::wait() const {
@@ -144,10 +147,6 @@ void SwapIoWorker::loop() {
       f = run(part);
     } catch (const std::exception& e) {  // only allocation can throw in run()
       f = {-1, part.file_offset, e.what()};
-    }
-    if (f.error == 0) {
-      auto& counter = part.write ? settings_.counters->written : settings_.counters->read;
-      counter.fetch_add(part.bytes);
     }
     part.request->part_finished(f.error, f.offset, f.detail);
   }

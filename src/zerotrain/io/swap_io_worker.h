@@ -19,17 +19,12 @@
 
 namespace zt::io::detail {
 
-// Bytes moved by the finished parts of one file's requests.
-struct SwapCounters {
-  std::atomic<int64_t> read{0};
-  std::atomic<int64_t> written{0};
-};
-
 // What the parts of one request share: how many are left, and the first failure.
 class SwapRequestState {
  public:
-  // `what`: "write of <n> bytes at offset <o> of <path>", the start of a failure's message.
-  SwapRequestState(int parts, std::string what);
+  // `what`: "write of <n> bytes at offset <o> of <path>", the start of a failure's message;
+  // `counter` gains `bytes` when every part is over without error.
+  SwapRequestState(int parts, std::string what, std::atomic<int64_t>* counter, int64_t bytes);
   // One part is over; `error` 0 = success, > 0 an errno, -1 a short transfer (`detail` says how
   // much). `offset`: the file offset where it failed.
   void part_finished(int error, int64_t offset, const std::string& detail);
@@ -45,6 +40,8 @@ class SwapRequestState {
   mutable std::condition_variable cv_;
   int parts_left_;
   std::string what_;
+  std::atomic<int64_t>* counter_;
+  int64_t bytes_;
   std::string failure_;
   std::atomic<bool> reported_{false};
 };
@@ -69,7 +66,6 @@ struct SwapWorkerSettings {
   int queue_depth = 1;
   bool single_submit = false;
   bool overlap_events = true;
-  SwapCounters* counters = nullptr;
 };
 
 class IoRing;  // an io_uring instance (liburing), in swap_io_worker.cpp
