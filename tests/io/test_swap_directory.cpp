@@ -217,7 +217,7 @@ INSTANTIATE_TEST_SUITE_P(Signals, SwapDirectorySignal, ::testing::Values(SIGTERM
 TEST(SwapDirectory, ExitWithoutDestructorRemovesIt) {
   TempDir nvme;
   ChildProcess child([&](int report) {
-    auto* leaked = new SwapDirectory(SwapDirectory::create(nvme.path().string(), 0));
+    static auto* leaked = new SwapDirectory(SwapDirectory::create(nvme.path().string(), 0));
     report_line(report, leaked->path().string());
     std::exit(0);
   });
