@@ -53,8 +53,8 @@ double median(std::vector<double> v) {
 void sync_file(const fs::path& path, bool drop_cache) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw_errno("nvme_bench", "cannot open", path);
-  const bool ok = ::fdatasync(fd) == 0 &&
-                  (!drop_cache || ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0);
+  const bool ok =
+      ::fdatasync(fd) == 0 && (!drop_cache || ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0);
   ::close(fd);
   if (!ok) throw_errno("nvme_bench", "cannot flush", path);
 }
@@ -128,7 +128,8 @@ void swap_transfer(io::SwapFile& file, bool write, std::byte* memory, int64_t re
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"NVMe swap benchmark: SwapFile read/write GB/s against the disk's raw O_DIRECT rate"};
+  CLI::App app{
+      "NVMe swap benchmark: SwapFile read/write GB/s against the disk's raw O_DIRECT rate"};
   std::string path, backend = "async_io", json_path, commit = ZT_GIT_COMMIT;
   double gib = 4;
   int64_t block_size = kMiB, queue_depth = 8, threads = 1, request_mib = 256, raw_request_mib = 16;
@@ -149,7 +150,8 @@ int run(int argc, char** argv) {
   app.add_option("--json", json_path, "also write the JSON to this file");
   app.add_option("--commit", commit, "commit recorded in the JSON (default: the build's)");
   CLI11_PARSE(app, argc, argv);
-  const auto bytes = static_cast<int64_t>(gib * 1073741824.0) / io::kSwapAlignment * io::kSwapAlignment;
+  const auto bytes =
+      static_cast<int64_t>(gib * 1073741824.0) / io::kSwapAlignment * io::kSwapAlignment;
   if (bytes <= 0 || reps < 1 || raw_threads < 1 || request_mib < 1 || raw_request_mib < 1)
     throw ValueError("nvme_bench", str("--gib ", gib, ", --reps ", reps, ", --raw-threads ",
                                        raw_threads, ": must be positive"));
@@ -214,34 +216,33 @@ int run(int argc, char** argv) {
                 path.c_str());
   if (!same) std::printf("error: the data read back differs from the data written\n");
 
-  nlohmann::json j = {
-      {"bench", "nvme_bench"},
-      {"commit", commit},
-      {"path", path},
-      {"bytes", bytes},
-      {"reps", reps},
-      {"host_threads", std::thread::hardware_concurrency()},
-      {"data_read_back_equal", same},
-      {"raw",
-       {{"direct", raw_direct},
-        {"threads", raw_threads},
-        {"request_bytes", raw_request_mib * kMiB},
-        {"write_gbps", rw},
-        {"read_gbps", rr}}},
-      {"swap",
-       {{"direct", swap_direct},
-        {"backend", swap_backend},
-        {"aio",
-         {{"io_backend", backend},
-          {"block_size", block_size},
-          {"queue_depth", queue_depth},
-          {"intra_op_parallelism", threads},
-          {"single_submit", single_submit},
-          {"overlap_events", !no_overlap}}},
-        {"request_bytes", request_mib * kMiB},
-        {"write_gbps", sw},
-        {"read_gbps", sr}}},
-      {"ratio", {{"write", sw / rw}, {"read", sr / rr}}}};
+  nlohmann::json j = {{"bench", "nvme_bench"},
+                      {"commit", commit},
+                      {"path", path},
+                      {"bytes", bytes},
+                      {"reps", reps},
+                      {"host_threads", std::thread::hardware_concurrency()},
+                      {"data_read_back_equal", same},
+                      {"raw",
+                       {{"direct", raw_direct},
+                        {"threads", raw_threads},
+                        {"request_bytes", raw_request_mib * kMiB},
+                        {"write_gbps", rw},
+                        {"read_gbps", rr}}},
+                      {"swap",
+                       {{"direct", swap_direct},
+                        {"backend", swap_backend},
+                        {"aio",
+                         {{"io_backend", backend},
+                          {"block_size", block_size},
+                          {"queue_depth", queue_depth},
+                          {"intra_op_parallelism", threads},
+                          {"single_submit", single_submit},
+                          {"overlap_events", !no_overlap}}},
+                        {"request_bytes", request_mib * kMiB},
+                        {"write_gbps", sw},
+                        {"read_gbps", sr}}},
+                      {"ratio", {{"write", sw / rw}, {"read", sr / rr}}}};
   if (!swap_direct || !raw_direct)
     j["note"] = "O_DIRECT refused: buffered I/O with the file's pages dropped before reads";
   std::printf("%s\n", j.dump().c_str());

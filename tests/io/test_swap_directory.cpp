@@ -49,8 +49,8 @@ class SmallFilesystem {
  public:
   SmallFilesystem(const fs::path& at, int64_t bytes) : at_(at) {
     fs::create_directories(at_);
-    mounted_ = ::mount("tmpfs", at_.c_str(), "tmpfs", 0, ("size=" + std::to_string(bytes)).c_str()) ==
-               0;
+    mounted_ =
+        ::mount("tmpfs", at_.c_str(), "tmpfs", 0, ("size=" + std::to_string(bytes)).c_str()) == 0;
   }
   ~SmallFilesystem() {
     if (mounted_) ::umount2(at_.c_str(), MNT_DETACH);
@@ -171,8 +171,8 @@ TEST(SwapDirectory, SmallFilesystemIsOneLine) {
             "[offload] nvme_path " + path + " has 1.0 MiB free, the swap files need 4.0 MiB");
   // Enough room by statvfs, then the file's reservation meets the full disk: one line too.
   const SwapDirectory dir = SwapDirectory::create(path, 0);
-  const std::string msg = message_of<IoError>(
-      [&] { SwapFile(dir, "optimizer.swap", 4 * kMiB, config::AioConfig{}); });
+  const std::string msg =
+      message_of<IoError>([&] { SwapFile(dir, "optimizer.swap", 4 * kMiB, config::AioConfig{}); });
   EXPECT_EQ(msg, "[offload] cannot reserve 4.0 MiB (4194304 bytes) for swap file " +
                      (dir.path() / "optimizer.swap").string() +
                      ": No space left on device (the disk of nvme_path is full)");
@@ -254,9 +254,7 @@ TEST(SwapDirectory, WarnsAboutTheDirectoryOfAKilledRun) {
   ASSERT_TRUE(fs::exists(stale / "optimizer.swap"));
 
   ::testing::internal::CaptureStderr();
-  {
-    const SwapDirectory dir = SwapDirectory::create(nvme.path().string(), 0);
-  }
+  { const SwapDirectory dir = SwapDirectory::create(nvme.path().string(), 0); }
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(err, "[offload] warning: " + stale.string() + " holds the swap files of process " +
                      std::to_string(child.pid()) +

@@ -4,8 +4,8 @@
 // warning; io_uring refused by a seccomp filter (the posix fallback and its warning); errors: a
 // range outside the file, a write past the file-size limit (a full disk: one line, under both
 // backends), a reservation past it; counters; the file removed with the object.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <signal.h>
@@ -74,7 +74,8 @@ config::AioConfig aio(const std::string& backend, int64_t block, int64_t depth, 
 
 std::string describe(const config::AioConfig& a) {
   return str(a.io_backend, "_block", a.block_size, "_depth", a.queue_depth, "_threads",
-             a.intra_op_parallelism, a.single_submit ? "_single" : "", a.overlap_events ? "" : "_nooverlap");
+             a.intra_op_parallelism, a.single_submit ? "_single" : "",
+             a.overlap_events ? "" : "_nooverlap");
 }
 
 // Every knob value: block_size below the transfer, equal to one block, not a multiple of 4096
@@ -147,9 +148,9 @@ TEST_P(SwapFileKnobs, RoundTripsAlignedAndUnaligned) {
 
   // Unaligned offsets, lengths and pointers, including the file's partial last block.
   const std::vector<std::pair<int64_t, int64_t>> ranges = {
-      {0, 1},          {1, 4095},       {4095, 2},     {4096, 4096},       {4097, 12345},
-      {8192, kMiB},    {7, kMiB + 9},   {size - 1, 1}, {size - 5000, 5000}, {kMiB - 3, 2 * kMiB + 3},
-      {0, 0},          {size, 0}};
+      {0, 1},       {1, 4095},     {4095, 2},     {4096, 4096},        {4097, 12345},
+      {8192, kMiB}, {7, kMiB + 9}, {size - 1, 1}, {size - 5000, 5000}, {kMiB - 3, 2 * kMiB + 3},
+      {0, 0},       {size, 0}};
   uint64_t seed = 2;
   for (const auto& [offset, n] : ranges) {
     for (const int64_t misalign : {int64_t{0}, int64_t{1}, int64_t{4000}}) {
@@ -259,7 +260,7 @@ std::string round_trip(SwapFile& file) {
   std::vector<std::byte> back(static_cast<size_t>(n) + 1);
   file.read(0, back.data() + 1, n).wait();
   return std::memcmp(back.data() + 1, expected.data(), static_cast<size_t>(n)) == 0 ? "equal"
-                                                                                  : "differ";
+                                                                                    : "differ";
 }
 
 TEST(SwapFile, RefusedODirectFallsBackToBufferedSayingSo) {
@@ -396,11 +397,11 @@ TEST_P(SwapFileBackends, WritePastTheLimitIsOneLine) {
   ASSERT_TRUE(limit.ok());
   file.write(0, data.data(), kMiB).wait();  // below the limit: fine
   SwapRequest past = file.write(3 * kMiB, data.data(), kMiB);
-  test::expect_error<IoError>([&] { past.wait(); },
-                              {"[offload] write of 1048576 bytes at offset 3145728 of " + where +
-                               " failed at offset ",
-                               ": File too large (the process's file-size limit, ulimit -f, is "
-                               "reached)"});
+  test::expect_error<IoError>(
+      [&] { past.wait(); },
+      {"[offload] write of 1048576 bytes at offset 3145728 of " + where + " failed at offset ",
+       ": File too large (the process's file-size limit, ulimit -f, is "
+       "reached)"});
   // Across the limit, from unaligned memory and offset: also a clear failure, never a silent one.
   SwapRequest across = file.write(kMiB - 10000, data.data() + 1, 50000);
   test::expect_error<IoError>([&] { across.wait(); }, {"failed at offset ", "File too large"});

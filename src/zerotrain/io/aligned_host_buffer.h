@@ -1,8 +1,9 @@
 // Host memory aligned for O_DIRECT swap I/O (io/swap_file.h): kSwapAlignment = 4096 bytes, the page
 // size and the largest logical block size of the disks in use, so a request whose pointer, file
-// offset and length are multiples of it goes straight to the disk without a bounce copy. The engine's
-// pinned staging memory (core/allocator.h pinned_host_allocator, cudaHostAlloc) is page-aligned
-// already; this is for host buffers that are not pinned. Tested by tests/io/test_swap_file.cpp.
+// offset and length are multiples of it goes straight to the disk without a bounce copy. The
+// engine's pinned staging memory (core/allocator.h pinned_host_allocator, cudaHostAlloc) is
+// page-aligned already; this is for host buffers that are not pinned. Tested by
+// tests/io/test_swap_file.cpp.
 #pragma once
 
 #include <cstddef>

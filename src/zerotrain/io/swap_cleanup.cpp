@@ -25,7 +25,7 @@ constexpr int kFree = 0, kFilling = 1, kLive = 2;
 
 struct Slot {
   std::atomic<int> state{kFree};
-  pid_t owner = 0;       // the process that created the directory
+  pid_t owner = 0;        // the process that created the directory
   char path[PATH_MAX]{};  // NUL-terminated
 };
 
@@ -81,8 +81,8 @@ void install_handlers() {
 
 int register_swap_directory(const std::string& path) {
   if (path.size() >= PATH_MAX)
-    throw ValueError("offload", str("swap directory path ", path, " is longer than ", PATH_MAX - 1,
-                                    " bytes"));
+    throw ValueError("offload",
+                     str("swap directory path ", path, " is longer than ", PATH_MAX - 1, " bytes"));
   install_handlers();
   for (int i = 0; i < kSlots; ++i) {
     int expected = kFree;

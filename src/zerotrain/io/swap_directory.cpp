@@ -102,7 +102,8 @@ SwapDirectory SwapDirectory::create(const std::string& nvme_path, int64_t bytes_
   struct stat st {};
   if (::stat(nvme_path.c_str(), &st) != 0) {
     if (errno == ENOENT)
-      throw ValueError("offload", str("nvme_path ", nvme_path, " does not exist ", needs(bytes_needed)));
+      throw ValueError("offload",
+                       str("nvme_path ", nvme_path, " does not exist ", needs(bytes_needed)));
     throw_errno("offload", str("nvme_path ", needs(bytes_needed), ": cannot read"), nvme_path);
   }
   if (!S_ISDIR(st.st_mode))
@@ -113,13 +114,15 @@ SwapDirectory SwapDirectory::create(const std::string& nvme_path, int64_t bytes_
                                  std::strerror(errno), " ", needs(bytes_needed)));
   struct statvfs vfs {};
   if (::statvfs(nvme_path.c_str(), &vfs) != 0)
-    throw_errno("offload", str("nvme_path ", needs(bytes_needed), ": cannot query the free space of"),
+    throw_errno("offload",
+                str("nvme_path ", needs(bytes_needed), ": cannot query the free space of"),
                 nvme_path);
   const auto free_bytes = static_cast<int64_t>(vfs.f_bavail) * static_cast<int64_t>(vfs.f_frsize);
   if (free_bytes < bytes_needed)
-    throw ValueError("offload", str("nvme_path ", nvme_path, " has ",
-                                    format_bytes(static_cast<size_t>(free_bytes)), " free, the swap files need ",
-                                    format_bytes(static_cast<size_t>(bytes_needed))));
+    throw ValueError(
+        "offload",
+        str("nvme_path ", nvme_path, " has ", format_bytes(static_cast<size_t>(free_bytes)),
+            " free, the swap files need ", format_bytes(static_cast<size_t>(bytes_needed))));
 
   const std::string host = host_name();
   warn_about_stale_directories(nvme_path, host);

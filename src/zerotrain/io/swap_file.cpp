@@ -39,15 +39,16 @@ void check_aio(const config::AioConfig& aio) {
   if (aio.queue_depth > 4096)
     throw ValueError("offload", str("aio.queue_depth ", aio.queue_depth, ": must be <= 4096"));
   if (aio.intra_op_parallelism > 256)
-    throw ValueError("offload",
-                     str("aio.intra_op_parallelism ", aio.intra_op_parallelism, ": must be <= 256"));
+    throw ValueError(
+        "offload", str("aio.intra_op_parallelism ", aio.intra_op_parallelism, ": must be <= 256"));
   if (aio.block_size > (int64_t{1} << 30))
     throw ValueError("offload", str("aio.block_size ", aio.block_size, ": must be <= 1 GiB"));
   if (aio.io_backend != "async_io" && aio.io_backend != "posix")
     throw ValueError("offload",
                      str("aio.io_backend \"", aio.io_backend, "\": expected async_io or posix"));
   if (aio.use_gds)
-    throw ValueError("offload", "aio.use_gds true: GPUDirect Storage is not supported by zerotrain");
+    throw ValueError("offload",
+                     "aio.use_gds true: GPUDirect Storage is not supported by zerotrain");
 }
 
 // One warning per directory whose filesystem refuses O_DIRECT.
@@ -83,7 +84,7 @@ struct SwapFile::Impl {
   bool direct = false;
   bool created = false;
   const char* backend = "posix";
-  std::atomic<int64_t> bytes_read{0};     // by requests finished without error
+  std::atomic<int64_t> bytes_read{0};  // by requests finished without error
   std::atomic<int64_t> bytes_written{0};
   std::vector<std::unique_ptr<detail::SwapIoWorker>> workers;
 
@@ -211,8 +212,8 @@ SwapRequest SwapFile::start(bool write, int64_t offset, std::byte* memory, int64
   } else {
     if (first_block > offset) pieces.push_back({offset, first_block - offset, false, 0});
     const int64_t middle = last_block - first_block;
-    const int64_t slice = round_up((middle + static_cast<int64_t>(threads) - 1) /
-                                       static_cast<int64_t>(threads), grid);
+    const int64_t slice = round_up(
+        (middle + static_cast<int64_t>(threads) - 1) / static_cast<int64_t>(threads), grid);
     size_t worker = 0;
     for (int64_t at = first_block; at < last_block; at += slice, ++worker)
       pieces.push_back({at, std::min(slice, last_block - at), true, worker});

@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -180,8 +180,7 @@ SwapIoWorker::Failure SwapIoWorker::run_chunks_posix(const SwapPart& part) {
     int64_t done = 0;
     const int err =
         transfer_all(part.write, settings_.direct_fd, buf, len, part.file_offset + at, &done);
-    if (err != 0)
-      return {err, part.file_offset + at + done, short_detail(part.write, done, len)};
+    if (err != 0) return {err, part.file_offset + at + done, short_detail(part.write, done, len)};
     if (bounced && !part.write) std::memcpy(part.memory + at, buf, static_cast<size_t>(len));
   }
   return {};
