@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
@@ -103,7 +104,7 @@ class CheckedSwap {
 
   void write_now(int64_t offset, const std::byte* src, int64_t n) {
     file_.write(offset, src, n).wait();
-    std::memcpy(model_.data() + offset, src, static_cast<size_t>(n));
+    std::copy_n(src, n, model_.data() + offset);
   }
   // Reads [offset, offset + n) into memory at `misalign` bytes past a 4096 boundary.
   void expect_reads_back(int64_t offset, int64_t n, int64_t misalign) {
@@ -156,7 +157,7 @@ TEST_P(SwapFileKnobs, RoundTripsAlignedAndUnaligned) {
     for (const int64_t misalign : {int64_t{0}, int64_t{1}, int64_t{4000}}) {
       AlignedHostBuffer buf(n + misalign);
       const auto bytes = random_bytes(n, seed++);
-      std::memcpy(buf.data() + misalign, bytes.data(), static_cast<size_t>(n));
+      std::copy(bytes.begin(), bytes.end(), buf.data() + misalign);
       check.write_now(offset, buf.data() + misalign, n);
       check.expect_reads_back(offset, n, misalign);
       check.expect_reads_back(offset, n, (misalign + 3) % 4096);
