@@ -2,8 +2,12 @@
 // under DeepSpeed's "aio" settings (config/aio_config.h): each read or write is split over
 // intra_op_parallelism threads, each cutting its share into block_size requests with up to
 // queue_depth in flight on its own io_uring ring (liburing; io_backend "posix": pread/pwrite in the
-// same threads). The file is opened with O_DIRECT, so reads come from the disk and not from the
-// page cache; where the filesystem refuses O_DIRECT (tmpfs) it falls back to buffered I/O with a
+// same threads, one request at a time, so queue_depth, single_submit and overlap_events do not
+// apply). Each SwapFile owns its threads and rings: keep a few large files (one per kind of state)
+// and address pieces by offset, not a file per tensor.
+//
+// The file is opened with O_DIRECT, so reads come from the disk and not from the page cache; where
+// the filesystem refuses O_DIRECT (tmpfs before Linux 6.6) it falls back to buffered I/O with a
 // one-time warning naming the directory, and where the kernel or a container refuses io_uring to
 // the posix backend with a one-time warning saying so.
 //
