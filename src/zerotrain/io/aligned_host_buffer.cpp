@@ -1,0 +1,41 @@
+// AlignedHostBuffer: 4096-aligned host memory for swap I/O. See aligned_host_buffer.h.
+#include "zerotrain/io/aligned_host_buffer.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include "zerotrain/core/allocator.h"
+#include "zerotrain/core/error.h"
+
+namespace zt::io {
+
+AlignedHostBuffer::AlignedHostBuffer(int64_t bytes) : bytes_(bytes) {
+  if (bytes < 0) throw ValueError("offload", str("aligned host buffer of ", bytes, " bytes"));
+  if (bytes == 0) return;
+  const auto rounded =
+      static_cast<size_t>((bytes + kSwapAlignment - 1) / kSwapAlignment * kSwapAlignment);
+  data_ = static_cast<std::byte*>(std::aligned_alloc(static_cast<size_t>(kSwapAlignment), rounded));
+  if (!data_)
+    throw OutOfMemoryError("offload", str("cannot allocate ", format_bytes(rounded),
+                                          " of aligned host memory for swap I/O"));
+  std::memset(data_, 0, rounded);
+}
+
+AlignedHostBuffer::~AlignedHostBuffer() {
+  std::free(data_);
+}
+
+AlignedHostBuffer::AlignedHostBuffer(AlignedHostBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+
+AlignedHostBuffer& AlignedHostBuffer::operator=(AlignedHostBuffer&& other) noexcept {
+  if (this != &other) {
+    std::free(data_);
+    data_ = std::exchange(other.data_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+}  // namespace zt::io
