@@ -84,13 +84,29 @@ struct OffloadFlags {
   }
 };
 
+void print_parts(const nlohmann::json& parts, bool cuda) {
+  const auto part = [&](const char* key) {
+    return parts.contains(key) ? parts[key].get<double>() : 0.0;
+  };
+  std::printf("parts alone: GPU compute %.4f s, CPU Adam %.4f s (%lld elements, %d threads), PCIe "
+              "%.4f s (d2h %.4f + h2d %.4f); step / max(parts) = %.3f\n",
+              part("gpu_compute_s"), part("cpu_adam_s"),
+              static_cast<long long>(parts["shard_elements"].get<int64_t>()),
+              parts["omp_threads"].get<int>(), part("pcie_s"), part("pcie_d2h_grads_s"),
+              part("pcie_h2d_values_s"), part("step_over_max_part"));
+  if (cuda)
+    std::printf("pinned copies at 256 MiB: host->device %.1f GB/s, device->host %.1f GB/s\n",
+                part("pinned_256mib_h2d_gbs"), part("pinned_256mib_d2h_gbs"));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Training-step throughput of a transformer (compare with fsdp2_peer.py)"};
   std::string model = "1b", device_name = cuda_available() ? "cuda" : "cpu", json_path,
               commit = ZT_GIT_COMMIT, dtype_flag, init = "seeded";
-  int64_t seq = 4096, mbs = 1, grad_accum = 1;
+  int64_t seq = 4096, mbs = 1;
+  std::vector<int64_t> grad_accums{1};
   int steps = 10, warmup = 3;
   bool ac = false, measure_parts = false, zero_init = true;
   int64_t bucket = 500'000'000;
@@ -102,7 +118,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(bench::bench_model_names()));
   app.add_option("--seq", seq, "sequence length");
   app.add_option("--mbs", mbs, "micro-batch size");
-  app.add_option("--grad-accum", grad_accum, "micro-steps per optimizer step")
+  app.add_option("--grad-accum", grad_accums,
+                 "micro-steps per optimizer step; several (--grad-accum 1 8): each timed in turn in "
+                 "the same process, one result each (the JSON then holds a list)")
       ->check(CLI::PositiveNumber);
   app.add_option("--steps", steps, "timed steps");
   app.add_option("--warmup", warmup, "untimed steps first");
@@ -208,7 +226,6 @@ int main(int argc, char** argv) {
     ctx.device = dev;
     ctx.stream = stream;
     ctx.compute_dtype = dtype;
-    ctx.loss_scale = static_cast<float>(loss_scale / static_cast<double>(world * grad_accum));
     ctx.tokens = Tensor::from_ints(ids, {mbs, seq}, DType::i32, dev);
     ctx.targets = Tensor::from_ints(tgt, {mbs, seq}, DType::i32, dev);
     double loss = 0;
@@ -217,58 +234,39 @@ int main(int argc, char** argv) {
       engine->begin_micro_step(boundary);
       micro_loss = runner.forward_backward(ctx);
     };
-    auto step = [&] {
+    auto step = [&](int64_t accum) {
+      ctx.loss_scale = static_cast<float>(loss_scale / static_cast<double>(world * accum));
       engine->zero_grad();
-      for (int64_t m = 0; m < grad_accum; ++m)
-        micro_step(m + 1 == grad_accum);
+      for (int64_t m = 0; m < accum; ++m)
+        micro_step(m + 1 == accum);
       engine->finish_gradient_sync();
       const double norm = engine->grad_norm() / loss_scale;
       engine->step(1e-5f, static_cast<float>(train::clip_coefficient(norm, 1.0) / loss_scale));
       loss = micro_loss.to_floats(stream)[0];
     };
     for (int i = 0; i < warmup; ++i)
-      step();
+      step(grad_accums.front());
     synchronize(stream);
 
-    nlohmann::json parts;
+    // The parts an accumulation does not change: the host's Adam over this rank's shard and the
+    // shard's PCIe copies, measured once, alone.
+    nlohmann::json host_parts;
     if (measure_parts) {
-      // GPU compute alone: forward + backward of the step's micro-steps, none of them the
-      // boundary, so nothing is reduced, copied to the host or stepped.
-      engine->zero_grad();
-      synchronize(stream);
-      auto t0 = std::chrono::steady_clock::now();
-      for (int64_t m = 0; m < grad_accum; ++m)
-        micro_step(false);
-      synchronize(stream);
-      const double compute_s = bench::seconds_since(t0);
-      // A boundary micro-step with its reduction (and, offloaded, the gradient stream to the host)
-      // but no update: what the reduction adds to a micro-step's compute.
-      engine->zero_grad();
-      synchronize(stream);
-      t0 = std::chrono::steady_clock::now();
-      micro_step(true);
-      engine->finish_gradient_sync();
-      engine->grad_norm();
-      synchronize(stream);
-      const double boundary_s = bench::seconds_since(t0);
-      engine->zero_grad();
       int64_t shard = 0;
       for (const auto& g : engine->groups())
         shard += g->shard_numel();
-      const DType value_dtype = engine->groups().empty() ? dtype
-                                                         : engine->groups()[0]->value_shard().dtype();
+      const DType value_dtype =
+          engine->groups().empty() ? dtype : engine->groups()[0]->value_shard().dtype();
       const bench::CpuAdamPart adam = bench::time_cpu_adam(
           shard, value_dtype, *zo.grad_dtype, std::min<int64_t>(off.sub_group_size, 1 << 27),
           zo.optimizer.adam);
-      parts = {{"gpu_compute_s", compute_s},
-               {"boundary_micro_step_s", boundary_s},
-               {"shard_elements", shard},
-               {"value_dtype", std::string(dtype_name(value_dtype))},
-               {"grad_dtype", std::string(dtype_name(*zo.grad_dtype))},
-               {"cpu_adam_s", adam.seconds},
-               {"cpu_adam_slab", adam.slab},
-               {"omp_threads", adam.threads}};
-      double pcie_s = 0;
+      host_parts = {{"shard_elements", shard},
+                    {"value_dtype", std::string(dtype_name(value_dtype))},
+                    {"grad_dtype", std::string(dtype_name(*zo.grad_dtype))},
+                    {"cpu_adam_s", adam.seconds},
+                    {"cpu_adam_slab", adam.slab},
+                    {"omp_threads", adam.threads},
+                    {"pcie_s", 0.0}};
       if (dev.is_cuda()) {
         const int64_t grad_bytes = shard * static_cast<int64_t>(dtype_size(*zo.grad_dtype));
         const int64_t value_bytes = shard * static_cast<int64_t>(dtype_size(value_dtype));
@@ -276,92 +274,114 @@ int main(int argc, char** argv) {
         const double d2h = bench::time_pinned_copies(grad_bytes, false, dev, stream, kSlab);
         const double h2d = bench::time_pinned_copies(value_bytes, true, dev, stream, kSlab);
         const bench::PinnedBandwidth bw = bench::pinned_bandwidth(dev, stream);
-        pcie_s = d2h + h2d;
-        parts["pcie_d2h_grads_s"] = d2h;
-        parts["pcie_h2d_values_s"] = h2d;
-        parts["pinned_256mib_h2d_gbs"] = bw.h2d_gbs;
-        parts["pinned_256mib_d2h_gbs"] = bw.d2h_gbs;
+        host_parts["pcie_d2h_grads_s"] = d2h;
+        host_parts["pcie_h2d_values_s"] = h2d;
+        host_parts["pcie_s"] = d2h + h2d;
+        host_parts["pinned_256mib_h2d_gbs"] = bw.h2d_gbs;
+        host_parts["pinned_256mib_d2h_gbs"] = bw.d2h_gbs;
       }
-      parts["pcie_s"] = pcie_s;
-      parts["max_part_s"] = std::max({compute_s, adam.seconds, pcie_s});
-      bench::reset_host_peak();  // the parts' own buffers are gone; the run's peak starts here
     }
 
-    train::reset_peak_memory(dev);
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < steps; ++i)
-      step();
-    synchronize(stream);
-    const double dt = bench::seconds_since(t0) / steps;
-    const double tok_s = static_cast<double>(mbs * seq * grad_accum) / dt;
     // The peer's count: 6 x (params - input embedding) + 12 x layers x heads x head_dim x seq.
     const double fpt = train::flops_per_token(
         {mc.num_non_embedding_params(), mc.num_layers, mc.num_heads, mc.head_dim, seq});
-    const double peak_gib = train::memory_snapshot(dev).peak_allocated_gib;
-    const zero::MemoryBytes mem = engine->memory();
-    const double host_peak_gib = static_cast<double>(bench::host_peak_bytes()) / kGiB;
-    if (measure_parts) parts["step_over_max_part"] = dt / parts["max_part_s"].get<double>();
-    nlohmann::json r = {
-        {"anchor", "zerotrain"},
-        {"model", model},
-        {"params_b", mc.num_params() / 1e9},
-        {"world", world},
-        {"mode", world > 1 ? "zero" + std::to_string(zero_stage) : "single"},
-        {"zero_stage", zero_stage},
-        {"offload", off.to_json()},
-        {"dtype", std::string(dtype_name(dtype))},
-        {"init", init},
-        {"model_state_gib",
-         {{"params", mem.params / kGiB},
-          {"grads", mem.grads / kGiB},
-          {"optimizer", mem.optimizer / kGiB},
-          {"host_params", mem.host_params / kGiB},
-          {"host_grads", mem.host_grads / kGiB},
-          {"host_optimizer", mem.host_optimizer / kGiB},
-          {"nvme", mem.nvme / kGiB}}},
-        {"seq", seq},
-        {"mbs", mbs},
-        {"grad_accum", grad_accum},
-        {"ac", ac},
-        {"setup_s", setup_s},
-        {"step_s", dt},
-        {"tok_s_gpu", tok_s},
-        {"tflops_gpu", tok_s * fpt / 1e12},
-        {"mfu_989", tok_s * fpt / 989e12},
-        {"peak_mem_gib", peak_gib},
-        {"host_peak_gib", host_peak_gib},
-        {"host_ram_gib", static_cast<double>(bench::host_ram_bytes()) / kGiB},
-        {"cpu_cores", std::thread::hardware_concurrency()},
-        {"loss", loss},
-        {"gpu", dev.is_cuda() ? cuda_device_name(dev.index) : "cpu"},
-        {"commit", commit}};
-    if (!gpu_cap.empty()) r["gpu_memory_cap"] = gpu_cap;
-    if (dev.is_cuda())
-      r["pinned_gib"] = static_cast<double>(pinned_host_allocator().stats().allocated) / kGiB;
-    if (measure_parts) r["parts"] = parts;
-    if (env.rank != 0) return 0;
-    std::printf("%-8s %-5s %-4s %-5s %-8s %9s %11s %7s %9s %9s\n", "model", "seq", "mbs", "accum",
-                "offload", "step (s)", "tokens/s", "MFU", "GPU GiB", "host GiB");
-    std::printf("%-8s %-5lld %-4lld %-5lld %-8s %9.4f %11.1f %7.3f %9.2f %9.2f\n", model.c_str(),
-                static_cast<long long>(seq), static_cast<long long>(mbs),
-                static_cast<long long>(grad_accum), (off.optimizer + "/" + off.params).c_str(), dt,
-                tok_s, tok_s * fpt / 989e12, peak_gib, host_peak_gib);
-    if (measure_parts) {
-      const auto part = [&](const char* key) {
-        return parts.contains(key) ? parts[key].get<double>() : 0.0;
-      };
-      std::printf("parts alone: GPU compute %.4f s, CPU Adam %.4f s (%lld elements, %d threads), "
-                  "PCIe %.4f s (d2h %.4f + h2d %.4f); step / max(parts) = %.3f\n",
-                  part("gpu_compute_s"), part("cpu_adam_s"),
-                  static_cast<long long>(parts["shard_elements"].get<int64_t>()),
-                  parts["omp_threads"].get<int>(), part("pcie_s"), part("pcie_d2h_grads_s"),
-                  part("pcie_h2d_values_s"), parts["step_over_max_part"].get<double>());
+    nlohmann::json results = nlohmann::json::array();
+    if (env.rank == 0)
+      std::printf("%-8s %-5s %-4s %-5s %-10s %9s %11s %7s %9s %9s\n", "model", "seq", "mbs",
+                  "accum", "offload", "step (s)", "tokens/s", "MFU", "GPU GiB", "host GiB");
+    for (size_t k = 0; k < grad_accums.size(); ++k) {
+      const int64_t accum = grad_accums[k];
+      if (k > 0) step(accum);  // one untimed step at this accumulation
+      nlohmann::json parts;
+      if (measure_parts) {
+        // GPU compute alone: forward + backward of the step's micro-steps, none of them the
+        // boundary, so nothing is reduced, copied to the host or stepped.
+        ctx.loss_scale = static_cast<float>(loss_scale / static_cast<double>(world * accum));
+        engine->zero_grad();
+        synchronize(stream);
+        auto t0 = std::chrono::steady_clock::now();
+        for (int64_t m = 0; m < accum; ++m)
+          micro_step(false);
+        synchronize(stream);
+        const double compute_s = bench::seconds_since(t0);
+        // A boundary micro-step with its reduction (and, offloaded, the gradient stream to the
+        // host) but no update, as a step an fp16 overflow skips: what the reduction adds.
+        engine->zero_grad();
+        synchronize(stream);
+        t0 = std::chrono::steady_clock::now();
+        micro_step(true);
+        engine->finish_gradient_sync();
+        engine->grad_norm();
+        synchronize(stream);
+        const double boundary_s = bench::seconds_since(t0);
+        engine->zero_grad();
+        parts = host_parts;
+        parts["gpu_compute_s"] = compute_s;
+        parts["boundary_micro_step_s"] = boundary_s;
+        parts["max_part_s"] = std::max(
+            {compute_s, parts["cpu_adam_s"].get<double>(), parts["pcie_s"].get<double>()});
+      }
+      bench::reset_host_peak();  // the parts' own buffers are gone; this run's peak starts here
+      train::reset_peak_memory(dev);
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < steps; ++i)
+        step(accum);
+      synchronize(stream);
+      const double dt = bench::seconds_since(t0) / steps;
+      const double tok_s = static_cast<double>(mbs * seq * accum) / dt;
+      const double peak_gib = train::memory_snapshot(dev).peak_allocated_gib;
+      const zero::MemoryBytes mem = engine->memory();
+      const double host_peak_gib = static_cast<double>(bench::host_peak_bytes()) / kGiB;
+      if (measure_parts) parts["step_over_max_part"] = dt / parts["max_part_s"].get<double>();
+      nlohmann::json r = {
+          {"anchor", "zerotrain"},
+          {"model", model},
+          {"params_b", mc.num_params() / 1e9},
+          {"world", world},
+          {"mode", world > 1 ? "zero" + std::to_string(zero_stage) : "single"},
+          {"zero_stage", zero_stage},
+          {"offload", off.to_json()},
+          {"dtype", std::string(dtype_name(dtype))},
+          {"init", init},
+          {"model_state_gib",
+           {{"params", mem.params / kGiB},
+            {"grads", mem.grads / kGiB},
+            {"optimizer", mem.optimizer / kGiB},
+            {"host_params", mem.host_params / kGiB},
+            {"host_grads", mem.host_grads / kGiB},
+            {"host_optimizer", mem.host_optimizer / kGiB},
+            {"nvme", mem.nvme / kGiB}}},
+          {"seq", seq},
+          {"mbs", mbs},
+          {"grad_accum", accum},
+          {"ac", ac},
+          {"setup_s", setup_s},
+          {"step_s", dt},
+          {"tok_s_gpu", tok_s},
+          {"tflops_gpu", tok_s * fpt / 1e12},
+          {"mfu_989", tok_s * fpt / 989e12},
+          {"peak_mem_gib", peak_gib},
+          {"host_peak_gib", host_peak_gib},
+          {"host_ram_gib", static_cast<double>(bench::host_ram_bytes()) / kGiB},
+          {"cpu_cores", std::thread::hardware_concurrency()},
+          {"loss", loss},
+          {"gpu", dev.is_cuda() ? cuda_device_name(dev.index) : "cpu"},
+          {"commit", commit}};
+      if (!gpu_cap.empty()) r["gpu_memory_cap"] = gpu_cap;
       if (dev.is_cuda())
-        std::printf("pinned copies at 256 MiB: host->device %.1f GB/s, device->host %.1f GB/s\n",
-                    part("pinned_256mib_h2d_gbs"), part("pinned_256mib_d2h_gbs"));
+        r["pinned_gib"] = static_cast<double>(pinned_host_allocator().stats().allocated) / kGiB;
+      if (measure_parts) r["parts"] = parts;
+      results.push_back(r);
+      if (env.rank != 0) continue;
+      std::printf("%-8s %-5lld %-4lld %-5lld %-10s %9.4f %11.1f %7.3f %9.2f %9.2f\n",
+                  model.c_str(), static_cast<long long>(seq), static_cast<long long>(mbs),
+                  static_cast<long long>(accum), (off.optimizer + "/" + off.params).c_str(), dt,
+                  tok_s, tok_s * fpt / 989e12, peak_gib, host_peak_gib);
+      if (measure_parts) print_parts(parts, dev.is_cuda());
+      std::printf("RESULT %s\n", r.dump().c_str());
     }
-    std::printf("RESULT %s\n", r.dump().c_str());
-    if (!json_path.empty()) std::ofstream(json_path) << r.dump(2) << "\n";
+    if (env.rank == 0 && !json_path.empty())
+      std::ofstream(json_path) << (results.size() == 1 ? results[0] : results).dump(2) << "\n";
   } catch (const Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

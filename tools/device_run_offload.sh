@@ -9,8 +9,8 @@
 #          bench/configs/zero3_offload_config_accelerate.json at micro-batch 16 ("auto" filled by
 #          flags), fp16 as written and bf16 (fp16 section swapped for bf16): tokens/s, GPU peak,
 #          host peak (tools/peak_rss.py)
-#   sweep  overlap: train_bench --model 3b --seq 4096 bf16, ZeRO-2 and ZeRO-3, accumulation 1 and
-#          8, optimizer offload cpu (with --measure-parts) and none
+#   sweep  overlap: train_bench --model 3b --seq 4096 bf16, ZeRO-2 and ZeRO-3, accumulation 8 and
+#          1 (one process each), optimizer offload cpu (with --measure-parts) and none
 #   peer   ../shared/bench/fsdp2_peer.py --mode fsdp2-offload --model 3b (carried in .carry/dev)
 #   size   the largest Llama shape that trains under a 24 GiB cap without offload, and with
 #          parameters and optimizer on the CPU (bench_models.h's ladder; stop at the first failure)
@@ -107,16 +107,13 @@ fi
 
 if want sweep; then
   echo "== overlap: Llama-3.2-3B shape, seq 4096, bf16, one GPU"
+  # One process per stage and placement times accumulation 8, then 1 (the engine is built once).
   for off in cpu none; do
     for z in 2 3; do
-      for a in 8 1; do
-        steps=(--warmup 2 --steps 4)
-        [ "$a" = 8 ] && steps=(--warmup 1 --steps 2)
-        extra=()
-        [ "$off" = cpu ] && extra=(--measure-parts)
-        tb "sweep_z${z}_a${a}_$off" --model 3b --seq 4096 --mbs 1 --init tiled --zero-stage "$z" \
-          --grad-accum "$a" --offload-optimizer "$off" "${steps[@]}" "${extra[@]}"
-      done
+      extra=()
+      [ "$off" = cpu ] && extra=(--measure-parts)
+      TB_LIMIT=120 tb "sweep_z${z}_$off" --model 3b --seq 4096 --mbs 1 --init tiled --zero-stage "$z" \
+        --grad-accum 8 1 --offload-optimizer "$off" --warmup 1 --steps 3 "${extra[@]}"
     done
   done
 fi
