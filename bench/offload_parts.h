@@ -55,14 +55,15 @@ inline bool reset_host_peak() {
 }
 
 inline int64_t host_ram_bytes() {
-  return static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+  return static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) *
+         static_cast<int64_t>(sysconf(_SC_PAGESIZE));
 }
 
 struct CpuAdamPart {
-  double seconds = 0;     // one update of `elements` elements
-  int64_t elements = 0;   // the shard
-  int64_t slab = 0;       // elements per FlatAdam step
-  int threads = 0;        // OpenMP threads
+  double seconds = 0;    // one update of `elements` elements
+  int64_t elements = 0;  // the shard
+  int64_t slab = 0;      // elements per FlatAdam step
+  int threads = 0;       // OpenMP threads
 };
 
 // One Adam update of `elements` elements with `value_dtype` values (f32 masters and moments when

@@ -79,8 +79,9 @@ struct OffloadFlags {
     return p;
   }
   nlohmann::json to_json() const {
-    return {{"optimizer", optimizer}, {"param", params},           {"nvme_path", nvme_path},
-            {"pin_memory", pin_memory}, {"sub_group_size", sub_group_size}, {"ratio", ratio}};
+    return {{"optimizer", optimizer},           {"param", params},
+            {"nvme_path", nvme_path},           {"pin_memory", pin_memory},
+            {"sub_group_size", sub_group_size}, {"ratio", ratio}};
   }
 };
 
@@ -88,12 +89,13 @@ void print_parts(const nlohmann::json& parts, bool cuda) {
   const auto part = [&](const char* key) {
     return parts.contains(key) ? parts[key].get<double>() : 0.0;
   };
-  std::printf("parts alone: GPU compute %.4f s, CPU Adam %.4f s (%lld elements, %d threads), PCIe "
-              "%.4f s (d2h %.4f + h2d %.4f); step / max(parts) = %.3f\n",
-              part("gpu_compute_s"), part("cpu_adam_s"),
-              static_cast<long long>(parts["shard_elements"].get<int64_t>()),
-              parts["omp_threads"].get<int>(), part("pcie_s"), part("pcie_d2h_grads_s"),
-              part("pcie_h2d_values_s"), part("step_over_max_part"));
+  std::printf(
+      "parts alone: GPU compute %.4f s, CPU Adam %.4f s (%lld elements, %d threads), PCIe "
+      "%.4f s (d2h %.4f + h2d %.4f); step / max(parts) = %.3f\n",
+      part("gpu_compute_s"), part("cpu_adam_s"),
+      static_cast<long long>(parts["shard_elements"].get<int64_t>()),
+      parts["omp_threads"].get<int>(), part("pcie_s"), part("pcie_d2h_grads_s"),
+      part("pcie_h2d_values_s"), part("step_over_max_part"));
   if (cuda)
     std::printf("pinned copies at 256 MiB: host->device %.1f GB/s, device->host %.1f GB/s\n",
                 part("pinned_256mib_h2d_gbs"), part("pinned_256mib_d2h_gbs"));
@@ -118,16 +120,18 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(bench::bench_model_names()));
   app.add_option("--seq", seq, "sequence length");
   app.add_option("--mbs", mbs, "micro-batch size");
-  app.add_option("--grad-accum", grad_accums,
-                 "micro-steps per optimizer step; several (--grad-accum 1 8): each timed in turn in "
-                 "the same process, one result each (the JSON then holds a list)")
+  app.add_option(
+         "--grad-accum", grad_accums,
+         "micro-steps per optimizer step; several (--grad-accum 1 8): each timed in turn in "
+         "the same process, one result each (the JSON then holds a list)")
       ->check(CLI::PositiveNumber);
   app.add_option("--steps", steps, "timed steps");
   app.add_option("--warmup", warmup, "untimed steps first");
   app.add_flag("--ac", ac, "activation checkpointing per layer");
   app.add_option("--device", device_name, "cuda or cpu");
-  app.add_option("--dtype", dtype_flag, "bf16, f16 (static loss scale 1024) or f32 (default: bf16 "
-                                        "on a GPU, f32 on the CPU)")
+  app.add_option("--dtype", dtype_flag,
+                 "bf16, f16 (static loss scale 1024) or f32 (default: bf16 "
+                 "on a GPU, f32 on the CPU)")
       ->check(CLI::IsMember({"bf16", "f16", "fp16", "f32"}));
   app.add_option("--init", init, "seeded (the models' init) or tiled (fast, for big shapes)")
       ->check(CLI::IsMember({"seeded", "tiled"}));
@@ -145,8 +149,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(devices));
   app.add_option("--nvme-path", off.nvme_path, "nvme: where the swap directory is made");
   app.add_flag("--pin-memory,!--no-pin-memory", off.pin_memory, "pinned host buffers (default on)");
-  app.add_option("--sub-group-size", off.sub_group_size, "elements the host Adam steps as one unit");
-  app.add_option("--offload-ratio", off.ratio, "stage 3: fraction of the optimizer state offloaded");
+  app.add_option("--sub-group-size", off.sub_group_size,
+                 "elements the host Adam steps as one unit");
+  app.add_option("--offload-ratio", off.ratio,
+                 "stage 3: fraction of the optimizer state offloaded");
   app.add_flag("--measure-parts", measure_parts,
                "also time GPU compute, CPU Adam and PCIe copies alone, and the pinned ceiling");
   CLI11_PARSE(app, argc, argv);
@@ -163,8 +169,8 @@ int main(int argc, char** argv) {
       set_cuda_memory_cap(dev.index,
                           static_cast<size_t>(estimate::parse_size(gpu_cap, "--gpu-memory-cap")));
     }
-    const DType dtype = parse_bench_dtype(dtype_flag.empty() ? (dev.is_cuda() ? "bf16" : "f32")
-                                                             : dtype_flag);
+    const DType dtype =
+        parse_bench_dtype(dtype_flag.empty() ? (dev.is_cuda() ? "bf16" : "f32") : dtype_flag);
     const bool shard_init = zero_stage == 3 && zero_init;
     nn::TransformerOptions mo;
     mo.device = dev;
@@ -257,9 +263,9 @@ int main(int argc, char** argv) {
         shard += g->shard_numel();
       const DType value_dtype =
           engine->groups().empty() ? dtype : engine->groups()[0]->value_shard().dtype();
-      const bench::CpuAdamPart adam = bench::time_cpu_adam(
-          shard, value_dtype, *zo.grad_dtype, std::min<int64_t>(off.sub_group_size, 1 << 27),
-          zo.optimizer.adam);
+      const bench::CpuAdamPart adam =
+          bench::time_cpu_adam(shard, value_dtype, *zo.grad_dtype,
+                               std::min<int64_t>(off.sub_group_size, 1 << 27), zo.optimizer.adam);
       host_parts = {{"shard_elements", shard},
                     {"value_dtype", std::string(dtype_name(value_dtype))},
                     {"grad_dtype", std::string(dtype_name(*zo.grad_dtype))},
@@ -318,8 +324,8 @@ int main(int argc, char** argv) {
         parts = host_parts;
         parts["gpu_compute_s"] = compute_s;
         parts["boundary_micro_step_s"] = boundary_s;
-        parts["max_part_s"] = std::max(
-            {compute_s, parts["cpu_adam_s"].get<double>(), parts["pcie_s"].get<double>()});
+        parts["max_part_s"] =
+            std::max({compute_s, parts["cpu_adam_s"].get<double>(), parts["pcie_s"].get<double>()});
       }
       bench::reset_host_peak();  // the parts' own buffers are gone; this run's peak starts here
       train::reset_peak_memory(dev);
@@ -333,48 +339,47 @@ int main(int argc, char** argv) {
       const zero::MemoryBytes mem = engine->memory();
       const double host_peak_gib = static_cast<double>(bench::host_peak_bytes()) / kGiB;
       if (measure_parts) parts["step_over_max_part"] = dt / parts["max_part_s"].get<double>();
-      nlohmann::json r = {
-          {"anchor", "zerotrain"},
-          {"model", model},
-          {"params_b", mc.num_params() / 1e9},
-          {"world", world},
-          {"mode", world > 1 ? "zero" + std::to_string(zero_stage) : "single"},
-          {"zero_stage", zero_stage},
-          {"offload", off.to_json()},
-          {"dtype", std::string(dtype_name(dtype))},
-          {"init", init},
-          {"model_state_gib",
-           {{"params", mem.params / kGiB},
-            {"grads", mem.grads / kGiB},
-            {"optimizer", mem.optimizer / kGiB},
-            {"host_params", mem.host_params / kGiB},
-            {"host_grads", mem.host_grads / kGiB},
-            {"host_optimizer", mem.host_optimizer / kGiB},
-            {"nvme", mem.nvme / kGiB}}},
-          {"seq", seq},
-          {"mbs", mbs},
-          {"grad_accum", accum},
-          {"ac", ac},
-          {"setup_s", setup_s},
-          {"step_s", dt},
-          {"tok_s_gpu", tok_s},
-          {"tflops_gpu", tok_s * fpt / 1e12},
-          {"mfu_989", tok_s * fpt / 989e12},
-          {"peak_mem_gib", peak_gib},
-          {"host_peak_gib", host_peak_gib},
-          {"host_ram_gib", static_cast<double>(bench::host_ram_bytes()) / kGiB},
-          {"cpu_cores", std::thread::hardware_concurrency()},
-          {"loss", loss},
-          {"gpu", dev.is_cuda() ? cuda_device_name(dev.index) : "cpu"},
-          {"commit", commit}};
+      nlohmann::json r = {{"anchor", "zerotrain"},
+                          {"model", model},
+                          {"params_b", mc.num_params() / 1e9},
+                          {"world", world},
+                          {"mode", world > 1 ? "zero" + std::to_string(zero_stage) : "single"},
+                          {"zero_stage", zero_stage},
+                          {"offload", off.to_json()},
+                          {"dtype", std::string(dtype_name(dtype))},
+                          {"init", init},
+                          {"model_state_gib",
+                           {{"params", mem.params / kGiB},
+                            {"grads", mem.grads / kGiB},
+                            {"optimizer", mem.optimizer / kGiB},
+                            {"host_params", mem.host_params / kGiB},
+                            {"host_grads", mem.host_grads / kGiB},
+                            {"host_optimizer", mem.host_optimizer / kGiB},
+                            {"nvme", mem.nvme / kGiB}}},
+                          {"seq", seq},
+                          {"mbs", mbs},
+                          {"grad_accum", accum},
+                          {"ac", ac},
+                          {"setup_s", setup_s},
+                          {"step_s", dt},
+                          {"tok_s_gpu", tok_s},
+                          {"tflops_gpu", tok_s * fpt / 1e12},
+                          {"mfu_989", tok_s * fpt / 989e12},
+                          {"peak_mem_gib", peak_gib},
+                          {"host_peak_gib", host_peak_gib},
+                          {"host_ram_gib", static_cast<double>(bench::host_ram_bytes()) / kGiB},
+                          {"cpu_cores", std::thread::hardware_concurrency()},
+                          {"loss", loss},
+                          {"gpu", dev.is_cuda() ? cuda_device_name(dev.index) : "cpu"},
+                          {"commit", commit}};
       if (!gpu_cap.empty()) r["gpu_memory_cap"] = gpu_cap;
       if (dev.is_cuda())
         r["pinned_gib"] = static_cast<double>(pinned_host_allocator().stats().allocated) / kGiB;
       if (measure_parts) r["parts"] = parts;
       results.push_back(r);
       if (env.rank != 0) continue;
-      std::printf("%-8s %-5lld %-4lld %-5lld %-10s %9.4f %11.1f %7.3f %9.2f %9.2f\n",
-                  model.c_str(), static_cast<long long>(seq), static_cast<long long>(mbs),
+      std::printf("%-8s %-5lld %-4lld %-5lld %-10s %9.4f %11.1f %7.3f %9.2f %9.2f\n", model.c_str(),
+                  static_cast<long long>(seq), static_cast<long long>(mbs),
                   static_cast<long long>(accum), (off.optimizer + "/" + off.params).c_str(), dt,
                   tok_s, tok_s * fpt / 989e12, peak_gib, host_peak_gib);
       if (measure_parts) print_parts(parts, dev.is_cuda());

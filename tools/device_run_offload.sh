@@ -162,7 +162,8 @@ if want nvme; then
   echo "== NVMe: swap files against the disk's raw O_DIRECT rate"
   mkdir -p "$work/nvme"
   if [ -x "$bin/nvme_bench" ]; then
-    box nvme_bench 90 "$bin/nvme_bench" --path "$work/nvme" --json "$work/json/nvme_bench.json"
+    box nvme_bench 90 "$bin/nvme_bench" --path "$work/nvme" --gib 4 --reps 2 --commit "$commit" \
+      --json "$work/json/nvme_bench.json"
   else
     echo "  nvme_bench: not in .carry/dev/bin (not built); skipped"
     printf '{"name": "nvme_bench", "skipped": "not built"}\n' >> "$work/parts.jsonl"

@@ -216,6 +216,9 @@ def collect(work, commit):
     nvme = load(os.path.join(work, "json", "nvme_bench.json"))
     if nvme is not None or "nvme_bench" in parts:
         s["nvme_bench"] = nvme if nvme is not None else {"part": parts.get("nvme_bench")}
+        ratio = (nvme or {}).get("ratio")
+        if ratio:
+            s["nvme_target_met"] = min(ratio.get("read", 0), ratio.get("write", 0)) >= 0.8
     return s
 
 
@@ -262,6 +265,8 @@ def print_table(s):
                   f" {r.get('skipped') or ''} {r.get('line') or ''}"[:200])
         p(f"largest: no offload {(z.get('largest_no_offload') or {}).get('params_b')}B, "
           f"CPU offload {(z.get('largest_cpu_offload') or {}).get('params_b')}B, ratio {z.get('ratio')}")
+    if "nvme_bench" in s:
+        p(f"nvme_bench: swap / raw O_DIRECT {s['nvme_bench'].get('ratio')}")
     for r in s.get("parts", []):
         if "skipped" in r:
             p(f"skipped: {r['name']}: {r['skipped']}")
