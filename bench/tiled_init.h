@@ -34,9 +34,10 @@ class TiledInit final : public zero::ShardSource {
       return;
     }
     const Tensor& src = table(dst.dtype(), dst.device());
+    Tensor flat = dst.flatten();
     for (int64_t at = 0; at < end - begin; at += kTable) {
       const int64_t n = std::min(kTable, end - begin - at);
-      dst.slice(0, at, at + n).copy_from(src.slice(0, 0, n), stream);
+      flat.slice(0, at, at + n).copy_from(src.slice(0, 0, n), stream);
     }
   }
   std::string describe() const override { return "tiled init (benchmark)"; }

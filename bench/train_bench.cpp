@@ -253,6 +253,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < warmup; ++i)
       step(grad_accums.front());
     synchronize(stream);
+    // The host's peak through setup and warmup; --measure-parts' own buffers are left out below.
+    const int64_t setup_host_peak = bench::host_peak_bytes();
 
     // The parts an accumulation does not change: the host's Adam over this rank's shard and the
     // shard's PCIe copies, measured once, alone.
@@ -327,7 +329,7 @@ int main(int argc, char** argv) {
         parts["max_part_s"] =
             std::max({compute_s, parts["cpu_adam_s"].get<double>(), parts["pcie_s"].get<double>()});
       }
-      bench::reset_host_peak();  // the parts' own buffers are gone; this run's peak starts here
+      if (measure_parts) bench::reset_host_peak();  // the parts' own buffers are gone
       train::reset_peak_memory(dev);
       const auto t0 = std::chrono::steady_clock::now();
       for (int i = 0; i < steps; ++i)
@@ -337,7 +339,8 @@ int main(int argc, char** argv) {
       const double tok_s = static_cast<double>(mbs * seq * accum) / dt;
       const double peak_gib = train::memory_snapshot(dev).peak_allocated_gib;
       const zero::MemoryBytes mem = engine->memory();
-      const double host_peak_gib = static_cast<double>(bench::host_peak_bytes()) / kGiB;
+      const double host_peak_gib =
+          static_cast<double>(std::max(setup_host_peak, bench::host_peak_bytes())) / kGiB;
       if (measure_parts) parts["step_over_max_part"] = dt / parts["max_part_s"].get<double>();
       nlohmann::json r = {{"anchor", "zerotrain"},
                           {"model", model},
