@@ -153,6 +153,7 @@ if want size; then
   done
   if [ $passed = 0 ]; then  # the first rung failed: walk down until one trains
     for m in 5b 3b; do
+      fits_host "$m" || continue
       TB_LIMIT=120 tb "size_cpu_$m" --model "$m" "${off[@]}" "${size[@]}" && break
     done
   fi
