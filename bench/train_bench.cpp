@@ -19,6 +19,7 @@
 // The CPU smoke run of the offload options is ctest train_bench_offload_smoke.
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -247,7 +248,8 @@ int main(int argc, char** argv) {
         micro_step(m + 1 == accum);
       engine->finish_gradient_sync();
       const double norm = engine->grad_norm() / loss_scale;
-      engine->step(1e-5f, static_cast<float>(train::clip_coefficient(norm, 1.0) / loss_scale));
+      if (std::isfinite(norm))  // an f16 overflow skips the update, as the trainer does
+        engine->step(1e-5f, static_cast<float>(train::clip_coefficient(norm, 1.0) / loss_scale));
       loss = micro_loss.to_floats(stream)[0];
     };
     for (int i = 0; i < warmup; ++i)
