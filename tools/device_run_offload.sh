@@ -99,7 +99,7 @@ json.dump(d, open(sys.argv[2], 'w'), indent=1)" bench/configs/zero3_offload_conf
     box "gpt2_offload_$prec" 150 "${train[@]}" --json "$work/json/gpt2_offload_$prec.peak.json" \
       --stop-after "$work/runs/gpt2_offload_$prec/metrics.jsonl" -- \
       "$bin/zerotrain" train "${common[@]}" --out "$work/runs/gpt2_offload_$prec" --deepspeed "$cfg" \
-      --micro-batch 16 --steps 6 --warmup 1 --weight-decay 0.0 --clip 1.0
+      --micro-batch 16 --steps 8 --warmup 1 --weight-decay 0.0 --clip 1.0
     rm -rf "$work/runs/gpt2_offload_$prec/model" "$work/runs/gpt2_offload_$prec/checkpoint"
   done
   rm -rf "$work/gpt2-xl"
