@@ -301,6 +301,25 @@ TEST(ZeroParity, Gpt2TiedBf16OffloadParamsAndOptimizerCheckpointedAccumulation2)
   run_parity(k);
 }
 
+// ZeRO-Infinity: the host optimizer state in each rank's swap file between steps, one sub-group
+// per group and two staging buffers, so reads, updates and write-backs overlap; with resume.
+zero::OffloadPolicy nvme_offload(const fs::path& dir) {
+  zero::OffloadPolicy p = cpu_offload(1);
+  p.optimizer.device = zero::OffloadDevice::nvme;
+  p.optimizer.nvme_path = dir.string();
+  p.optimizer.buffer_count = 2;
+  return p;
+}
+
+TEST(ZeroParity, LlamaBf16OffloadOptimizerToNvmeAccumulation2) {
+  const fs::path nvme = test::shared_temp_dir("zero_nvme_swap");
+  ParityCase k{"llama_bf16_nvme_a2", test::tiny_llama(), DType::bf16, 2};
+  k.offload = nvme_offload(nvme);
+  run_parity(k);
+  test::process_group().host().barrier();
+  EXPECT_TRUE(fs::is_empty(nvme)) << "a swap directory outlived its run";
+}
+
 struct Interrupted : std::runtime_error {
   Interrupted() : std::runtime_error("interrupted") {}
 };
@@ -344,6 +363,9 @@ TEST(ZeroParity, ResumesInAnotherStageFromAShardedCheckpoint) {
 TEST(ZeroParity, ResumesWithOptimizerOffloadBitwise) {
   ParityCase k{"bf16_offload", test::tiny_llama(), DType::bf16, 2};
   k.offload = cpu_offload(20'000);
+  run_resume_in_another_stage(k);
+  k.name = "bf16_nvme";
+  k.offload = nvme_offload(test::shared_temp_dir("zero_resume_nvme_swap"));
   run_resume_in_another_stage(k);
 }
 

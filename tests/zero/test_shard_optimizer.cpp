@@ -1,13 +1,16 @@
 // The optimizer of a ZeRO stage with its state offloaded to host memory ([Note: optimizer offload]
 // in zero/shard_optimizer.h), in one process: at stages 1-3, in bf16 with f32 masters, a few
 // steps with the state on the host (all of it, in one or several sub-groups, the first half at
-// stage 3, or with stage 3's value shards on the host too) give bitwise the values and full
-// optimizer state of the same steps on the device; the
+// stage 3, with stage 3's value shards on the host too, or in NVMe swap files between steps)
+// give bitwise the values and full optimizer state of the same steps on the device; the
 // host holds what it should and the device no optimizer state; a bad gradient steps nothing. On a
 // GPU (the Cuda tests) the host Adam is compared with the CUDA Adam the same way. Multi-rank
 // parity with offload: tests/mpi/test_zero_parity.cpp.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -19,6 +22,8 @@
 
 namespace zt {
 namespace {
+
+namespace fs = std::filesystem;
 
 struct Trained {
   std::vector<std::vector<float>> values;  // per parameter, after the steps
@@ -113,6 +118,23 @@ void offloaded_equals_on_device(Device device) {
   EXPECT_EQ(hosted.memory.params, 0);  // nothing gathered between steps, no shard on the device
   EXPECT_EQ(hosted.memory.host_params, ref.memory.params);
   EXPECT_EQ(hosted.memory.optimizer, 0);
+  // ZeRO-Infinity: the host state in a swap file under nvme_path between steps, two sub-groups
+  // in memory at a time; the swap directory is gone with the engine.
+  const fs::path nvme = fs::temp_directory_path() / str("zt_nvme_", getpid());
+  fs::create_directories(nvme);
+  for (int stage = 1; stage <= 3; stage += 2) {
+    zero::OffloadPolicy swapped = host_state(1);  // one group per sub-group
+    swapped.optimizer.device = zero::OffloadDevice::nvme;
+    swapped.optimizer.nvme_path = nvme.string();
+    swapped.optimizer.buffer_count = 2;
+    const Trained on_disk = train_steps(stage, swapped, device);
+    const Trained ref_stage = train_steps(stage, {}, device);
+    expect_same(ref_stage, on_disk, str("stage ", stage, ", nvme"));
+    EXPECT_GE(on_disk.memory.nvme, ref_stage.memory.optimizer);  // whole pages per tensor
+    EXPECT_LT(on_disk.memory.host_optimizer, ref_stage.memory.optimizer);  // the buffers only
+    EXPECT_TRUE(fs::is_empty(nvme)) << "the swap directory outlived the engine";
+  }
+  fs::remove_all(nvme);
 }
 
 TEST(ShardOptimizerOffload, HostStateStepsBitwiseAsOnTheDevice) {
@@ -139,7 +161,7 @@ TEST(ShardOptimizerOffload, BadGradientStepsNothing) {
     groups.push_back(owned.back().get());
   }
   const zero::OffloadPolicy p = host_state(10'000, 1.0);
-  zero::ShardOptimizer opt(groups, zero::RunExtent::shard, {}, p.optimizer, p.sub_group_size, false, {},
+  zero::ShardOptimizer opt(groups, zero::RunExtent::shard, {}, p, false, {},
                            zero::ZeroContext::one_process(Device::cpu(), {}), {});
   for (size_t g = 0; g < groups.size(); ++g)
     EXPECT_EQ(opt.place(g), zero::RunPlace::host);
@@ -155,6 +177,7 @@ TEST(ShardOptimizerOffload, BadGradientStepsNothing) {
   grads.back() = Tensor::from_floats(std::vector<float>(static_cast<size_t>(n), 0.5f), {n}, DType::f32);
   opt.step(grads, 1e-2f, 1.0f, {});
   EXPECT_EQ(opt.step_count(), 1);
+  opt.drain();  // the host update runs after step() returns
   EXPECT_NE(groups.back()->value_shard().to_floats(), before);  // the values came back
 }
 

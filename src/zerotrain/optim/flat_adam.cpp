@@ -195,6 +195,7 @@ void FlatAdam::finish_step(Stream stream) {
 
 void FlatAdam::step_runs(size_t first, size_t last, std::span<const Tensor> grads, Stream stream) {
   if (!open_) throw ValueError(kComponent, "step_runs outside begin_step / finish_step");
+  check_resident("step_runs");
   if (first > last || last > runs_.size() || grads.size() != last - first)
     throw ValueError(kComponent, str(grads.size(), " gradients for runs [", first, ", ", last,
                                      ") of ", runs_.size()));
@@ -271,6 +272,7 @@ void FlatAdam::step_runs(size_t first, size_t last, std::span<const Tensor> grad
 
 void FlatAdam::check_updates(float lr, Stream stream) {
   if (!guard_ || !guard_->due(step_)) return;
+  check_resident("the precision guard");
   std::vector<GuardTensors> tensors;
   for (size_t i = 0; i < runs_.size(); ++i) {
     const RunState& s = state_[i];
@@ -294,6 +296,7 @@ void FlatAdam::set_betas(double beta1, double beta2) {
 }
 
 void FlatAdam::load_state(const OptimizerState& state, Stream stream) {
+  check_resident("load_state");
   if (state.step < 0) throw ValueError(kComponent, str("step = ", state.step, ": must be >= 0"));
   if (state.step == 0 && state.tensors.empty()) {
     create_fresh(stream);
@@ -327,6 +330,7 @@ void FlatAdam::load_state(const OptimizerState& state, Stream stream) {
 }
 
 std::vector<FlatAdam::SlotTensor> FlatAdam::run_state(size_t i) const {
+  check_resident("run_state");
   std::vector<SlotTensor> out;
   for (const StateSlot& slot : slots_of(runs_.at(i)))
     out.push_back({slot, *state_[i].of(slot.kind)});
@@ -361,6 +365,7 @@ OptimizerState FlatAdam::full_state() const {
 }
 
 std::vector<FlatAdam::PieceTensor> FlatAdam::piece_tensors() const {
+  check_resident("piece_tensors");
   std::vector<PieceTensor> out;
   for (size_t i = 0; i < runs_.size(); ++i)
     for (const FlatPiece& piece : runs_[i].pieces) {
@@ -377,6 +382,46 @@ std::vector<FlatAdam::PieceTensor> FlatAdam::piece_tensors() const {
 void FlatAdam::set_step_count(int64_t step) {
   if (step < 0) throw ValueError(kComponent, str("step = ", step, ": must be >= 0"));
   step_ = step;
+}
+
+void FlatAdam::check_resident(const char* what) const {
+  if (evicted_)
+    throw ValueError(kComponent, str(what, ": the state is evicted (restore_state first)"));
+}
+
+std::vector<Tensor> FlatAdam::evict_state() {
+  check_resident("evict_state");
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < runs_.size(); ++i)
+    for (const StateSlot& slot : slots_of(runs_[i])) {
+      out.push_back(std::move(*state_[i].of(slot.kind)));
+      *state_[i].of(slot.kind) = Tensor();
+    }
+  evicted_ = true;
+  return out;
+}
+
+void FlatAdam::restore_state(std::vector<Tensor> tensors) {
+  if (!evicted_) throw ValueError(kComponent, "restore_state: the state is not evicted");
+  size_t k = 0;
+  for (size_t i = 0; i < runs_.size(); ++i)
+    for (const StateSlot& slot : slots_of(runs_[i])) {
+      const Tensor* t = k < tensors.size() ? &tensors[k] : nullptr;
+      if (!t || !t->defined() || t->dtype() != slot.dtype || t->numel() != runs_[i].value.numel() ||
+          t->dim() != 1 || !t->is_contiguous())
+        throw ValueError(kComponent, str(run_name(i), slot.suffix, ": restore_state needs [",
+                                         runs_[i].value.numel(), "] ", dtype_name(slot.dtype),
+                                         ", got ", t ? t->describe() : "nothing"));
+      ++k;
+    }
+  if (k != tensors.size())
+    throw ValueError(kComponent, str("restore_state: ", tensors.size(), " tensors for ", k,
+                                     " state slots"));
+  k = 0;
+  for (size_t i = 0; i < runs_.size(); ++i)
+    for (const StateSlot& slot : slots_of(runs_[i]))
+      *state_[i].of(slot.kind) = std::move(tensors[k++]);
+  evicted_ = false;
 }
 
 int64_t FlatAdam::bytes() const {

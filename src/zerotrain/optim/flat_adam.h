@@ -112,8 +112,16 @@ class FlatAdam {
   // empty tensors while no step was taken. Throws ValueError for a param cut into several pieces
   // or none (a sharded engine gathers instead: zero/group_adam.h).
   OptimizerState full_state() const;
-  // Bytes of state tensors this optimizer holds.
+  // Bytes of state tensors this optimizer holds (0 while evicted).
   int64_t bytes() const;
+
+  // For state kept elsewhere between steps (NVMe offload, zero/state_swap.h): evict_state hands
+  // out every state tensor (run by run, in state_slots order) and leaves the optimizer without
+  // state; restore_state takes tensors of the same shapes and dtypes back (any storage, e.g. a
+  // swap buffer). While evicted, a step, a state read or a load throws ValueError.
+  std::vector<Tensor> evict_state();
+  void restore_state(std::vector<Tensor> tensors);
+  bool evicted() const { return evicted_; }
 
   // What a sharded checkpoint keeps of one piece: the value or one state slot ("<param>" or
   // "<param><suffix>") over elements [begin, end) of the param's flattened full tensor, as a view
@@ -163,6 +171,8 @@ class FlatAdam {
     std::vector<bool> stepped;
   };
   std::optional<OpenStep> open_;
+  bool evicted_ = false;
+  void check_resident(const char* what) const;
 };
 
 }  // namespace zt::optim

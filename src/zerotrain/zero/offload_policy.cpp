@@ -57,7 +57,6 @@ void validate_offload_policy(const OffloadPolicy& p, int stage) {
     fail(str(key, ".device ", config::offload_device_name(d)),
          "not supported yet (use device none, or cpu for offload_optimizer)");
   };
-  if (o.device == OffloadDevice::nvme) not_yet("offload_optimizer", o.device);
   if (q.device == OffloadDevice::nvme) not_yet("offload_param", q.device);
   // The CPU Adam steps offloaded value shards in place, so their optimizer state must be there.
   if (q.device != OffloadDevice::none && (o.device == OffloadDevice::none || o.ratio < 1.0))

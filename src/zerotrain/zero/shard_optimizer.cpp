@@ -3,6 +3,7 @@
 #include "zerotrain/zero/shard_optimizer.h"
 
 #include <exception>
+#include <functional>
 #include <set>
 #include <string>
 
@@ -54,13 +55,15 @@ struct ShardOptimizer::HostGroup {
 };
 
 ShardOptimizer::ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent extent,
-                               const AdamOptions& options, const OptimizerOffload& offload,
-                               int64_t sub_group_size, bool values_on_host,
-                               const optim::OptimizerState& initial, const ZeroContext& ctx,
-                               Stream stream)
-    : groups_(groups), extent_(extent), device_(ctx.device()),
-      pin_key_(offload.pin_memory ? "offload_optimizer.pin_memory" : ""),
+                               const AdamOptions& options, const OffloadPolicy& policy,
+                               bool values_on_host, const optim::OptimizerState& initial,
+                               const ZeroContext& ctx, Stream stream)
+    : groups_(groups),
+      extent_(extent),
+      device_(ctx.device()),
+      pin_key_(policy.optimizer.pin_memory ? "offload_optimizer.pin_memory" : ""),
       values_on_host_(values_on_host) {
+  const OptimizerOffload& offload = policy.optimizer;
   // Host groups: the first ones, up to `ratio` of the elements (all with ratio 1).
   int64_t total = 0;
   for (const ParamGroup* g : groups_)
@@ -80,8 +83,9 @@ ShardOptimizer::ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent
     to_host_ = ctx.streams().to_host();
     to_device_ = ctx.streams().to_device();
   }
-  std::vector<optim::FlatParam> device_params, host_params;
-  std::vector<optim::FlatRun> device_runs, host_runs;
+  // The device groups' optimizer, and the host groups with their host copies.
+  std::vector<optim::FlatParam> device_params;
+  std::vector<optim::FlatRun> device_runs;
   for (size_t g = 0; g < groups_.size(); ++g) {
     const Tensor value = run_value(g);
     if (place_[g] == RunPlace::device) {
@@ -89,7 +93,7 @@ ShardOptimizer::ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent
       add_group_run(*groups_[g], extent, value, device_params, device_runs);
       continue;
     }
-    index_.push_back(host_runs.size());
+    index_.push_back(host_.size());
     auto h = std::make_unique<HostGroup>();
     h->group = g;
     if (values_on_host_) {  // offload_param: the CPU Adam steps the host value shard itself
@@ -103,44 +107,71 @@ ShardOptimizer::ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent
       h->copied_in.emplace(device_);
       h->copied_out.emplace(device_);
     }
-    add_group_run(*groups_[g], extent, h->value, host_params, host_runs);
     host_.push_back(std::move(h));
   }
   synchronize(stream);  // the host values are complete before the host Adam reads them
-  // Sub-groups: consecutive host runs of about sub_group_size elements, whole groups each.
+  // Sub-groups: consecutive host groups of about sub_group_size elements, whole groups each.
   for (size_t first = 0; first < host_.size();) {
     size_t last = first;
     int64_t n = 0;
-    while (last < host_.size() && (last == first || n + host_runs[last].value.numel() <=
-                                                        sub_group_size))
-      n += host_runs[last++].value.numel();
+    while (last < host_.size() &&
+           (last == first || n + host_[last]->value.numel() <= policy.sub_group_size))
+      n += host_[last++]->value.numel();
     sub_groups_.push_back({first, last});
     first = last;
   }
-  // The precision guard samples one optimizer's state: the host one's when there is one.
-  std::shared_ptr<optim::PrecisionGuard> device_guard = host_runs.empty() ? options.guard : nullptr;
-  std::shared_ptr<optim::PrecisionGuard> host_guard = host_runs.empty() ? nullptr : options.guard;
-  // Each optimizer takes its part of the full state: every tensor but those of the other's
-  // parameters (so a stray name still reaches one and is refused there).
-  const auto part = [&](const std::vector<optim::FlatParam>& others) {
-    std::set<std::string> theirs;
-    for (const optim::FlatParam& p : others)
-      theirs.insert(p.name);
+  // The precision guard samples one optimizer's state: the first host sub-group's when there is
+  // one.
+  const bool any_host = !host_.empty();
+  // Each optimizer takes its part of the full state: its parameters' tensors (the first one also
+  // any stray name, so that it is refused there).
+  std::set<std::string> all_params;
+  for (const ParamGroup* g : groups_)
+    for (const nn::Parameter* p : g->params())
+      all_params.insert(p->name);
+  const auto part = [&](const std::vector<optim::FlatParam>& mine, bool strays) {
+    if (all_params.size() == mine.size()) return initial;
+    std::set<std::string> names;
+    for (const optim::FlatParam& p : mine)
+      names.insert(p.name);
     optim::OptimizerState st;
     st.step = initial.step;
-    for (const auto& [name, t] : initial.tensors)
-      if (!theirs.contains(param_of_state(name))) st.tensors.emplace(name, t);
+    for (const auto& [name, t] : initial.tensors) {
+      const std::string param = param_of_state(name);
+      if (names.contains(param) || (strays && !all_params.contains(param)))
+        st.tensors.emplace(name, t);
+    }
     return st;
   };
-  const bool split = !device_params.empty() && !host_params.empty();
-  if (!device_runs.empty() || host_runs.empty())
+  if (!device_runs.empty() || !any_host)
     device_adam_ = std::make_unique<optim::FlatAdam>(
-        device_params, std::move(device_runs), options.adam, options.precision, device_guard,
-        split ? part(host_params) : initial, stream);
-  if (!host_runs.empty()) {
-    host_adam_ = std::make_unique<optim::FlatAdam>(host_params, std::move(host_runs), options.adam,
-                                                   options.precision, host_guard,
-                                                   split ? part(device_params) : initial);
+        device_params, std::move(device_runs), options.adam, options.precision,
+        any_host ? nullptr : options.guard, part(device_params, true), stream);
+  std::vector<std::vector<StateSwap::Slot>> layout;
+  for (size_t s = 0; s < sub_groups_.size(); ++s) {
+    std::vector<optim::FlatParam> params;
+    std::vector<optim::FlatRun> runs;
+    for (size_t i = sub_groups_[s].first; i < sub_groups_[s].second; ++i)
+      add_group_run(*groups_[host_[i]->group], extent, host_[i]->value, params, runs);
+    host_adams_.push_back(std::make_unique<optim::FlatAdam>(
+        params, std::move(runs), options.adam, options.precision, s == 0 ? options.guard : nullptr,
+        part(params, s == 0 && device_params.empty())));
+    if (offload.device == OffloadDevice::nvme) {  // this sub-group's state goes to its swap file
+      std::vector<StateSwap::Slot> slots;
+      for (const optim::FlatRun& r : host_adams_.back()->runs())
+        for (const optim::StateSlot& slot :
+             optim::state_slots(r.value.dtype(), options.precision, options.adam.amsgrad))
+          slots.push_back({r.value.numel(), slot.dtype});
+      layout.push_back(std::move(slots));
+    }
+  }
+  if (offload.device == OffloadDevice::nvme) {
+    swap_ = std::make_unique<StateSwap>(offload.nvme_path, layout, offload.buffer_count,
+                                        policy.aio);
+    for (size_t s = 0; s < host_adams_.size(); ++s)
+      swap_->store(s, host_adams_[s]->evict_state());
+  }
+  if (any_host) {
     if (to_device_) {
       step_begun_.emplace(device_);
       step_begun_->record(stream);
@@ -219,11 +250,13 @@ void ShardOptimizer::step(std::span<const Tensor> grads, float lr, float grad_sc
   }
   // Both count the step after the same checks of lr and grad_scale.
   if (device_adam_) device_adam_->begin_step(lr, grad_scale);
-  if (host_adam_) {
+  for (size_t k = 0; k < host_adams_.size(); ++k) {
     try {
-      host_adam_->begin_step(lr, grad_scale);
+      host_adams_[k]->begin_step(lr, grad_scale);
     } catch (...) {
       if (device_adam_) device_adam_->cancel_step();
+      for (size_t j = 0; j < k; ++j)
+        host_adams_[j]->cancel_step();
       throw;
     }
   }
@@ -231,7 +264,7 @@ void ShardOptimizer::step(std::span<const Tensor> grads, float lr, float grad_sc
     device_adam_->step_runs(0, device_grads.size(), device_grads, stream);
     device_adam_->finish_step(stream);
   }
-  if (!host_adam_) return;
+  if (host_adams_.empty()) return;
   for (auto& h : host_)
     if (!h->has_grad) copy_gradient(h->group, grads[h->group], stream);
   if (to_device_) {
@@ -250,7 +283,14 @@ void ShardOptimizer::step(std::span<const Tensor> grads, float lr, float grad_sc
 
 void ShardOptimizer::update_host_groups(Stream stream) {
   try {
-    for (const auto& [first, last] : sub_groups_) {
+    for (size_t s = 0; s < sub_groups_.size(); ++s) {
+      const auto [first, last] = sub_groups_[s];
+      optim::FlatAdam& adam = *host_adams_[s];
+      if (swap_) {  // the next sub-groups' reads overlap this one's update
+        for (size_t ahead = s + 1; ahead < sub_groups_.size() && ahead < s + swap_buffers(); ++ahead)
+          swap_->prefetch(ahead);
+        adam.restore_state(swap_->load(s));
+      }
       std::vector<Tensor> host_grads;
       for (size_t i = first; i < last; ++i) {
         HostGroup& h = *host_[i];
@@ -258,7 +298,12 @@ void ShardOptimizer::update_host_groups(Stream stream) {
         if (h.copied_out) h.copied_out->synchronize();  // the last step's values left the host
         host_grads.push_back(h.grad);
       }
-      host_adam_->step_runs(first, last, host_grads);
+      adam.step_runs(0, last - first, host_grads);
+      adam.finish_step();
+      if (swap_) {
+        adam.evict_state();
+        swap_->write_back(s);
+      }
       for (size_t i = first; i < last; ++i) {
         host_[i]->has_grad = false;
         push_values(i, stream);
@@ -270,7 +315,7 @@ void ShardOptimizer::update_host_groups(Stream stream) {
       }
       stepped_cv_.notify_all();
     }
-    host_adam_->finish_step();
+    if (swap_) swap_->finish();
   } catch (...) {
     std::lock_guard lock(mu_);
     error_ = std::current_exception();
@@ -307,50 +352,81 @@ void ShardOptimizer::await_values(size_t g, Stream stream) {
 void ShardOptimizer::set_betas(double beta1, double beta2) {
   drain();
   if (device_adam_) device_adam_->set_betas(beta1, beta2);
-  if (host_adam_) host_adam_->set_betas(beta1, beta2);
+  for (auto& a : host_adams_)
+    a->set_betas(beta1, beta2);
 }
 
 int64_t ShardOptimizer::step_count() const {
-  return device_adam_ ? device_adam_->step_count() : host_adam_->step_count();
+  return device_adam_ ? device_adam_->step_count() : host_adams_.front()->step_count();
 }
 
-std::vector<optim::FlatAdam::SlotTensor> ShardOptimizer::group_state(size_t g) const {
-  return (place_[g] == RunPlace::device ? *device_adam_ : *host_adam_).run_state(index_[g]);
+size_t ShardOptimizer::swap_buffers() const {
+  return swap_ ? swap_->buffers() : 0;
+}
+
+void ShardOptimizer::with_state(size_t s, const std::function<void(optim::FlatAdam&)>& use) {
+  optim::FlatAdam& adam = *host_adams_[s];
+  if (!swap_) return use(adam);
+  adam.restore_state(swap_->load(s));
+  try {
+    use(adam);
+  } catch (...) {
+    adam.evict_state();
+    throw;
+  }
+  adam.evict_state();
+  swap_->write_back(s);  // unchanged, but the buffer is free again once written
+  swap_->finish();
 }
 
 optim::OptimizerState ShardOptimizer::full_state(comm::Communicator& comm, bool keep,
                                                  Stream stream) {
   drain();
-  if (groups_.empty() || groups_.front()->world() == 1) {
-    optim::OptimizerState st;
-    for (const optim::FlatAdam* a : {device_adam_.get(), host_adam_.get()}) {
-      if (!a) continue;
-      optim::OptimizerState part = a->full_state();
-      st.step = part.step;
-      st.tensors.merge(part.tensors);
-    }
-    return st;
-  }
   optim::OptimizerState st;
   st.step = step_count();
+  // A world of one: every parameter whole in one run; views of the state unless it is swapped.
+  if (groups_.empty() || groups_.front()->world() == 1) {
+    const auto take = [&](optim::FlatAdam& a) {
+      optim::OptimizerState part = a.full_state();
+      for (auto& [name, t] : part.tensors)
+        st.tensors.emplace(name, swap_ ? t.clone() : t);
+    };
+    if (device_adam_) take(*device_adam_);
+    for (size_t s = 0; s < host_adams_.size(); ++s)
+      with_state(s, take);
+    return st;
+  }
   if (st.step == 0) return st;
-  for (size_t i = 0; i < groups_.size(); ++i) {
-    const ParamGroup& g = *groups_[i];
-    for (const optim::FlatAdam::SlotTensor& t : group_state(i)) {
-      // Gathers one state tensor of the group and, when kept, copies each parameter's part out.
-      const Tensor mine = t.tensor.to(device_, stream);  // the collectives work on the device
-      Tensor full = Tensor::empty({g.padded_numel()}, mine.dtype(), device_, stream);
-      comm.all_gather(mine.data(), full.data(), static_cast<size_t>(g.shard_numel()),
-                      mine.dtype(), stream);
-      if (!keep) continue;
-      const Tensor host = full.to(Device::cpu(), stream);
-      synchronize(stream);
-      for (size_t k = 0; k < g.params().size(); ++k) {
-        const nn::Parameter& p = *g.params()[k];
-        const int64_t o = g.offsets()[k], n = numel_of(p.shape);
-        st.tensors.emplace(p.name + t.slot.suffix, host.slice(0, o, o + n).clone().view(p.shape));
-      }
+  // Gathers one state tensor of a group and, when kept, copies each parameter's part out.
+  const auto gather = [&](const ParamGroup& g, const optim::FlatAdam::SlotTensor& t) {
+    const Tensor mine = t.tensor.to(device_, stream);  // the collectives work on the device
+    Tensor full = Tensor::empty({g.padded_numel()}, mine.dtype(), device_, stream);
+    comm.all_gather(mine.data(), full.data(), static_cast<size_t>(g.shard_numel()), mine.dtype(),
+                    stream);
+    if (!keep) return;
+    const Tensor host = full.to(Device::cpu(), stream);
+    synchronize(stream);
+    for (size_t k = 0; k < g.params().size(); ++k) {
+      const nn::Parameter& p = *g.params()[k];
+      const int64_t o = g.offsets()[k], n = numel_of(p.shape);
+      st.tensors.emplace(p.name + t.slot.suffix, host.slice(0, o, o + n).clone().view(p.shape));
     }
+  };
+  // Every rank walks the groups in the same order, so the collectives match.
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    if (place_[g] == RunPlace::device) {
+      for (const optim::FlatAdam::SlotTensor& t : device_adam_->run_state(index_[g]))
+        gather(*groups_[g], t);
+      continue;
+    }
+    const size_t i = index_[g];
+    size_t s = 0;
+    while (i >= sub_groups_[s].second)
+      ++s;
+    with_state(s, [&](optim::FlatAdam& a) {
+      for (const optim::FlatAdam::SlotTensor& t : a.run_state(i - sub_groups_[s].first))
+        gather(*groups_[g], t);
+    });
   }
   synchronize(stream);
   return st;
@@ -358,19 +434,23 @@ optim::OptimizerState ShardOptimizer::full_state(comm::Communicator& comm, bool 
 
 std::vector<optim::FlatAdam::PieceTensor> ShardOptimizer::piece_tensors() {
   drain();
-  std::vector<optim::FlatAdam::PieceTensor> out;
-  for (const optim::FlatAdam* a : {device_adam_.get(), host_adam_.get()})
-    if (a) {
-      std::vector<optim::FlatAdam::PieceTensor> part = a->piece_tensors();
-      out.insert(out.end(), part.begin(), part.end());
-    }
+  if (swap_)
+    throw ValueError("zero", "a rank's shard of an optimizer state swapped to NVMe cannot be "
+                             "handed out whole (save a full checkpoint instead)");
+  std::vector<optim::FlatAdam::PieceTensor> out = device_adam_ ? device_adam_->piece_tensors()
+                                                               : std::vector<optim::FlatAdam::PieceTensor>{};
+  for (auto& a : host_adams_) {
+    std::vector<optim::FlatAdam::PieceTensor> part = a->piece_tensors();
+    out.insert(out.end(), part.begin(), part.end());
+  }
   return out;
 }
 
 void ShardOptimizer::shard_loaded(int64_t step, Stream stream) {
   drain();
   if (device_adam_) device_adam_->set_step_count(step);
-  if (host_adam_) host_adam_->set_step_count(step);
+  for (auto& a : host_adams_)
+    a->set_step_count(step);
   if (to_device_) {
     step_begun_->record(stream);
     step_begun_->wait(*to_device_);
@@ -384,7 +464,14 @@ int64_t ShardOptimizer::device_state_bytes() const {
 }
 
 int64_t ShardOptimizer::host_state_bytes() const {
-  return host_adam_ ? host_adam_->bytes() : 0;
+  int64_t b = swap_ ? swap_->buffer_bytes() : 0;
+  for (const auto& a : host_adams_)
+    b += a->bytes();
+  return b;
+}
+
+int64_t ShardOptimizer::nvme_bytes() const {
+  return swap_ ? swap_->file_bytes() : 0;
 }
 
 int64_t ShardOptimizer::host_value_bytes() const {

@@ -26,6 +26,7 @@
 
 #include <condition_variable>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -40,6 +41,7 @@
 #include "zerotrain/zero/group_adam.h"
 #include "zerotrain/zero/offload_policy.h"
 #include "zerotrain/zero/param_group.h"
+#include "zerotrain/zero/state_swap.h"
 #include "zerotrain/zero/zero_context.h"
 
 namespace zt::zero {
@@ -49,15 +51,15 @@ enum class RunPlace { device, host };
 
 class ShardOptimizer {
  public:
-  // The flat Adam over `groups` (materialized, outliving it) on `device`, started from `initial`
-  // (fresh or a full state, see optim::FlatAdam), with host groups as `offload` says (device none:
-  // every group on the device). `sub_group_size`: elements the host steps as one unit.
+  // The flat Adam over `groups` (materialized, outliving it) on ctx's device, started from
+  // `initial` (fresh or a full state, see optim::FlatAdam), with host groups as the policy's
+  // offload_optimizer says (device none: every group on the device; nvme: their state in swap
+  // files, state_swap.h), stepped in sub-groups of about sub_group_size elements.
   // values_on_host: the groups' value shards live in host memory (offload_param, stage 3; every
   // group must then be a host group), so the CPU Adam steps them in place and nothing is copied
   // back. ctx: the device, and on a GPU the copy streams (comm_streams.h).
   ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent extent,
-                 const AdamOptions& options, const OptimizerOffload& offload,
-                 int64_t sub_group_size, bool values_on_host,
+                 const AdamOptions& options, const OffloadPolicy& policy, bool values_on_host,
                  const optim::OptimizerState& initial, const ZeroContext& ctx, Stream stream);
   ~ShardOptimizer();
   ShardOptimizer(const ShardOptimizer&) = delete;
@@ -100,6 +102,7 @@ class ShardOptimizer {
   int64_t host_state_bytes() const;
   int64_t host_value_bytes() const;
   int64_t host_grad_bytes() const;
+  int64_t nvme_bytes() const;  // this rank's swap file
 
  private:
   struct HostGroup;  // the host copies and events of one host group
@@ -108,7 +111,9 @@ class ShardOptimizer {
   void push_values(size_t i, Stream after);  // host run i's values -> the device run
   void update_host_groups(Stream stream);    // the worker: steps the host runs, copies back
   void wait_stepped(size_t i);               // until host run i is stepped in the last step
-  std::vector<optim::FlatAdam::SlotTensor> group_state(size_t g) const;
+  size_t swap_buffers() const;
+  // Runs `use` on host sub-group s's optimizer with its state in memory (swapped in and out).
+  void with_state(size_t s, const std::function<void(optim::FlatAdam&)>& use);
 
   std::vector<ParamGroup*> groups_;
   RunExtent extent_;
@@ -116,10 +121,12 @@ class ShardOptimizer {
   std::vector<RunPlace> place_;
   std::string pin_key_;  // the key that asked for page-locked host buffers; empty: none
   bool values_on_host_ = false;
-  std::vector<size_t> index_;  // per group: its run in device_adam_ or host_adam_
-  std::unique_ptr<optim::FlatAdam> device_adam_, host_adam_;
-  std::vector<std::unique_ptr<HostGroup>> host_;  // per host run
-  std::vector<std::pair<size_t, size_t>> sub_groups_;  // [first, last) host runs
+  std::vector<size_t> index_;  // per group: its run in device_adam_, or its host group
+  std::unique_ptr<optim::FlatAdam> device_adam_;
+  std::vector<std::unique_ptr<HostGroup>> host_;  // the host groups, in group order
+  std::vector<std::pair<size_t, size_t>> sub_groups_;  // [first, last) host groups
+  std::vector<std::unique_ptr<optim::FlatAdam>> host_adams_;  // per sub-group
+  std::unique_ptr<StateSwap> swap_;  // nvme: the host sub-groups' state between steps
   // GPU: the copy streams of the context (comm_streams.h); null on a CPU run (copies are
   // synchronous).
   CudaStream* to_host_ = nullptr;

@@ -61,8 +61,7 @@ ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks, cons
   for (auto& g : groups_)
     chunks += g->shard_numel() / kNormChunk;
   optimizer_ = std::make_unique<ShardOptimizer>(group_pointers(), RunExtent::shard,
-                                                options.optimizer, options.config.offload.optimizer,
-                                                options.config.offload.sub_group_size,
+                                                options.optimizer, options.config.offload,
                                                 params_offloaded, initial, ctx_, stream);
   partials_ = Tensor::zeros({chunks}, DType::f32, device, stream);
   in_flight_.resize(groups_.size());
@@ -199,6 +198,7 @@ MemoryBytes ShardedStage::memory() const {
   m.host_optimizer = optimizer_->host_state_bytes();
   m.host_params += optimizer_->host_value_bytes();
   m.host_grads = optimizer_->host_grad_bytes();
+  m.nvme = optimizer_->nvme_bytes();
   return m;
 }
 

@@ -50,8 +50,7 @@ Stage0::Stage0(std::vector<std::unique_ptr<nn::Block>>& blocks, const ZeroContex
   partials_ = Tensor::zeros({total_chunks}, DType::f32, device_, stream);
   ZT_ASSERT(group_grads_.size() == groups_.size(), "zero", "a group without its gradient slice");
   optimizer_ = std::make_unique<ShardOptimizer>(group_pointers(), RunExtent::params,
-                                                options.optimizer, options.config.offload.optimizer,
-                                                options.config.offload.sub_group_size, false,
+                                                options.optimizer, options.config.offload, false,
                                                 initial, ctx_, stream);
 }
 
