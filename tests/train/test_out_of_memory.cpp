@@ -137,6 +137,55 @@ TEST(OutOfMemory, FlagsKeepTheGlobalBatch) {
   EXPECT_EQ(train::setup_flags(c, s), "--zero-stage 2 --micro-batch 2");
 }
 
+// The advice proposes offload as the flags to add (only where the run's own device differs), and
+// the run's offload policy reaches the estimate of a GPU run (a CPU run keeps it in the same host
+// memory); offload setups must fit the host allocator's cap.
+TEST(OutOfMemory, OffloadSetupsAreFlagsAndTheRunsPolicyIsEstimated) {
+  using config::OffloadDevice;
+  train::TrainConfig c;
+  c.device = Device::cuda(0);
+  c.data.micro_batch = 1;
+  estimate::RunSetup s;
+  s.stage = 3;
+  s.micro_batch = 1;
+  s.offload_optimizer = OffloadDevice::cpu;
+  s.offload_param = OffloadDevice::cpu;
+  EXPECT_EQ(train::setup_flags(c, s),
+            "--zero-stage 3 --offload-optimizer cpu --offload-param cpu --micro-batch 1");
+  s.offload_optimizer = OffloadDevice::nvme;
+  EXPECT_EQ(train::setup_flags(c, s),
+            "--zero-stage 3 --offload-optimizer nvme --offload-param cpu --nvme-path DIR "
+            "--micro-batch 1");
+  c.zero.offload.optimizer.device = OffloadDevice::nvme;
+  c.zero.offload.optimizer.nvme_path = "/local_nvme";
+  c.zero.offload.params.device = OffloadDevice::cpu;
+  EXPECT_EQ(train::setup_flags(c, s), "--zero-stage 3 --micro-batch 1");
+  s.stage = 2;
+  s.offload_optimizer = OffloadDevice::none;
+  s.offload_param = OffloadDevice::none;
+  EXPECT_EQ(train::setup_flags(c, s),
+            "--zero-stage 2 --offload-optimizer none --offload-param none --micro-batch 1");
+
+  c.zero.stage = 3;
+  c.zero.offload.sub_group_size = 1234;
+  c.zero.offload.params.buffer_size = 777;
+  const estimate::RunSetup gpu = train::run_setup(c, test::tiny_config(nn::Family::llama), 1);
+  EXPECT_EQ(gpu.offload_optimizer, OffloadDevice::nvme);
+  EXPECT_EQ(gpu.offload_param, OffloadDevice::cpu);
+  EXPECT_EQ(gpu.offload_buffers.sub_group_size, 1234);
+  EXPECT_EQ(gpu.offload_buffers.param_buffer_size, 777);
+  EXPECT_GT(estimate::estimate_peak(gpu).host_per_gpu, 0);
+  c.device = Device::cpu();
+  const estimate::RunSetup host = train::run_setup(c, test::tiny_config(nn::Family::llama), 1);
+  EXPECT_EQ(host.offload_optimizer, OffloadDevice::none);
+  EXPECT_EQ(host.offload_param, OffloadDevice::none);
+  EXPECT_EQ(train::setup_flags(c, estimate::RunSetup{}), "--zero-stage 0 --micro-batch 1");
+
+  HostCap guard(cpu_allocator().stats().allocated + (size_t{1} << 30));
+  EXPECT_EQ(train::host_memory_budget(),
+            static_cast<double>(cpu_allocator().stats().allocated + (size_t{1} << 30)));
+}
+
 // Issue 13: the advice counted f32 gradients and 12 optimizer bytes per parameter whatever
 // --grad-accum-dtype, --comm-dtype and --precision low said. The estimate of the run's setup now
 // counts the optimizer bytes the run allocates (TrainSummary::optimizer_bytes) and its dtypes.
@@ -163,12 +212,16 @@ TEST(OutOfMemory, SetupCountsTheRunsPrecisionAndDtypes) {
   EXPECT_EQ(train::run_setup(c, test::tiny_config(nn::Family::llama), 2).comm_dtype, DType::bf16);
 }
 
-TEST(OutOfMemory, TrainRunsNoOffload) {
-  for (const estimate::Strategy& s : train::train_strategies()) {
-    EXPECT_FALSE(s.offload_optimizer);
-    EXPECT_FALSE(s.offload_param);
-  }
-  EXPECT_EQ(train::train_strategies().size(), 4u);
+// What train runs is the estimator's order, offload included (nvme behind one switch).
+TEST(OutOfMemory, TrainRunsTheEstimatorsOrderWithOffload) {
+  const std::vector<estimate::Strategy> all = estimate::strategies_in_order();
+  const std::vector<estimate::Strategy> runs = train::train_strategies();
+  ASSERT_GE(runs.size(), 7u);
+  for (size_t i = 0; i < runs.size(); ++i)
+    EXPECT_EQ(std::find(all.begin(), all.end(), runs[i]) - all.begin() >= static_cast<long>(i),
+              true);
+  EXPECT_EQ(runs[4], (estimate::Strategy{2, config::OffloadDevice::cpu, config::OffloadDevice::none}));
+  EXPECT_EQ(runs[6], (estimate::Strategy{3, config::OffloadDevice::cpu, config::OffloadDevice::cpu}));
 }
 
 }  // namespace

@@ -39,6 +39,12 @@ double host_memory() {
   return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
 }
 
+// " and H of host memory per node", or "" without offload.
+std::string host_text(const estimate::PeakEstimate& e) {
+  return e.host_per_node > 0 ? str(" and ", bytes_text(e.host_per_node), " of host memory per node")
+                             : std::string();
+}
+
 // "; the run needs about X per GPU (...); <advice>", or the reason there is no estimate.
 std::string advice(const TrainConfig& c, int world) {
   const fs::path config_path =
@@ -47,25 +53,29 @@ std::string advice(const TrainConfig& c, int world) {
   const char* per = c.device.is_cpu() ? "rank" : "GPU";
   const estimate::PeakEstimate now = estimate::estimate_peak(setup);
   std::string s = str("; the run needs about ", bytes_text(now.needed), " per ", per,
-                      " (estimated peak of ", estimate::describe(setup), ")");
+                      host_text(now), " (estimated peak of ", estimate::describe(setup), ")");
   const double budget = memory_budget(c.device);
   if (!(budget > 0)) return s + "; the memory to aim at is unknown";
   // See [Note: out of memory]: an estimate under the budget asks for 10% less than itself.
   const bool missed = now.needed <= budget;
   const double target = missed ? 0.9 * now.needed : budget;
-  estimate::Recommendation r = estimate::recommend(setup, target, train_strategies());
+  // Offload setups must fit the host too (a host run searches none).
+  const double host = setup.host_run ? 0.0 : host_memory_budget();
+  estimate::Recommendation r = estimate::recommend(setup, target, train_strategies(), host);
   const std::string aim =
       missed ? str("10% under that estimate, which missed (budget ", bytes_text(budget), ")")
              : bytes_text(budget);
   if (r.found)
     return s + str("; fits in ", aim, ": ", estimate::describe(r.estimate.setup), " (about ",
-                   bytes_text(r.estimate.needed), "): ", setup_flags(c, r.estimate.setup));
+                   bytes_text(r.estimate.needed), host_text(r.estimate),
+                   "): ", setup_flags(c, r.estimate.setup));
   if (!setup.host_run) {
-    const estimate::Recommendation off = estimate::recommend(setup, target);
+    const estimate::Recommendation off =
+        estimate::recommend(setup, target, estimate::strategies_in_order(), host);
     if (off.found)
-      return s + str("; only offload fits in ", aim,
-                     " (not in zerotrain train yet): ", estimate::describe(off.estimate.setup),
-                     " (about ", bytes_text(off.estimate.needed), ")");
+      return s + str("; only ", estimate::describe(off.estimate.setup), " fits in ", aim,
+                     " (not in zerotrain train yet; about ", bytes_text(off.estimate.needed),
+                     host_text(off.estimate), ")");
   }
   return s + str("; nothing zerotrain train runs fits in ", aim, ": the most frugal (",
                  estimate::describe(r.estimate.setup), ") needs about ",
@@ -74,14 +84,27 @@ std::string advice(const TrainConfig& c, int world) {
 
 }  // namespace
 
+// Whether zerotrain train runs offload to NVMe (offload_*.device nvme): the one switch.
+constexpr bool kTrainRunsNvme = true;
+
 std::vector<estimate::Strategy> train_strategies() {
-  return {{0, false, false}, {1, false, false}, {2, false, false}, {3, false, false}};
+  std::vector<estimate::Strategy> runs;
+  for (const estimate::Strategy& s : estimate::strategies_in_order())
+    if (kTrainRunsNvme || (s.offload_optimizer != config::OffloadDevice::nvme &&
+                           s.offload_param != config::OffloadDevice::nvme))
+      runs.push_back(s);
+  return runs;
 }
 
 double memory_budget(Device device) {
   const AllocatorStats s = default_allocator(device).stats();
   if (s.cap) return static_cast<double>(s.cap);
   return device.is_cuda() ? static_cast<double>(cuda_device_memory(device.index)) : host_memory();
+}
+
+double host_memory_budget() {
+  const AllocatorStats s = cpu_allocator().stats();
+  return s.cap ? static_cast<double>(s.cap) : host_memory();
 }
 
 estimate::RunSetup run_setup(const TrainConfig& c, const nn::ModelConfig& model, int world) {
@@ -106,11 +129,33 @@ estimate::RunSetup run_setup(const TrainConfig& c, const nn::ModelConfig& model,
   s.buckets.max_live_parameters = static_cast<double>(c.zero.max_live_elements);
   s.host_run = c.device.is_cpu();
   s.amsgrad = c.optimizer.amsgrad;
+  // A run on the CPU keeps whatever it offloads in the same host memory: the estimate counts it
+  // where it is without offload.
+  if (!s.host_run) {
+    const zero::OffloadPolicy& p = c.zero.offload;
+    s.offload_optimizer = p.optimizer.device;
+    s.offload_param = p.params.device;
+    s.offload_buffers.sub_group_size = static_cast<double>(p.sub_group_size);
+    s.offload_buffers.optimizer_buffer_count = p.optimizer.buffer_count;
+    s.offload_buffers.param_buffer_count = p.params.buffer_count;
+    s.offload_buffers.param_buffer_size = static_cast<double>(p.params.buffer_size);
+  }
   return s;
 }
 
 std::string setup_flags(const TrainConfig& c, const estimate::RunSetup& s) {
-  std::string f = str("--zero-stage ", s.stage, " --micro-batch ", s.micro_batch);
+  std::string f = str("--zero-stage ", s.stage);
+  const zero::OffloadPolicy& p = c.zero.offload;
+  const bool host_run = c.device.is_cpu();  // run_setup leaves a host run's offload out
+  if (s.offload_optimizer != (host_run ? config::OffloadDevice::none : p.optimizer.device))
+    f += str(" --offload-optimizer ", config::offload_device_name(s.offload_optimizer));
+  if (s.offload_param != (host_run ? config::OffloadDevice::none : p.params.device))
+    f += str(" --offload-param ", config::offload_device_name(s.offload_param));
+  const bool nvme = s.offload_optimizer == config::OffloadDevice::nvme ||
+                    s.offload_param == config::OffloadDevice::nvme;
+  if (nvme && p.optimizer.nvme_path.empty() && p.params.nvme_path.empty())
+    f += " --nvme-path DIR";
+  f += str(" --micro-batch ", s.micro_batch);
   const int64_t rows = c.data.micro_batch * c.data.grad_accum;  // per rank per optimizer step
   if (s.micro_batch != c.data.micro_batch && rows % s.micro_batch == 0)
     f += str(" --grad-accum ", rows / s.micro_batch);
