@@ -21,6 +21,7 @@
 #include "zerotrain/estimate/units.h"
 #include "zerotrain/io/hf_config.h"
 #include "zerotrain/train/ds_train_config.h"
+#include "zerotrain/train/nvme_path_check.h"
 #include "zerotrain/train/offload_flags.h"
 #include "zerotrain/train/step_measures.h"
 #include "zerotrain/train/trainer.h"
@@ -382,6 +383,8 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       else
         apply_deepspeed(*deepspeed, given, *c);
       apply_memory_caps(*gpu_cap, *host_cap, c->device);
+      // Before anything is built: the swap directory exists, is writable and has room.
+      train::check_nvme_paths(*c, env.world_size);
       const bool rank0 = env.rank == 0;
       if (!rank0) {
         train::train(*c);
