@@ -10,6 +10,7 @@
 #include <string>
 
 #include "io/io_test_util.h"
+#include "support/test_util.h"
 #include "train/train_test_util.h"
 #include "zerotrain/core/allocator.h"
 #include "zerotrain/core/error.h"
@@ -184,6 +185,48 @@ TEST(OutOfMemory, OffloadSetupsAreFlagsAndTheRunsPolicyIsEstimated) {
   HostCap guard(cpu_allocator().stats().allocated + (size_t{1} << 30));
   EXPECT_EQ(train::host_memory_budget(),
             static_cast<double>(cpu_allocator().stats().allocated + (size_t{1} << 30)));
+}
+
+// The seed's case as advice (issue 15): GPT-2 XL, sequence 1024, micro-batch 16 on a GPU capped
+// at 24 GiB proposes optimizer offload as the flags to add; a host too small for it moves the
+// state to NVMe; a GPU run whose host allocation failed aims the host instead.
+TEST(OutOfMemory, AdviceProposesOffloadWithinTheHostsMemory) {
+  train::TrainConfig c;
+  c.paths.model = test::test_data_dir() / "estimate" / "gpt2_xl.json";
+  c.device = Device::cuda(0);
+  c.precision.dtype = DType::bf16;
+  c.data.seq_len = 1024;
+  c.data.micro_batch = 16;
+  c.data.grad_accum = 1;
+  train::MemoryBudgets b;
+  b.device = 24.0 * (1 << 30);
+  b.host = 128.0 * (1 << 30);
+  const std::string roomy = train::out_of_memory_advice(c, 1, b);
+  EXPECT_NE(roomy.find("; fits in 24.00 GiB: stage 2 + offload_optimizer=cpu, micro-batch 16"),
+            std::string::npos)
+      << roomy;
+  EXPECT_NE(roomy.find(" of host memory per node): --zero-stage 2 --offload-optimizer cpu "
+                       "--micro-batch 16"),
+            std::string::npos)
+      << roomy;
+  c.zero.offload.sub_group_size = 100'000'000;  // nvme's staging buffers then fit a small host
+  b.host = 12.0 * (1 << 30);
+  const std::string small_host = train::out_of_memory_advice(c, 1, b);
+  EXPECT_NE(small_host.find("--offload-optimizer nvme"), std::string::npos) << small_host;
+  EXPECT_NE(small_host.find("--nvme-path DIR"), std::string::npos) << small_host;
+  // The run had optimizer offload and its host allocation failed: the advice aims 10% under
+  // the host estimate when that was under the budget, and keeps the GPU's budget.
+  c.zero.stage = 2;
+  c.zero.offload.optimizer.device = config::OffloadDevice::cpu;
+  c.activation_checkpointing = true;
+  b.host = 128.0 * (1 << 30);
+  b.host_ran_out = true;
+  const std::string host_out = train::out_of_memory_advice(c, 1, b);
+  EXPECT_NE(host_out.find("10% under that estimate, which missed (budget 128.00 GiB) of host "
+                          "memory: "),
+            std::string::npos)
+      << host_out;
+  EXPECT_NE(host_out.find("--offload-optimizer nvme"), std::string::npos) << host_out;
 }
 
 // Issue 13: the advice counted f32 gradients and 12 optimizer bytes per parameter whatever

@@ -45,8 +45,9 @@ std::string host_text(const estimate::PeakEstimate& e) {
                              : std::string();
 }
 
-// "; the run needs about X per GPU (...); <advice>", or the reason there is no estimate.
-std::string advice(const TrainConfig& c, int world) {
+}  // namespace
+
+std::string out_of_memory_advice(const TrainConfig& c, int world, const MemoryBudgets& b) {
   const fs::path config_path =
       fs::is_directory(c.paths.model) ? c.paths.model / "config.json" : c.paths.model;
   const estimate::RunSetup setup = run_setup(c, io::read_hf_config(config_path), world);
@@ -54,17 +55,21 @@ std::string advice(const TrainConfig& c, int world) {
   const estimate::PeakEstimate now = estimate::estimate_peak(setup);
   std::string s = str("; the run needs about ", bytes_text(now.needed), " per ", per,
                       host_text(now), " (estimated peak of ", estimate::describe(setup), ")");
-  const double budget = memory_budget(c.device);
-  if (!(budget > 0)) return s + "; the memory to aim at is unknown";
-  // See [Note: out of memory]: an estimate under the budget asks for 10% less than itself.
-  const bool missed = now.needed <= budget;
-  const double target = missed ? 0.9 * now.needed : budget;
-  // Offload setups must fit the host too (a host run searches none).
-  const double host = setup.host_run ? 0.0 : host_memory_budget();
+  if (!(b.device > 0)) return s + "; the memory to aim at is unknown";
+  // See [Note: out of memory]: an estimate under the budget of the memory that ran out asks for
+  // 10% less than itself; the other memory keeps its budget. A host run searches no offload.
+  const bool host_ran_out = b.host_ran_out && !setup.host_run;
+  const bool missed =
+      host_ran_out ? now.host_per_node <= b.host : now.needed <= b.device;
+  double target = b.device, host = setup.host_run ? 0.0 : b.host;
+  if (missed && host_ran_out) host = 0.9 * now.host_per_node;
+  if (missed && !host_ran_out) target = 0.9 * now.needed;
   estimate::Recommendation r = estimate::recommend(setup, target, train_strategies(), host);
-  const std::string aim =
+  const double budget = host_ran_out ? b.host : b.device;
+  std::string aim =
       missed ? str("10% under that estimate, which missed (budget ", bytes_text(budget), ")")
              : bytes_text(budget);
+  if (host_ran_out) aim = str(aim, " of host memory");
   if (r.found)
     return s + str("; fits in ", aim, ": ", estimate::describe(r.estimate.setup), " (about ",
                    bytes_text(r.estimate.needed), host_text(r.estimate),
@@ -79,10 +84,9 @@ std::string advice(const TrainConfig& c, int world) {
   }
   return s + str("; nothing zerotrain train runs fits in ", aim, ": the most frugal (",
                  estimate::describe(r.estimate.setup), ") needs about ",
-                 bytes_text(r.estimate.needed), "; use more ranks or a shorter --seq-len");
+                 bytes_text(r.estimate.needed), host_text(r.estimate),
+                 "; use more ranks or a shorter --seq-len");
 }
-
-}  // namespace
 
 // Whether zerotrain train runs offload to NVMe (offload_*.device nvme): the one switch.
 constexpr bool kTrainRunsNvme = true;
@@ -170,7 +174,13 @@ OutOfMemoryError out_of_memory_error(const TrainConfig& c, std::string_view wher
   if (world > 1) msg += str(" (rank ", c.comm->rank(), " of ", world, ")");
   msg += str(": ", body_of(cause));
   try {
-    msg += advice(c, world);
+    MemoryBudgets b;
+    b.host = host_memory_budget();
+    // A GPU run whose host allocation failed (an offload's host memory) aims the host.
+    b.host_ran_out = c.device.is_cuda() && std::string_view(cause.what()).find(
+                                               "out of memory on cpu") != std::string_view::npos;
+    b.device = memory_budget(c.device);
+    msg += out_of_memory_advice(c, world, b);
   } catch (const std::exception& e) {
     msg += str("; no estimate: ", e.what());
   }

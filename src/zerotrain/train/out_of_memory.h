@@ -54,6 +54,19 @@ estimate::RunSetup run_setup(const TrainConfig& config, const nn::ModelConfig& m
 // config's, and --nvme-path DIR when the setup swaps to NVMe and the config names no path.
 std::string setup_flags(const TrainConfig& config, const estimate::RunSetup& setup);
 
+// The memory the advice aims at: the run device's (memory_budget) and the host's
+// (host_memory_budget), and which of them ran out.
+struct MemoryBudgets {
+  double device = 0;          // bytes per GPU (per rank on the CPU); 0: unknown
+  double host = 0;            // bytes of host memory per node for offload; 0: not limited
+  bool host_ran_out = false;  // a GPU run's host allocation (offload's) failed
+};
+
+// "; the run needs about X per GPU[ and H of host memory per node] (estimated peak of ...); fits
+// in <budget>: <setup> (about ...): <flags>", or why nothing fits. Throws when no estimate can be
+// made (the caller says so).
+std::string out_of_memory_advice(const TrainConfig& config, int world, const MemoryBudgets& b);
+
 // The error train() throws for `cause`, raised while the run was at `where` ("setup", "step 3").
 // Never throws itself: an estimate that cannot be made is left out of the message with the reason.
 OutOfMemoryError out_of_memory_error(const TrainConfig& config, std::string_view where,
