@@ -171,8 +171,8 @@ TEST(ResolveAuto, GivenOffloadFlagsFillMissingKeysAndMustAgree) {
   o.sub_group_size = 1000;
   auto j = resolved(R"({"train_batch_size": 8})", o);
   EXPECT_TRUE(j["zero_optimization"]["offload_optimizer"].is_null());  // not given: not filled
-  for (const char* f :
-       {"--offload-optimizer", "--offload-param", "--nvme-path", "--pin-memory", "--sub-group-size"})
+  for (const char* f : {"--offload-optimizer", "--offload-param", "--nvme-path", "--pin-memory",
+                        "--sub-group-size"})
     o.given.insert(f);
   j = resolved(R"({"train_batch_size": 8, "zero_optimization": {"stage": 3}})", o);
   const nlohmann::json& z = j["zero_optimization"];

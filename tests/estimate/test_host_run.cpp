@@ -60,7 +60,8 @@ TEST(HostRun, RecommendationSkipsOffload) {
 }
 
 TEST(HostRun, AnEmptySearchIsAnError) {
-  EXPECT_THROW(recommend(setup(true), 80 * kGiB, {{3, OffloadDevice::cpu, OffloadDevice::none}}), ValueError);
+  EXPECT_THROW(recommend(setup(true), 80 * kGiB, {{3, OffloadDevice::cpu, OffloadDevice::none}}),
+               ValueError);
 }
 
 }  // namespace

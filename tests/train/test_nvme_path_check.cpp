@@ -34,11 +34,13 @@ TEST(NvmePathCheck, MissingFileOrTooSmallIsOneLineWithTheBytesNeeded) {
                 (dir.path() / "absent").string(),
                 ": does not exist (make the directory first); the swap files need 1.0 MiB"));
   std::ofstream(dir.path() / "file") << "x";
-  EXPECT_NE(error_of("offload_optimizer", dir.path() / "file", 1 << 20).find(": is not a directory"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of("offload_optimizer", dir.path() / "file", 1 << 20).find(": is not a directory"),
+      std::string::npos);
   const int64_t free = free_bytes(dir.path());
   ASSERT_GT(free, 0);
-  const std::string full = error_of("offload_optimizer", dir.path(), 2.0 * static_cast<double>(free));
+  const std::string full =
+      error_of("offload_optimizer", dir.path(), 2.0 * static_cast<double>(free));
   EXPECT_NE(full.find("[config] zero_optimization.offload_optimizer.nvme_path (--nvme-path) "),
             std::string::npos)
       << full;

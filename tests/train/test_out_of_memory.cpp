@@ -263,8 +263,10 @@ TEST(OutOfMemory, TrainRunsTheEstimatorsOrderWithOffload) {
   for (size_t i = 0; i < runs.size(); ++i)
     EXPECT_EQ(std::find(all.begin(), all.end(), runs[i]) - all.begin() >= static_cast<long>(i),
               true);
-  EXPECT_EQ(runs[4], (estimate::Strategy{2, config::OffloadDevice::cpu, config::OffloadDevice::none}));
-  EXPECT_EQ(runs[6], (estimate::Strategy{3, config::OffloadDevice::cpu, config::OffloadDevice::cpu}));
+  EXPECT_EQ(runs[4],
+            (estimate::Strategy{2, config::OffloadDevice::cpu, config::OffloadDevice::none}));
+  EXPECT_EQ(runs[6],
+            (estimate::Strategy{3, config::OffloadDevice::cpu, config::OffloadDevice::cpu}));
 }
 
 }  // namespace

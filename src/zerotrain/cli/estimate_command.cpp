@@ -102,7 +102,7 @@ int run_deepspeed(const EstimateArgs& a) {
 }
 
 OffloadDevice offload_device(const std::string& name) {
-  return name == "nvme" ? OffloadDevice::nvme
+  return name == "nvme"  ? OffloadDevice::nvme
          : name == "cpu" ? OffloadDevice::cpu
                          : OffloadDevice::none;
 }

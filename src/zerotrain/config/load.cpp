@@ -49,10 +49,10 @@ void check_offload(std::string_view path, OffloadDevice device,
 // step ("CPUAdam param is on cuda:0 and must be 'cpu'"), so it stays an error here.
 void check_offload_stages(const ZeroConfig& z, std::vector<std::string>& warnings) {
   if (z.offload_param && z.offload_param->device != OffloadDevice::none && z.stage < 3)
-    warnings.push_back(
-        str("[config] zero_optimization.offload_param.device ",
-            offload_device_name(z.offload_param->device), ": ignored at ZeRO stage ", z.stage,
-            " (DeepSpeed offloads parameters only at stage 3; --offload-param)"));
+    warnings.push_back(str("[config] zero_optimization.offload_param.device ",
+                           offload_device_name(z.offload_param->device), ": ignored at ZeRO stage ",
+                           z.stage,
+                           " (DeepSpeed offloads parameters only at stage 3; --offload-param)"));
   if (z.offload_param && z.stage == 3)
     check_offload("zero_optimization.offload_param", z.offload_param->device,
                   z.offload_param->nvme_path);

@@ -255,8 +255,9 @@ void resolve_offload_flags(Json& root, const ConfigOverrides& o) {
     }
     if (!used)
       fail(str("zero_optimization.offload_optimizer.", t.key),
-           str(t.flag, " is given but neither zero_optimization.offload_optimizer nor "
-                       "offload_param has ",
+           str(t.flag,
+               " is given but neither zero_optimization.offload_optimizer nor "
+               "offload_param has ",
                t.needs));
   }
 }

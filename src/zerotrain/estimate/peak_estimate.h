@@ -93,10 +93,10 @@ struct RunSetup {
   OffloadDevice offload_optimizer = OffloadDevice::none;  // stages 1-3
   OffloadDevice offload_param = OffloadDevice::none;      // stage 3
   OffloadBuffers offload_buffers;                         // with nvme
-  DType dtype = DType::bf16;       // bf16 or f32
-  DType grad_dtype = DType::f32;   // gradient accumulation: f32 or `dtype`
-  DType comm_dtype = DType::f32;   // gradient reduction across GPUs: f32, bf16 or f16
-  bool amsgrad = false;            // Adam's amsgrad: 4 more optimizer bytes per parameter
+  DType dtype = DType::bf16;                              // bf16 or f32
+  DType grad_dtype = DType::f32;                          // gradient accumulation: f32 or `dtype`
+  DType comm_dtype = DType::f32;  // gradient reduction across GPUs: f32, bf16 or f16
+  bool amsgrad = false;           // Adam's amsgrad: 4 more optimizer bytes per parameter
   // low (with bf16): bf16 moments and no masters, 4 optimizer bytes per parameter instead of 12
   // ([Note: precision modes] in optim/precision.h).
   optim::Precision precision = optim::Precision::mixed;

@@ -23,9 +23,8 @@ RunSetup with(const RunSetup& base, const Strategy& s, int64_t micro_batch, bool
 std::vector<Strategy> strategies_in_order() {
   constexpr OffloadDevice none = OffloadDevice::none, cpu = OffloadDevice::cpu,
                           nvme = OffloadDevice::nvme;
-  return {{0, none, none}, {1, none, none}, {2, none, none}, {3, none, none},
-          {2, cpu, none},  {3, cpu, none},  {3, cpu, cpu},   {2, nvme, none},
-          {3, nvme, cpu},  {3, nvme, nvme}};
+  return {{0, none, none}, {1, none, none}, {2, none, none}, {3, none, none}, {2, cpu, none},
+          {3, cpu, none},  {3, cpu, cpu},   {2, nvme, none}, {3, nvme, cpu},  {3, nvme, nvme}};
 }
 
 Recommendation recommend(const RunSetup& base, double gpu_memory,
@@ -65,12 +64,13 @@ Recommendation recommend(const RunSetup& base, double gpu_memory,
     }
   }
   r.estimate = estimate_peak(with(base, search.back(), 1, true));
-  r.line = str("nothing fits in ", format_gib(gpu_memory), per,
-               host_memory > 0 ? str(" and ", format_gib(host_memory), " GiB of host memory per node")
-                               : std::string(),
-               ": the most frugal setup (", describe(r.estimate.setup), ") needs ",
-               format_gib(r.estimate.needed), " GiB", host_text(r.estimate),
-               "; use more GPUs or a shorter sequence");
+  r.line =
+      str("nothing fits in ", format_gib(gpu_memory), per,
+          host_memory > 0 ? str(" and ", format_gib(host_memory), " GiB of host memory per node")
+                          : std::string(),
+          ": the most frugal setup (", describe(r.estimate.setup), ") needs ",
+          format_gib(r.estimate.needed), " GiB", host_text(r.estimate),
+          "; use more GPUs or a shorter sequence");
   return r;
 }
 

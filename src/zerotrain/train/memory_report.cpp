@@ -27,13 +27,13 @@ nn::BlockHook sampled(nn::BlockHook inner, std::function<void()> sample, bool sa
 }  // namespace
 
 std::string format_memory_report(const MemoryReport& r) {
-  std::string s = str("params ", bytes_text(r.params), ", grads ", bytes_text(r.grads),
-                      ", optimizer ", bytes_text(r.optimizer), ", activations ",
-                      bytes_text(r.activations), ", other ", bytes_text(r.other), ", total ",
-                      bytes_text(r.total()));
+  std::string s =
+      str("params ", bytes_text(r.params), ", grads ", bytes_text(r.grads), ", optimizer ",
+          bytes_text(r.optimizer), ", activations ", bytes_text(r.activations), ", other ",
+          bytes_text(r.other), ", total ", bytes_text(r.total()));
   if (r.host() != 0)
-    s += str("; host params ", bytes_text(r.host_params), ", host grads ",
-             bytes_text(r.host_grads), ", host optimizer ", bytes_text(r.host_optimizer));
+    s += str("; host params ", bytes_text(r.host_params), ", host grads ", bytes_text(r.host_grads),
+             ", host optimizer ", bytes_text(r.host_optimizer));
   if (r.nvme != 0) s += str("; swap files ", bytes_text(r.nvme));
   return s;
 }

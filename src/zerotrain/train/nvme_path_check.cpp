@@ -47,8 +47,8 @@ void check_nvme_paths(const TrainConfig& c, int ranks_on_this_machine) {
       fs::is_directory(c.paths.model) ? c.paths.model / "config.json" : c.paths.model;
   TrainConfig gpu = c;
   if (gpu.device.is_cpu()) gpu.device = Device::cuda(0);  // run_setup leaves a CPU run's out
-  const estimate::PeakEstimate e =
-      estimate::estimate_peak(run_setup(gpu, io::read_hf_config(config_path), ranks_on_this_machine));
+  const estimate::PeakEstimate e = estimate::estimate_peak(
+      run_setup(gpu, io::read_hf_config(config_path), ranks_on_this_machine));
   // Each disk item names the state it holds: the parameter shard or the optimizer state.
   double param_bytes = 0, opt_bytes = 0;
   for (const estimate::MemoryItem& it : e.disk_items)

@@ -15,10 +15,10 @@
 namespace zt::train {
 
 struct OffloadFlags {
-  std::string optimizer = "none";  // --offload-optimizer: none, cpu or nvme
-  std::string params = "none";     // --offload-param: none, cpu or nvme
-  std::string nvme_path;           // --nvme-path: the directory swap files are made under
-  bool pin_memory = false;         // --pin-memory: page-locked host buffers
+  std::string optimizer = "none";          // --offload-optimizer: none, cpu or nvme
+  std::string params = "none";             // --offload-param: none, cpu or nvme
+  std::string nvme_path;                   // --nvme-path: the directory swap files are made under
+  bool pin_memory = false;                 // --pin-memory: page-locked host buffers
   int64_t sub_group_size = 1'000'000'000;  // --sub-group-size: elements per host optimizer unit
 };
 

@@ -59,8 +59,7 @@ std::string out_of_memory_advice(const TrainConfig& c, int world, const MemoryBu
   // See [Note: out of memory]: an estimate under the budget of the memory that ran out asks for
   // 10% less than itself; the other memory keeps its budget. A host run searches no offload.
   const bool host_ran_out = b.host_ran_out && !setup.host_run;
-  const bool missed =
-      host_ran_out ? now.host_per_node <= b.host : now.needed <= b.device;
+  const bool missed = host_ran_out ? now.host_per_node <= b.host : now.needed <= b.device;
   double target = b.device, host = setup.host_run ? 0.0 : b.host;
   if (missed && host_ran_out) host = 0.9 * now.host_per_node;
   if (missed && !host_ran_out) target = 0.9 * now.needed;
@@ -157,8 +156,7 @@ std::string setup_flags(const TrainConfig& c, const estimate::RunSetup& s) {
     f += str(" --offload-param ", config::offload_device_name(s.offload_param));
   const bool nvme = s.offload_optimizer == config::OffloadDevice::nvme ||
                     s.offload_param == config::OffloadDevice::nvme;
-  if (nvme && p.optimizer.nvme_path.empty() && p.params.nvme_path.empty())
-    f += " --nvme-path DIR";
+  if (nvme && p.optimizer.nvme_path.empty() && p.params.nvme_path.empty()) f += " --nvme-path DIR";
   f += str(" --micro-batch ", s.micro_batch);
   const int64_t rows = c.data.micro_batch * c.data.grad_accum;  // per rank per optimizer step
   if (s.micro_batch != c.data.micro_batch && rows % s.micro_batch == 0)
@@ -177,8 +175,9 @@ OutOfMemoryError out_of_memory_error(const TrainConfig& c, std::string_view wher
     MemoryBudgets b;
     b.host = host_memory_budget();
     // A GPU run whose host allocation failed (an offload's host memory) aims the host.
-    b.host_ran_out = c.device.is_cuda() && std::string_view(cause.what()).find(
-                                               "out of memory on cpu") != std::string_view::npos;
+    b.host_ran_out =
+        c.device.is_cuda() &&
+        std::string_view(cause.what()).find("out of memory on cpu") != std::string_view::npos;
     b.device = memory_budget(c.device);
     msg += out_of_memory_advice(c, world, b);
   } catch (const std::exception& e) {
