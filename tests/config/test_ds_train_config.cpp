@@ -6,6 +6,7 @@
 #include "zerotrain/config/load.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/train/ds_train_config.h"
+#include "zerotrain/train/offload_flags.h"
 #include "zerotrain/train/train_scheduler.h"
 
 namespace zt::train {
@@ -164,6 +165,98 @@ TEST(DsTrainConfig, OffloadSectionsMapOntoThePolicy) {
   EXPECT_EQ(error_of(R"({"train_batch_size": 8, "zero_optimization": {"stage": 2,
                  "offload_optimizer": {"device": "none"}}})"),
             "no error");
+}
+
+// DeepSpeed ignores offload_param below stage 3 ([Note: offload at the wrong stage] in
+// config/load.cpp): a warning naming the key, and the policy the engine gets has no parameter
+// offload; `config check` still prints the section.
+TEST(DsTrainConfig, OffloadParamBelowStage3WarnsAndIsDropped) {
+  TrainConfig c;
+  c.zero.offload.params.device = config::OffloadDevice::cpu;  // what a flag set, replaced
+  const GivenFlags g;
+  const config::LoadedConfig l = config::parse_ds_config(
+      R"({"train_batch_size": 8, "zero_optimization": {"stage": 2,
+          "offload_optimizer": {"device": "cpu"}, "offload_param": {"device": "cpu"}}})",
+      "test", train_overrides(c, g, std::nullopt));
+  ASSERT_EQ(l.warnings.size(), 1u);
+  EXPECT_EQ(l.warnings[0],
+            "[config] zero_optimization.offload_param.device cpu: ignored at ZeRO stage 2 "
+            "(DeepSpeed offloads parameters only at stage 3; --offload-param)");
+  EXPECT_NE(config::ds_config_json(l.config).find("\"offload_param\": {"), std::string::npos);
+  apply_ds_config(l.config, g, c);
+  EXPECT_EQ(c.zero.offload.params.device, config::OffloadDevice::none);
+  EXPECT_EQ(c.zero.offload.optimizer.device, config::OffloadDevice::cpu);
+  // offload_optimizer at stage 0 stays an error: DeepSpeed's CPU Adam fails at its first step.
+  EXPECT_NE(error_of(R"({"train_batch_size": 8, "zero_optimization": {"stage": 0,
+                 "offload_optimizer": {"device": "cpu"}}})")
+                .find("[config] zero_optimization.offload_optimizer.device: cpu needs ZeRO stage "
+                      "1, 2 or 3"),
+            std::string::npos);
+}
+
+// The offload flags: given ones fill the file's sections (and must agree with them); without a
+// file they set the policy, and the checks only flags need name the key and the flag.
+TEST(DsTrainConfig, OffloadFlagsFillTheFileOrSetThePolicy) {
+  OffloadFlags f;
+  f.optimizer = "nvme";
+  f.params = "cpu";
+  f.nvme_path = "/local_nvme";
+  f.pin_memory = true;
+  f.sub_group_size = 5000;
+  TrainConfig c;
+  apply_offload_flags(f, c.zero);
+  GivenFlags g{"--offload-optimizer", "--offload-param", "--nvme-path", "--pin-memory",
+               "--sub-group-size"};
+  TrainConfig from_file = c;
+  apply_ds_config(load(R"({"train_batch_size": 8, "zero_optimization": {"stage": 3}})", c, g), g,
+                  from_file);
+  for (const TrainConfig* t : {&c, &from_file}) {
+    const zero::OffloadPolicy& p = t->zero.offload;
+    EXPECT_EQ(p.optimizer.device, config::OffloadDevice::nvme);
+    EXPECT_EQ(p.optimizer.nvme_path, "/local_nvme");
+    EXPECT_TRUE(p.optimizer.pin_memory);
+    EXPECT_EQ(p.params.device, config::OffloadDevice::cpu);
+    EXPECT_TRUE(p.params.pin_memory);
+    EXPECT_EQ(p.sub_group_size, 5000);
+  }
+  auto flag_error = [&](OffloadFlags flags, int stage, const GivenFlags& given) -> std::string {
+    TrainConfig t;
+    t.zero.stage = stage;
+    try {
+      apply_offload_flags(flags, t.zero);
+      check_offload_flags(t.zero, given);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(flag_error(f, 3, g), "no error");
+  EXPECT_EQ(flag_error(f, 2, g),
+            "[config] zero_optimization.offload_param.device: --offload-param cpu needs "
+            "--zero-stage 3 (zero_optimization.stage), got 2");
+  OffloadFlags opt_only;
+  opt_only.optimizer = "cpu";
+  EXPECT_EQ(flag_error(opt_only, 0, {"--offload-optimizer"}),
+            "[config] zero_optimization.offload_optimizer.device: --offload-optimizer cpu needs "
+            "--zero-stage 1, 2 or 3 (zero_optimization.stage), got 0");
+  OffloadFlags stray_path = opt_only;
+  stray_path.nvme_path = "/x";
+  EXPECT_NE(flag_error(stray_path, 2, {"--nvme-path"})
+                .find("zero_optimization.offload_optimizer.nvme_path: --nvme-path /x is given but "
+                      "neither --offload-optimizer nor --offload-param is nvme"),
+            std::string::npos);
+  OffloadFlags no_path;
+  no_path.params = "nvme";
+  EXPECT_EQ(flag_error(no_path, 3, {"--offload-param"}),
+            "[config] zero_optimization.offload_param.nvme_path: device nvme needs a directory "
+            "to swap to: give --nvme-path DIR");
+  OffloadFlags pinned;
+  pinned.pin_memory = true;
+  EXPECT_NE(flag_error(pinned, 3, {"--pin-memory"}).find("--pin-memory is given but nothing"),
+            std::string::npos);
+  OffloadFlags bad_device;
+  bad_device.optimizer = "gpu";
+  EXPECT_NE(flag_error(bad_device, 1, {}).find("--offload-optimizer gpu"), std::string::npos);
 }
 
 // DeepSpeed's Adam variants map onto TrainConfig: "Adam" decouples the decay unless adam_w_mode is

@@ -159,6 +159,55 @@ TEST(ResolveAuto, GivenZeroFlagsFillMissingKeysAndMustAgree) {
             std::string::npos);
 }
 
+// --offload-optimizer / --offload-param fill a missing section's device and must agree with a set
+// one; --nvme-path and --pin-memory fill the sections that offload to where they apply, and are an
+// error when none does.
+TEST(ResolveAuto, GivenOffloadFlagsFillMissingKeysAndMustAgree) {
+  ConfigOverrides o;
+  o.offload_optimizer = "nvme";
+  o.offload_param = "cpu";
+  o.nvme_path = "/local_nvme";
+  o.pin_memory = true;
+  o.sub_group_size = 1000;
+  auto j = resolved(R"({"train_batch_size": 8})", o);
+  EXPECT_TRUE(j["zero_optimization"]["offload_optimizer"].is_null());  // not given: not filled
+  for (const char* f : {"--offload-optimizer", "--offload-param", "--nvme-path", "--pin-memory",
+                        "--sub-group-size"})
+    o.given.insert(f);
+  j = resolved(R"({"train_batch_size": 8, "zero_optimization": {"stage": 3}})", o);
+  const nlohmann::json& z = j["zero_optimization"];
+  EXPECT_EQ(z["offload_optimizer"]["device"], "nvme");
+  EXPECT_EQ(z["offload_optimizer"]["nvme_path"], "/local_nvme");
+  EXPECT_EQ(z["offload_optimizer"]["pin_memory"], true);
+  EXPECT_EQ(z["offload_param"]["device"], "cpu");
+  EXPECT_TRUE(z["offload_param"]["nvme_path"].is_null());  // cpu: no swap files
+  EXPECT_EQ(z["offload_param"]["pin_memory"], true);
+  EXPECT_EQ(z["sub_group_size"], 1000);
+  EXPECT_EQ(error_of(R"({"train_batch_size": 8, "zero_optimization": {"stage": 3,
+      "offload_optimizer": {"device": "cpu"}}})",
+                     o),
+            "[config] zero_optimization.offload_optimizer.device: the config gives \"cpu\" but "
+            "--offload-optimizer nvme gives \"nvme\"; make them agree or set \"auto\"");
+  EXPECT_NE(error_of(R"({"train_batch_size": 8, "zero_optimization": {"stage": 3,
+      "offload_optimizer": {"device": "nvme", "nvme_path": "/other"}}})",
+                     o)
+                .find("offload_optimizer.nvme_path: the config gives \"/other\" but --nvme-path"),
+            std::string::npos);
+  // --nvme-path without an nvme section, --pin-memory with nothing offloaded.
+  ConfigOverrides cpu = o;
+  cpu.offload_optimizer = "cpu";
+  EXPECT_NE(error_of(R"({"train_batch_size": 8, "zero_optimization": {"stage": 3}})", cpu)
+                .find("--nvme-path is given but neither zero_optimization.offload_optimizer nor "
+                      "offload_param has device nvme"),
+            std::string::npos);
+  ConfigOverrides none;
+  none.pin_memory = true;
+  none.given.insert("--pin-memory");
+  EXPECT_NE(error_of(R"({"train_batch_size": 8})", none)
+                .find("zero_optimization.offload_optimizer.pin_memory: --pin-memory is given"),
+            std::string::npos);
+}
+
 TEST(ResolveAuto, UnresolvedAutoNamesKeyAndFlag) {
   const ConfigOverrides none;
   EXPECT_EQ(error_of(R"({"train_batch_size": 8, "gradient_clipping": "auto"})", none),

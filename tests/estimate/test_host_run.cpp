@@ -34,7 +34,7 @@ TEST(HostRun, NoWorkspaceAndNoMargin) {
 TEST(HostRun, OffloadIsAnError) {
   RunSetup s = setup(true);
   s.stage = 3;
-  s.offload_optimizer = true;
+  s.offload_optimizer = OffloadDevice::cpu;
   EXPECT_THROW(estimate_peak(s), ValueError);
 }
 
@@ -50,17 +50,18 @@ TEST(HostRun, RecommendationSkipsOffload) {
   const double least = estimate_peak(frugal).needed;
   const Recommendation none = recommend(s, 0.9 * least);
   EXPECT_FALSE(none.found);
-  EXPECT_FALSE(none.estimate.setup.offload_optimizer);
+  EXPECT_EQ(none.estimate.setup.offload_optimizer, OffloadDevice::none);
   EXPECT_EQ(none.estimate.setup.stage, 3);
   EXPECT_NE(none.line.find("GiB per rank"), std::string::npos) << none.line;
   const Recommendation some = recommend(s, least);
   ASSERT_TRUE(some.found) << some.line;
-  EXPECT_FALSE(some.estimate.setup.offload_optimizer);
+  EXPECT_EQ(some.estimate.setup.offload_optimizer, OffloadDevice::none);
   EXPECT_LE(some.estimate.needed, least);
 }
 
 TEST(HostRun, AnEmptySearchIsAnError) {
-  EXPECT_THROW(recommend(setup(true), 80 * kGiB, {{3, true, false}}), ValueError);
+  EXPECT_THROW(recommend(setup(true), 80 * kGiB, {{3, OffloadDevice::cpu, OffloadDevice::none}}),
+               ValueError);
 }
 
 }  // namespace

@@ -168,20 +168,60 @@ TEST(PeakEstimate, EachStageShardsMore) {
   }
 }
 
+// [Note: offload layout]. Optimizer offload keeps masters and moments (12 bytes per element of
+// each shard), a copy of the f32 gradient shard (4) and of the bf16 value shard (2) on the host:
+// 18 bytes per parameter of each shard (it was 16 before the engine's layout kept the value copy
+// on the host and the gradient buffers on the GPU). Parameter offload moves the value shard to
+// the host, where the optimizer offload already keeps its copy: the host holds as much.
 TEST(PeakEstimate, OffloadMovesStatesToTheHost) {
   RunSetup s = setup_of("llama3_8b.json", 3, 4, 4096, 1, false);
   s.gpus_per_node = 4;
   const PeakEstimate plain = estimate_peak(s);
-  s.offload_optimizer = true;
+  s.offload_optimizer = OffloadDevice::cpu;
   const PeakEstimate opt = estimate_peak(s);
-  s.offload_param = true;
+  s.offload_param = OffloadDevice::cpu;
   const PeakEstimate both = estimate_peak(s);
   EXPECT_LT(opt.peak_allocated, plain.peak_allocated);
   EXPECT_LT(both.peak_allocated, opt.peak_allocated);
   EXPECT_DOUBLE_EQ(plain.host_per_node, 0);
-  EXPECT_GT(both.host_per_node, opt.host_per_node);
-  // Optimizer offload keeps 16 bytes per parameter of each shard on the host, 4 shards per node.
-  EXPECT_NEAR(opt.host_per_node, 16.0 * 8030261248, 16.0 * 34 * 4);
+  EXPECT_DOUBLE_EQ(both.host_per_node, opt.host_per_node);
+  EXPECT_NEAR(opt.host_per_node, 18.0 * 8030261248, 18.0 * 34 * 4);
+  // The GPU gives up exactly the optimizer state (12 bytes per shard element), then the value
+  // shard (2).
+  const double shard = opt.host_per_gpu / 18.0;
+  EXPECT_NEAR(plain.peak_allocated - opt.peak_allocated, 12.0 * shard, 1.0);
+  EXPECT_NEAR(opt.peak_allocated - both.peak_allocated, 2.0 * shard, 1.0);
+  EXPECT_DOUBLE_EQ(opt.disk_per_node, 0);
+}
+
+// NVMe: the state moves to swap files (disk bytes), the host keeps the gradient and value copies
+// and buffer_count staging buffers of one sub-group (optimizer) or buffer_size (parameters).
+TEST(PeakEstimate, NvmeSwapsStatesAndStagesThroughHostBuffers) {
+  RunSetup s = setup_of("llama3_8b.json", 3, 1, 4096, 1, false);
+  s.offload_optimizer = OffloadDevice::cpu;
+  s.offload_param = OffloadDevice::cpu;
+  const PeakEstimate cpu = estimate_peak(s);
+  s.offload_optimizer = OffloadDevice::nvme;
+  s.offload_buffers.sub_group_size = 1e8;
+  const PeakEstimate opt_nvme = estimate_peak(s);
+  const double p = static_cast<double>(cpu.params.total);
+  EXPECT_DOUBLE_EQ(opt_nvme.peak_allocated, cpu.peak_allocated);  // the GPU holds the same
+  EXPECT_DOUBLE_EQ(opt_nvme.disk_per_gpu, 12.0 * p);              // masters + moments
+  // Host: f32 gradients (4) and bf16 values (2) per parameter and 4 f32 staging buffers, each of
+  // the largest block (the 525M-element embedding, above the 1e8 sub-group).
+  const double largest = static_cast<double>(cpu.params.largest_unit());
+  ASSERT_GT(largest, 1e8);
+  EXPECT_DOUBLE_EQ(opt_nvme.host_per_gpu, 6.0 * p + 4 * largest * 4);
+  s.offload_buffers.sub_group_size = 1e10;  // above the shard: a buffer holds the whole shard
+  EXPECT_DOUBLE_EQ(estimate_peak(s).host_per_gpu, 6.0 * p + 4 * p * 4);
+  s.offload_buffers.sub_group_size = 1e8;
+  s.offload_param = OffloadDevice::nvme;
+  s.offload_buffers.param_buffer_size = 1e7;  // below the largest block: a buffer holds one
+  const PeakEstimate both = estimate_peak(s);
+  EXPECT_DOUBLE_EQ(both.disk_per_gpu, 14.0 * p);
+  EXPECT_DOUBLE_EQ(both.host_per_gpu, 4.0 * p + 4 * largest * 4 + 5 * largest * 2);
+  EXPECT_DOUBLE_EQ(both.peak_allocated, cpu.peak_allocated);
+  EXPECT_DOUBLE_EQ(both.disk_per_node, both.disk_per_gpu);
 }
 
 TEST(PeakEstimate, BadSetupsNameTheField) {
@@ -206,12 +246,15 @@ TEST(PeakEstimate, BadSetupsNameTheField) {
   s.precision = optim::Precision::mixed;
   s.stage = 4;
   s.stage = 2;
-  s.offload_param = true;
-  s.offload_optimizer = true;
+  s.offload_param = OffloadDevice::cpu;
+  s.offload_optimizer = OffloadDevice::cpu;
   expect_error(s, "offload_param");
   s = setup_of("gpt2.json", 0, 1, 1024, 1, false);
-  s.offload_optimizer = true;
+  s.offload_optimizer = OffloadDevice::cpu;
   expect_error(s, "offload_optimizer");
+  s.stage = 3;
+  s.offload_buffers.sub_group_size = 0;
+  expect_error(s, "sub_group_size");
   s = setup_of("gpt2.json", 0, 1, -8, 1, false);
   expect_error(s, "seq");
   s = setup_of("gpt2.json", 0, 1, 1024, 1, false);

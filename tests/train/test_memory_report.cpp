@@ -11,6 +11,7 @@
 
 #include "io/io_test_util.h"
 #include "train/train_test_util.h"
+#include "zerotrain/monitor/metrics.h"
 #include "zerotrain/train/memory_report.h"
 #include "zerotrain/train/trainer.h"
 
@@ -115,6 +116,38 @@ TEST(MemoryReport, FormatNamesEveryCategory) {
   EXPECT_EQ(train::format_memory_report(r),
             "params 1.0 MiB, grads 2.0 MiB, optimizer 4.0 MiB, activations 512 B, other 64 B, "
             "total 7.0 MiB");
+  // With offload: the host categories and the swap files after the allocator's total; on the CPU
+  // the host bytes are the run allocator's own and count in its total.
+  r.host_grads = 2 << 20;
+  r.host_optimizer = 12 << 20;
+  EXPECT_EQ(train::format_memory_report(r),
+            "params 1.0 MiB, grads 2.0 MiB, optimizer 4.0 MiB, activations 512 B, other 64 B, "
+            "total 7.0 MiB; host params 0 B, host grads 2.0 MiB, host optimizer 12.0 MiB");
+  r.nvme = int64_t{3} << 30;
+  r.host_in_total = true;
+  EXPECT_EQ(train::format_memory_report(r),
+            "params 1.0 MiB, grads 2.0 MiB, optimizer 4.0 MiB, activations 512 B, other 64 B, "
+            "total 21.0 MiB; host params 0 B, host grads 2.0 MiB, host optimizer 12.0 MiB; swap "
+            "files 3.00 GiB");
+}
+
+// The metrics carry the host and swap-file split only when offload holds bytes.
+TEST(MemoryReport, MetricsAddHostColumnsOnlyWithOffload) {
+  monitor::StepMetrics m;
+  m.memory_peak = monitor::MemorySplitGib{};
+  auto has = [&](const char* key) {
+    for (const auto& [name, value] : monitor::metric_fields(m))
+      if (name == key) return true;
+    return false;
+  };
+  EXPECT_TRUE(has("peak_other_gib"));
+  EXPECT_FALSE(has("peak_host_optimizer_gib"));
+  EXPECT_FALSE(has("peak_swap_gib"));
+  m.memory_peak->host_optimizer = 1.5;
+  EXPECT_TRUE(has("peak_host_params_gib"));
+  EXPECT_TRUE(has("peak_host_optimizer_gib"));
+  EXPECT_TRUE(has("peak_swap_gib"));
+  EXPECT_NE(monitor::to_json_line(m).find("\"peak_host_optimizer_gib\":1.5"), std::string::npos);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "io/io_test_util.h"
+#include "support/test_util.h"
 #include "train/train_test_util.h"
 #include "zerotrain/core/allocator.h"
 #include "zerotrain/core/error.h"
@@ -137,6 +138,97 @@ TEST(OutOfMemory, FlagsKeepTheGlobalBatch) {
   EXPECT_EQ(train::setup_flags(c, s), "--zero-stage 2 --micro-batch 2");
 }
 
+// The advice proposes offload as the flags to add (only where the run's own device differs), and
+// the run's offload policy reaches the estimate of a GPU run (a CPU run keeps it in the same host
+// memory); offload setups must fit the host allocator's cap.
+TEST(OutOfMemory, OffloadSetupsAreFlagsAndTheRunsPolicyIsEstimated) {
+  using config::OffloadDevice;
+  train::TrainConfig c;
+  c.device = Device::cuda(0);
+  c.data.micro_batch = 1;
+  estimate::RunSetup s;
+  s.stage = 3;
+  s.micro_batch = 1;
+  s.offload_optimizer = OffloadDevice::cpu;
+  s.offload_param = OffloadDevice::cpu;
+  EXPECT_EQ(train::setup_flags(c, s),
+            "--zero-stage 3 --offload-optimizer cpu --offload-param cpu --micro-batch 1");
+  s.offload_optimizer = OffloadDevice::nvme;
+  EXPECT_EQ(train::setup_flags(c, s),
+            "--zero-stage 3 --offload-optimizer nvme --offload-param cpu --nvme-path DIR "
+            "--micro-batch 1");
+  c.zero.offload.optimizer.device = OffloadDevice::nvme;
+  c.zero.offload.optimizer.nvme_path = "/local_nvme";
+  c.zero.offload.params.device = OffloadDevice::cpu;
+  EXPECT_EQ(train::setup_flags(c, s), "--zero-stage 3 --micro-batch 1");
+  s.stage = 2;
+  s.offload_optimizer = OffloadDevice::none;
+  s.offload_param = OffloadDevice::none;
+  EXPECT_EQ(train::setup_flags(c, s),
+            "--zero-stage 2 --offload-optimizer none --offload-param none --micro-batch 1");
+
+  c.zero.stage = 3;
+  c.zero.offload.sub_group_size = 1234;
+  c.zero.offload.params.buffer_size = 777;
+  const estimate::RunSetup gpu = train::run_setup(c, test::tiny_config(nn::Family::llama), 1);
+  EXPECT_EQ(gpu.offload_optimizer, OffloadDevice::nvme);
+  EXPECT_EQ(gpu.offload_param, OffloadDevice::cpu);
+  EXPECT_EQ(gpu.offload_buffers.sub_group_size, 1234);
+  EXPECT_EQ(gpu.offload_buffers.param_buffer_size, 777);
+  EXPECT_GT(estimate::estimate_peak(gpu).host_per_gpu, 0);
+  c.device = Device::cpu();
+  const estimate::RunSetup host = train::run_setup(c, test::tiny_config(nn::Family::llama), 1);
+  EXPECT_EQ(host.offload_optimizer, OffloadDevice::none);
+  EXPECT_EQ(host.offload_param, OffloadDevice::none);
+  EXPECT_EQ(train::setup_flags(c, estimate::RunSetup{}), "--zero-stage 0 --micro-batch 1");
+
+  HostCap guard(cpu_allocator().stats().allocated + (size_t{1} << 30));
+  EXPECT_EQ(train::host_memory_budget(),
+            static_cast<double>(cpu_allocator().stats().allocated + (size_t{1} << 30)));
+}
+
+// The seed's case as advice (issue 15): GPT-2 XL, sequence 1024, micro-batch 16 on a GPU capped
+// at 24 GiB proposes optimizer offload as the flags to add; a host too small for it moves the
+// state to NVMe; a GPU run whose host allocation failed aims the host instead.
+TEST(OutOfMemory, AdviceProposesOffloadWithinTheHostsMemory) {
+  train::TrainConfig c;
+  c.paths.model = test::test_data_dir() / "estimate" / "gpt2_xl.json";
+  c.device = Device::cuda(0);
+  c.precision.dtype = DType::bf16;
+  c.data.seq_len = 1024;
+  c.data.micro_batch = 16;
+  c.data.grad_accum = 1;
+  train::MemoryBudgets b;
+  b.device = 24.0 * (1 << 30);
+  b.host = 128.0 * (1 << 30);
+  const std::string roomy = train::out_of_memory_advice(c, 1, b);
+  EXPECT_NE(roomy.find("; fits in 24.00 GiB: stage 2 + offload_optimizer=cpu, micro-batch 16"),
+            std::string::npos)
+      << roomy;
+  EXPECT_NE(roomy.find(" of host memory per node): --zero-stage 2 --offload-optimizer cpu "
+                       "--micro-batch 16"),
+            std::string::npos)
+      << roomy;
+  c.zero.offload.sub_group_size = 100'000'000;  // nvme's staging buffers then fit a small host
+  b.host = 12.0 * (1 << 30);
+  const std::string small_host = train::out_of_memory_advice(c, 1, b);
+  EXPECT_NE(small_host.find("--offload-optimizer nvme"), std::string::npos) << small_host;
+  EXPECT_NE(small_host.find("--nvme-path DIR"), std::string::npos) << small_host;
+  // The run had optimizer offload and its host allocation failed: the advice aims 10% under
+  // the host estimate when that was under the budget, and keeps the GPU's budget.
+  c.zero.stage = 2;
+  c.zero.offload.optimizer.device = config::OffloadDevice::cpu;
+  c.activation_checkpointing = true;
+  b.host = 128.0 * (1 << 30);
+  b.host_ran_out = true;
+  const std::string host_out = train::out_of_memory_advice(c, 1, b);
+  EXPECT_NE(host_out.find("10% under that estimate, which missed (budget 128.00 GiB) of host "
+                          "memory: "),
+            std::string::npos)
+      << host_out;
+  EXPECT_NE(host_out.find("--offload-optimizer nvme"), std::string::npos) << host_out;
+}
+
 // Issue 13: the advice counted f32 gradients and 12 optimizer bytes per parameter whatever
 // --grad-accum-dtype, --comm-dtype and --precision low said. The estimate of the run's setup now
 // counts the optimizer bytes the run allocates (TrainSummary::optimizer_bytes) and its dtypes.
@@ -163,12 +255,18 @@ TEST(OutOfMemory, SetupCountsTheRunsPrecisionAndDtypes) {
   EXPECT_EQ(train::run_setup(c, test::tiny_config(nn::Family::llama), 2).comm_dtype, DType::bf16);
 }
 
-TEST(OutOfMemory, TrainRunsNoOffload) {
-  for (const estimate::Strategy& s : train::train_strategies()) {
-    EXPECT_FALSE(s.offload_optimizer);
-    EXPECT_FALSE(s.offload_param);
-  }
-  EXPECT_EQ(train::train_strategies().size(), 4u);
+// What train runs is the estimator's order, offload included (nvme behind one switch).
+TEST(OutOfMemory, TrainRunsTheEstimatorsOrderWithOffload) {
+  const std::vector<estimate::Strategy> all = estimate::strategies_in_order();
+  const std::vector<estimate::Strategy> runs = train::train_strategies();
+  ASSERT_GE(runs.size(), 7u);
+  for (size_t i = 0; i < runs.size(); ++i)
+    EXPECT_EQ(std::find(all.begin(), all.end(), runs[i]) - all.begin() >= static_cast<long>(i),
+              true);
+  EXPECT_EQ(runs[4],
+            (estimate::Strategy{2, config::OffloadDevice::cpu, config::OffloadDevice::none}));
+  EXPECT_EQ(runs[6],
+            (estimate::Strategy{3, config::OffloadDevice::cpu, config::OffloadDevice::cpu}));
 }
 
 }  // namespace

@@ -37,7 +37,9 @@ struct EstimateArgs {
   bool gpus_per_node_given = false;
   std::string offload_optimizer = "none", offload_param = "none", dtype = "bf16";
   std::string grad_accum_dtype = "f32", comm_dtype = "f32", precision = "mixed";
-  std::string gpu_memory = "80GiB";
+  std::string gpu_memory = "80GiB", host_memory;
+  std::string sub_group_size = "1e9", param_buffer_size = "1e8";
+  int64_t optimizer_buffer_count = 4, param_buffer_count = 5;
   std::string reduce_bucket = "5e8", allgather_bucket = "5e8", prefetch_bucket = "5e7",
               max_live = "1e9";
 };
@@ -51,9 +53,17 @@ const char* kFooter = R"(Examples:
     zerotrain estimate --model config.json --stage 0 --gpus 1 --seq 4096 --micro-batch 2
     zerotrain estimate --model DIR --stage 3 --gpus 4 --seq 4096 --micro-batch 1 \
       --offload-optimizer cpu --gpu-memory 80GiB --json
+  GPT-2 XL with ZeRO-3 offload on one 24 GiB GPU and 128 GiB of host memory (GPU and host peak):
+    zerotrain estimate --model assets/models/gpt2-xl/config.json --stage 3 --gpus 1 --seq 1024 \
+      --micro-batch 16 --offload-optimizer cpu --offload-param cpu --gpu-memory 24GiB \
+      --host-memory 128GiB
+  ZeRO-Infinity: optimizer state and parameters in swap files (disk bytes reported apart):
+    zerotrain estimate --model DIR --stage 3 --gpus 1 --seq 4096 --offload-optimizer nvme \
+      --offload-param nvme --sub-group-size 1e8
 Without --seq the output is DeepSpeed's estimate_zero{2,3}_model_states_mem_needs_all_cold table
 (model states only: params, gradients, optimizer). With --seq it adds activations, ZeRO buffers,
-workspace and a margin (see src/zerotrain/estimate/peak_estimate.h).
+workspace and a margin, and with offload the host memory and swap-file bytes per GPU and node
+(see src/zerotrain/estimate/peak_estimate.h, [Note: offload layout]).
 )";
 
 int run_deepspeed(const EstimateArgs& a) {
@@ -91,6 +101,12 @@ int run_deepspeed(const EstimateArgs& a) {
   return 0;
 }
 
+OffloadDevice offload_device(const std::string& name) {
+  return name == "nvme"  ? OffloadDevice::nvme
+         : name == "cpu" ? OffloadDevice::cpu
+                         : OffloadDevice::none;
+}
+
 int run_peak(const EstimateArgs& a) {
   if (a.model.empty())
     throw ValueError(kComponent, "--model: needed with --seq (activations depend on the shape)");
@@ -108,8 +124,12 @@ int run_peak(const EstimateArgs& a) {
   s.micro_batch = a.micro_batch;
   s.activation_checkpointing = a.activation_checkpointing;
   s.amsgrad = a.amsgrad;
-  s.offload_optimizer = a.offload_optimizer == "cpu";
-  s.offload_param = a.offload_param == "cpu";
+  s.offload_optimizer = offload_device(a.offload_optimizer);
+  s.offload_param = offload_device(a.offload_param);
+  s.offload_buffers.sub_group_size = parse_count(a.sub_group_size, "--sub-group-size");
+  s.offload_buffers.param_buffer_size = parse_count(a.param_buffer_size, "--param-buffer-size");
+  s.offload_buffers.optimizer_buffer_count = a.optimizer_buffer_count;
+  s.offload_buffers.param_buffer_count = a.param_buffer_count;
   s.dtype = a.dtype == "f32" ? DType::f32 : DType::bf16;
   s.grad_dtype = parse_dtype(a.grad_accum_dtype);
   s.comm_dtype = parse_dtype(a.comm_dtype);
@@ -119,8 +139,10 @@ int run_peak(const EstimateArgs& a) {
   s.buckets.prefetch_bucket_size = parse_count(a.prefetch_bucket, "--prefetch-bucket-size");
   s.buckets.max_live_parameters = parse_count(a.max_live, "--max-live-parameters");
   const double gpu_memory = parse_size(a.gpu_memory, "--gpu-memory");
+  const double host_memory =
+      a.host_memory.empty() ? 0.0 : parse_size(a.host_memory, "--host-memory");
   const PeakEstimate e = estimate_peak(s);
-  const Recommendation r = recommend(s, gpu_memory);
+  const Recommendation r = recommend(s, gpu_memory, strategies_in_order(), host_memory);
   if (a.json) {
     nlohmann::json j = peak_json(e);
     j["recommendation"] = recommendation_json(r);
@@ -161,12 +183,32 @@ void add_estimate_command(CLI::App& app, std::function<int()>& action) {
                 "recompute decoder layers in backward");
   cmd->add_flag("--amsgrad", a->amsgrad,
                 "Adam with amsgrad: a third f32 optimizer state (4 more bytes per parameter)");
-  cmd->add_option("--offload-optimizer", a->offload_optimizer, "cpu or none")
-      ->check(CLI::IsMember({"cpu", "none"}))
+  cmd->add_option("--offload-optimizer", a->offload_optimizer,
+                  "none, cpu (optimizer state in host memory) or nvme (in swap files; the host "
+                  "holds staging buffers), stages 1-3")
+      ->check(CLI::IsMember({"none", "cpu", "nvme"}))
       ->capture_default_str();
-  cmd->add_option("--offload-param", a->offload_param, "cpu or none (stage 3)")
-      ->check(CLI::IsMember({"cpu", "none"}))
+  cmd->add_option("--offload-param", a->offload_param,
+                  "none, cpu or nvme: where the parameter shards live (stage 3)")
+      ->check(CLI::IsMember({"none", "cpu", "nvme"}))
       ->capture_default_str();
+  cmd->add_option("--sub-group-size", a->sub_group_size,
+                  "elements per optimizer staging buffer with --offload-optimizer nvme "
+                  "(zero_optimization.sub_group_size)")
+      ->capture_default_str();
+  cmd->add_option("--optimizer-buffer-count", a->optimizer_buffer_count,
+                  "offload_optimizer.buffer_count (nvme staging buffers)")
+      ->capture_default_str();
+  cmd->add_option("--param-buffer-size", a->param_buffer_size,
+                  "offload_param.buffer_size in elements (nvme staging buffers)")
+      ->capture_default_str();
+  cmd->add_option("--param-buffer-count", a->param_buffer_count,
+                  "offload_param.buffer_count (nvme staging buffers)")
+      ->capture_default_str();
+  cmd->add_option("--host-memory", a->host_memory,
+                  "host memory per node the offloads may hold (sizes as --gpu-memory); the "
+                  "recommendation refuses setups whose host peak does not fit (default: not "
+                  "limited)");
   cmd->add_option("--dtype", a->dtype, "parameter and compute dtype: bf16 or f32")
       ->check(CLI::IsMember({"bf16", "f32"}))
       ->capture_default_str();

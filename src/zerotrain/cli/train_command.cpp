@@ -21,6 +21,8 @@
 #include "zerotrain/estimate/units.h"
 #include "zerotrain/io/hf_config.h"
 #include "zerotrain/train/ds_train_config.h"
+#include "zerotrain/train/nvme_path_check.h"
+#include "zerotrain/train/offload_flags.h"
 #include "zerotrain/train/step_measures.h"
 #include "zerotrain/train/trainer.h"
 
@@ -226,7 +228,8 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
                   "steps_per_print, wall_clock_breakdown, csv_monitor, "
                   "tensorboard, wandb, activation_checkpointing, communication_data_type, "
                   "data_types.grad_accum_dtype and zero_optimization (stage, reduce_bucket_size, "
-                  "overlap_comm, stage3_*) apply; \"auto\" takes the flags' "
+                  "overlap_comm, stage3_*, sub_group_size, offload_optimizer, offload_param) "
+                  "apply; \"auto\" takes the flags' "
                   "values; a flag given explicitly must agree with the file and fills a key it "
                   "leaves out; settings train cannot "
                   "run yet are errors (check a file with `zerotrain config check`)");
@@ -269,6 +272,28 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
   cmd->add_option("--stage3-max-live-parameters", c->zero.max_live_elements,
                   "ZeRO stage 3: gathered parameter elements at most while prefetching")
       ->capture_default_str();
+  auto offload = std::make_shared<train::OffloadFlags>();
+  cmd->add_option("--offload-optimizer", offload->optimizer,
+                  "where the optimizer state (f32 masters, moments) lives and is stepped, ZeRO "
+                  "stages 1-3: none (the GPU), cpu (host memory, DeepSpeed's CPU Adam's place) or "
+                  "nvme (swap files under --nvme-path); zero_optimization.offload_optimizer.device")
+      ->check(CLI::IsMember({"none", "cpu", "nvme"}))
+      ->capture_default_str();
+  cmd->add_option("--offload-param", offload->params,
+                  "where the parameter shards live, ZeRO stage 3: none, cpu or nvme "
+                  "(zero_optimization.offload_param.device)")
+      ->check(CLI::IsMember({"none", "cpu", "nvme"}))
+      ->capture_default_str();
+  cmd->add_option("--nvme-path", offload->nvme_path,
+                  "with an nvme offload: the directory (on a fast local disk) the run's swap "
+                  "files are made in (offload_*.nvme_path)");
+  cmd->add_flag("--pin-memory", offload->pin_memory,
+                "page-locked host memory for what is offloaded (faster copies; "
+                "offload_*.pin_memory)");
+  cmd->add_option("--sub-group-size", offload->sub_group_size,
+                  "with offload: parameter elements the host optimizer steps as one unit while "
+                  "the next unit's copies are in flight (zero_optimization.sub_group_size)")
+      ->capture_default_str();
   cmd->add_option("--check-params-every", c->check_params_every,
                   "data-parallel: compare the ranks' parameter checksums every N steps (0: at "
                   "start only)")
@@ -304,6 +329,13 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       "--device cuda "
       "--dtype bf16 \\\n"
       "      --micro-batch 1 --seq-len 1024 --gpu-memory-cap 24GiB   # says what fits 24 GiB\n"
+      "  zerotrain train --model assets/models/gpt2-xl/config.json --data tokens.bin --out "
+      "runs/xl-offload \\\n"
+      "      --device cuda --dtype bf16 --micro-batch 16 --seq-len 1024 --zero-stage 3 \\\n"
+      "      --offload-optimizer cpu --offload-param cpu --pin-memory   # ZeRO-3 offload\n"
+      "  zerotrain train --model config.json --data tokens.bin --out runs/nvme --device cuda "
+      "--dtype bf16 \\\n"
+      "      --zero-stage 3 --offload-optimizer nvme --nvme-path /local_nvme   # ZeRO-Infinity\n"
       "  zerotrain train --model config.json --data tokens.bin --out runs/lowp --device cuda "
       "--dtype bf16 \\\n"
       "      --precision low --lr 1e-3 --zero-stage 3 --nproc 8\n"
@@ -315,12 +347,13 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       "applies),\n"
       "csv_monitor writes DeepSpeed's per-metric CSV files, tensorboard its event file (as\n"
       "--tensorboard DIR does), wandb an offline run in <out>/wandb (`wandb sync` uploads it),\n"
-      "wall_clock_breakdown = the flag.");
+      "wall_clock_breakdown = the flag. The offload flags fill the file's offload sections\n"
+      "where it leaves them out and must agree where it sets them.");
   // The option strings live in shared_ptrs that the callbacks hold: CLI11 keeps references.
   cmd->callback([&action, c, device, dtype, grad_accum_dtype, comm_dtype, precision, wd_mode, nproc,
-                 args, deepspeed, cmd, gpu_cap, host_cap] {
+                 args, deepspeed, cmd, gpu_cap, host_cap, offload] {
     action = [c, device, dtype, grad_accum_dtype, comm_dtype, precision, wd_mode, nproc, args,
-              deepspeed, gpu_cap, host_cap, given = given_flags(*cmd)] {
+              deepspeed, gpu_cap, host_cap, offload, given = given_flags(*cmd)] {
       c->device = parse_device(*device);
       c->optimizer.decoupled_weight_decay = *wd_mode == "decoupled";
       c->precision.dtype = parse_dtype(*dtype);
@@ -344,8 +377,14 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
           c->comm = &group->host();
         }
       }
-      if (!deepspeed->empty()) apply_deepspeed(*deepspeed, given, *c);
+      train::apply_offload_flags(*offload, c->zero);
+      if (deepspeed->empty())
+        train::check_offload_flags(c->zero, given);
+      else
+        apply_deepspeed(*deepspeed, given, *c);
       apply_memory_caps(*gpu_cap, *host_cap, c->device);
+      // Before anything is built: the swap directory exists, is writable and has room.
+      train::check_nvme_paths(*c, env.world_size);
       const bool rank0 = env.rank == 0;
       if (!rank0) {
         train::train(*c);

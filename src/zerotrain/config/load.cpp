@@ -40,27 +40,41 @@ void check_offload(std::string_view path, OffloadDevice device,
     fail(path, "device \"nvme\" needs nvme_path (a directory on the NVMe drive)");
 }
 
-// Rules that span keys, as DeepSpeed's validators have them.
-void check_consistency(const DsConfig& c) {
-  const ZeroConfig& z = c.zero_optimization;
-  if (z.offload_param) {
-    if (z.offload_param->device != OffloadDevice::none && z.stage < 3)
-      fail("zero_optimization.offload_param",
-           str("parameter offload needs ZeRO stage 3 (zero_optimization.stage is ", z.stage, ")"));
+// [Note: offload at the wrong stage] DeepSpeed 0.19.6 validates neither offload section against
+// the stage (zero/offload_config.py, zero/config.py; only a ratio below 1 asserts stage 3). Stages
+// 1 and 2 never read offload_param (stage_1_and_2.py), nor stage 0: the section is ignored, so
+// zerotrain warns naming the key and the ZeRO section drops it (train/ds_train_config.cpp), while
+// `config check` still prints it as DeepSpeed resolves it. offload_optimizer at stage 0 is not
+// ignored: DeepSpeed builds its CPU Adam over the parameters on the device and fails at the first
+// step ("CPUAdam param is on cuda:0 and must be 'cpu'"), so it stays an error here.
+void check_offload_stages(const ZeroConfig& z, std::vector<std::string>& warnings) {
+  if (z.offload_param && z.offload_param->device != OffloadDevice::none && z.stage < 3)
+    warnings.push_back(str("[config] zero_optimization.offload_param.device ",
+                           offload_device_name(z.offload_param->device), ": ignored at ZeRO stage ",
+                           z.stage,
+                           " (DeepSpeed offloads parameters only at stage 3; --offload-param)"));
+  if (z.offload_param && z.stage == 3)
     check_offload("zero_optimization.offload_param", z.offload_param->device,
                   z.offload_param->nvme_path);
-  }
   if (z.offload_optimizer) {
     const OffloadOptimizerConfig& o = *z.offload_optimizer;
     if (o.device != OffloadDevice::none && z.stage == 0)
-      fail("zero_optimization.offload_optimizer",
-           "optimizer offload needs ZeRO stage 1, 2 or 3 (zero_optimization.stage is 0)");
+      fail("zero_optimization.offload_optimizer.device",
+           str(offload_device_name(o.device),
+               " needs ZeRO stage 1, 2 or 3 (zero_optimization.stage is 0; DeepSpeed 0.19.6 fails "
+               "at its first step: its CPU Adam finds the parameters on the device); set "
+               "--zero-stage or --offload-optimizer none"));
     if (o.ratio < 1.0 && z.stage != 3)
       fail("zero_optimization.offload_optimizer.ratio",
            str("partial offload (ratio ", o.ratio, " < 1) needs ZeRO stage 3 (stage is ", z.stage,
                ")"));
     check_offload("zero_optimization.offload_optimizer", o.device, o.nvme_path);
   }
+}
+
+// Rules that span keys, as DeepSpeed's validators have them.
+void check_consistency(const DsConfig& c) {
+  const ZeroConfig& z = c.zero_optimization;
   if (c.fp16.fp16_master_weights_and_grads && z.stage == 0)
     fail("fp16.fp16_master_weights_and_grads", "needs ZeRO stage 1, 2 or 3");
   if (c.bf16.bf16_master_weights_and_grads && z.stage == 0)
@@ -105,6 +119,7 @@ LoadedConfig parse_ds_config(std::string_view text, const std::string& source,
   c.train_micro_batch_size_per_gpu = b.micro_batch_per_gpu;
   c.gradient_accumulation_steps = b.gradient_accumulation_steps;
   c.world_size = overrides.world_size;
+  check_offload_stages(c.zero_optimization, out.warnings);
   check_consistency(c);
   return out;
 }

@@ -38,6 +38,13 @@ struct ConfigOverrides {
   std::optional<int64_t> persistence_threshold;  // --stage3-persistence-threshold
   std::optional<int64_t> prefetch_bucket_size;   // --stage3-prefetch-bucket-size
   std::optional<int64_t> max_live_parameters;    // --stage3-max-live-parameters
+  // zero_optimization.sub_group_size, offload_optimizer.device, offload_param.device, and the
+  // offloaded sections' nvme_path and pin_memory: given flags only, as the ZeRO flags above.
+  std::optional<int64_t> sub_group_size;         // --sub-group-size
+  std::optional<std::string> offload_optimizer;  // --offload-optimizer: "none", "cpu", "nvme"
+  std::optional<std::string> offload_param;      // --offload-param
+  std::optional<std::string> nvme_path;          // --nvme-path
+  std::optional<bool> pin_memory;                // --pin-memory
   GivenFlags given;
 };
 

@@ -185,6 +185,7 @@ void resolve_zero_flags(Json& root, const ConfigOverrides& o) {
        o.persistence_threshold},
       {"stage3_prefetch_bucket_size", "--stage3-prefetch-bucket-size", o.prefetch_bucket_size},
       {"stage3_max_live_parameters", "--stage3-max-live-parameters", o.max_live_parameters},
+      {"sub_group_size", "--sub-group-size", o.sub_group_size},
   };
   for (const Flag& f : flags) {
     if (!given(o, f.flag) || !f.value) continue;
@@ -197,6 +198,67 @@ void resolve_zero_flags(Json& root, const ConfigOverrides& o) {
         zero.contains(std::string(key.substr(prefix.size()))))
       key = key.substr(prefix.size());
     apply(root, str("zero_optimization.", key), Json(*f.value), true, f.flag);
+  }
+}
+
+// The offload flags: a given --offload-optimizer / --offload-param fills its section's device
+// (creating the section) and must agree with the file's; --nvme-path and --pin-memory then fill
+// every section whose device is nvme (or, for pin_memory, not none) and must agree with it. A
+// --nvme-path or --pin-memory that no section uses is an error naming the flags that would.
+void resolve_offload_flags(Json& root, const ConfigOverrides& o) {
+  struct Section {
+    const char* key;
+    const char* flag;
+    const std::optional<std::string>& device;
+  };
+  const Section sections[] = {{"offload_optimizer", "--offload-optimizer", o.offload_optimizer},
+                              {"offload_param", "--offload-param", o.offload_param}};
+  for (const Section& s : sections) {
+    if (!given(o, s.flag) || !s.device) continue;
+    if (!root.contains("zero_optimization")) root["zero_optimization"] = Json::object();
+    Json& zero = root["zero_optimization"];
+    if (!zero.is_object()) return;  // the parser names the bad section
+    if (!zero.contains(s.key) || zero[s.key].is_null()) zero[s.key] = Json::object();
+    apply(root, str("zero_optimization.", s.key, ".device"), Json(*s.device), true,
+          str(s.flag, " ", *s.device));
+  }
+  const auto zero = root.find("zero_optimization");
+  auto device_of = [&](const char* key) -> std::string {
+    if (zero == root.end() || !zero->is_object()) return "none";
+    const auto section = zero->find(key);
+    if (section == zero->end() || !section->is_object()) return "none";
+    const auto d = section->find("device");
+    return d != section->end() && d->is_string() ? d->get<std::string>() : "none";
+  };
+  struct Target {
+    const char* key;
+    const char* flag;
+    std::optional<Json> value;
+    bool (*uses)(const std::string& device);
+    const char* needs;
+  };
+  const Target targets[] = {
+      {"nvme_path", "--nvme-path", json_of(o.nvme_path),
+       [](const std::string& d) { return d == "nvme"; },
+       "device nvme (--offload-optimizer nvme or --offload-param nvme)"},
+      {"pin_memory", "--pin-memory", json_of(o.pin_memory),
+       [](const std::string& d) { return d == "cpu" || d == "nvme"; },
+       "device cpu or nvme (--offload-optimizer or --offload-param)"},
+  };
+  for (const Target& t : targets) {
+    if (!given(o, t.flag) || !t.value) continue;
+    bool used = false;
+    for (const Section& s : sections) {
+      if (!t.uses(device_of(s.key))) continue;
+      used = true;
+      apply(root, str("zero_optimization.", s.key, ".", t.key), t.value, true, t.flag);
+    }
+    if (!used)
+      fail(str("zero_optimization.offload_optimizer.", t.key),
+           str(t.flag,
+               " is given but neither zero_optimization.offload_optimizer nor "
+               "offload_param has ",
+               t.needs));
   }
 }
 
@@ -234,6 +296,7 @@ void resolve_auto(Json& root, const ConfigOverrides& overrides) {
   resolve_scheduler(root, overrides);
   resolve_precision(root, overrides);
   resolve_zero_flags(root, overrides);
+  resolve_offload_flags(root, overrides);
   resolve_zero(root, overrides);
 }
 

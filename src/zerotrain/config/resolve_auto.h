@@ -12,7 +12,10 @@
 //     hidden
 //   zero_optimization.stage, reduce_bucket_size, stage3_param_persistence_threshold,
 //     stage3_prefetch_bucket_size, stage3_max_live_parameters <- the given --zero-stage,
-//     --reduce-bucket-size, --stage3-* flags (no "auto" of their own)
+//     --reduce-bucket-size, --stage3-* flags (no "auto" of their own); sub_group_size,
+//     offload_optimizer.device and offload_param.device <- --sub-group-size, --offload-optimizer,
+//     --offload-param; the offloaded sections' nvme_path and pin_memory <- --nvme-path,
+//     --pin-memory (an error when no section offloads to where they apply)
 // A value the user gave explicitly (ConfigOverrides::given) must equal a value the file sets (an
 // error names both) and fills a key the file leaves out. An "auto" nothing resolves stays in place;
 // the parser then names the key and the flag that would resolve it (auto_hint). Tested by

@@ -28,14 +28,17 @@ void validate(const RunSetup& s) {
     throw ValueError(kComponent, str("precision low: needs dtype bf16, got ", dtype_name(s.dtype)));
   if (s.precision == optim::Precision::low && s.amsgrad)
     throw ValueError(kComponent, "amsgrad: needs f32 moments, which precision low does not keep");
-  if (s.offload_optimizer && s.stage == 0)
+  const bool opt_off = offloaded(s.offload_optimizer), param_off = offloaded(s.offload_param);
+  if (opt_off && s.stage == 0)
     throw ValueError(kComponent, "offload_optimizer: needs ZeRO stage 1, 2 or 3, got stage 0");
-  if (s.offload_param && s.stage != 3)
+  if (param_off && s.stage != 3)
     throw ValueError(kComponent, str("offload_param: needs ZeRO stage 3, got stage ", s.stage));
-  if (s.offload_param && !s.offload_optimizer)
-    throw ValueError(kComponent, "offload_param: needs offload_optimizer=cpu as well");
-  if (s.host_run && (s.offload_optimizer || s.offload_param))
+  if (s.host_run && (opt_off || param_off))
     throw ValueError(kComponent, "offload_optimizer: does not apply to a run on the CPU");
+  require_positive(s.offload_buffers.sub_group_size, "sub_group_size");
+  require_positive(s.offload_buffers.optimizer_buffer_count, "offload_optimizer.buffer_count");
+  require_positive(s.offload_buffers.param_buffer_count, "offload_param.buffer_count");
+  require_positive(s.offload_buffers.param_buffer_size, "offload_param.buffer_size");
   require_non_negative(s.buckets.reduce_bucket_size, "reduce_bucket_size");
   require_positive(s.buckets.allgather_bucket_size, "allgather_bucket_size");
   require_non_negative(s.buckets.prefetch_bucket_size, "prefetch_bucket_size");
@@ -50,12 +53,20 @@ double sharded_params(const ParamCount& p, int64_t w) {
   return n;
 }
 
+// Elements of one nvme staging buffer: at least the largest block's shard, at most the shard.
+double staging_elements(double wanted, const ParamCount& p, int64_t w, double shard) {
+  const double largest = static_cast<double>((p.largest_unit() + w - 1) / w);
+  return std::min(shard, std::max(wanted, largest));
+}
+
 }  // namespace
 
 std::string describe(const RunSetup& s) {
   std::string d = str("stage ", s.stage);
-  if (s.offload_param) d += " + offload_param=cpu";
-  if (s.offload_optimizer) d += " + offload_optimizer=cpu";
+  if (offloaded(s.offload_param))
+    d += str(" + offload_param=", config::offload_device_name(s.offload_param));
+  if (offloaded(s.offload_optimizer))
+    d += str(" + offload_optimizer=", config::offload_device_name(s.offload_optimizer));
   d += str(", micro-batch ", s.micro_batch);
   if (s.activation_checkpointing) d += ", activation checkpointing";
   if (s.grad_dtype != DType::f32) d += str(", ", dtype_name(s.grad_dtype), " gradients");
@@ -81,28 +92,47 @@ PeakEstimate estimate_peak(const RunSetup& s) {
   auto add = [&](std::string name, double bytes, std::string note) {
     e.items.push_back({std::move(name), bytes, std::move(note)});
   };
-  double host = 0;  // per GPU
+  auto add_host = [&](std::string name, double bytes, std::string note) {
+    e.host_items.push_back({std::move(name), bytes, std::move(note)});
+  };
+  auto add_disk = [&](std::string name, double bytes, std::string note) {
+    e.disk_items.push_back({std::move(name), bytes, std::move(note)});
+  };
+  const OffloadBuffers& ob = s.offload_buffers;
 
-  // Values.
+  // Values. See [Note: offload layout] for where offload puts them.
   if (s.stage < 3) {
     add(vname, vb * p, "whole model");
-  } else if (s.offload_param) {
+  } else if (s.offload_param == OffloadDevice::cpu) {
     add(vname, 0, "shard on the host");
-    host += vb * shard;
+  } else if (s.offload_param == OffloadDevice::nvme) {
+    add(vname, 0, "shard in swap files");
   } else {
     add(vname, vb * shard, shard_note);
   }
-  // Gradients.
+  const std::string host_vname = str("parameter shard (", dtype_name(s.dtype), ")");
+  if (s.offload_param == OffloadDevice::cpu) {
+    add_host(host_vname, vb * shard, "lives on the host only");
+  } else if (s.offload_param == OffloadDevice::nvme) {
+    add_disk(host_vname, vb * shard, "swap files");
+    const double n = staging_elements(ob.param_buffer_size, e.params, s.gpus, shard);
+    add_host(str("parameter staging (", dtype_name(s.dtype), ")"),
+             static_cast<double>(ob.param_buffer_count) * n * vb,
+             str(ob.param_buffer_count, " buffers of ", static_cast<int64_t>(n), " elements"));
+  } else if (offloaded(s.offload_optimizer)) {
+    add_host(host_vname, vb * shard, "copy the host optimizer writes");
+  }
+  // Gradients: the GPU's buffers are as without offload; the host adds a copy of the shard.
   const double gb = static_cast<double>(dtype_size(s.grad_dtype));
   const std::string gname = str("gradients (", dtype_name(s.grad_dtype), ")");
   if (s.stage < 2) {
     add(gname, gb * p, "whole model");
-  } else if (s.offload_optimizer) {
-    add(gname, 0, "shard on the host");
-    host += gb * shard;
   } else {
     add(gname, gb * shard, shard_note);
   }
+  if (offloaded(s.offload_optimizer))
+    add_host(str("gradient shard (", dtype_name(s.grad_dtype), ")"), gb * shard,
+             "copy of the reduced shard");
   // Masters and moments (f32): two moments, three with amsgrad; the low-precision mode keeps two
   // bf16 moments and no masters.
   const double opt_elems = s.stage == 0 ? p : shard;
@@ -112,9 +142,16 @@ PeakEstimate estimate_peak(const RunSetup& s) {
   const std::string opt_name = low       ? str(moments, " (bf16, no masters)")
                                : masters ? str("masters + ", moments, " (f32)")
                                          : str(moments, " (f32)");
-  if (s.offload_optimizer) {
+  if (s.offload_optimizer == OffloadDevice::cpu) {
     add(opt_name, 0, "on the host");
-    host += opt_bytes;
+    add_host(opt_name, opt_bytes, shard_note);
+  } else if (s.offload_optimizer == OffloadDevice::nvme) {
+    add(opt_name, 0, "in swap files");
+    add_disk(opt_name, opt_bytes, "swap files");
+    const double n = staging_elements(ob.sub_group_size, e.params, s.gpus, shard);
+    add_host(str("optimizer staging (", low ? "bf16" : "f32", ")"),
+             static_cast<double>(ob.optimizer_buffer_count) * n * (low ? 2.0 : 4.0),
+             str(ob.optimizer_buffer_count, " buffers of ", static_cast<int64_t>(n), " elements"));
   } else {
     add(opt_name, opt_bytes, s.stage == 0 ? "whole model" : shard_note);
   }
@@ -160,8 +197,12 @@ PeakEstimate estimate_peak(const RunSetup& s) {
     e.margin =
         kFragmentationFraction * e.peak_allocated + kContextBytes + (s.gpus > 1 ? kNcclBytes : 0.0);
   e.needed = e.peak_allocated + e.margin;
-  e.host_per_gpu = host;
-  e.host_per_node = host * static_cast<double>(s.gpus_per_node);
+  for (const MemoryItem& it : e.host_items)
+    e.host_per_gpu += it.bytes;
+  for (const MemoryItem& it : e.disk_items)
+    e.disk_per_gpu += it.bytes;
+  e.host_per_node = e.host_per_gpu * static_cast<double>(s.gpus_per_node);
+  e.disk_per_node = e.disk_per_gpu * static_cast<double>(s.gpus_per_node);
   return e;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "zerotrain/config/offload_device.h"
 #include "zerotrain/core/dtype.h"
 #include "zerotrain/estimate/activation_memory.h"
 #include "zerotrain/estimate/param_count.h"
@@ -17,6 +18,12 @@
 #include "zerotrain/optim/precision.h"
 
 namespace zt::estimate {
+
+using config::OffloadDevice;
+
+inline bool offloaded(OffloadDevice d) {
+  return d != OffloadDevice::none;
+}
 
 // [Note: zerotrain model states]
 // zerotrain keeps bf16 parameter values, f32 gradients (or bf16 with grad_dtype bf16:
@@ -32,18 +39,47 @@ namespace zt::estimate {
 //            reduce-scattered while the next computes), whole blocks whatever reduce_bucket_size.
 //   stage 3: values sharded too; the gathered bf16 values of the running block plus the prefetched
 //            one (capped at stage3_prefetch_bucket_size, all at stage3_max_live_parameters) live.
-// offload_optimizer=cpu moves masters, moments and the gradient shard (stages 2-3) to pinned host
-// memory; offload_param=cpu (stage 3) the value shard too. A communication dtype other than the
+// Offload ([Note: offload layout]) moves model states to the host or to swap files; the GPU's
+// gradient buffers stay as without offload. A communication dtype other than the
 // gradients' adds one temporary buffer of it while a gradient is reduced: the largest stage-0
 // bucket (at most reduce_bucket_size plus one block) or the largest block's full gradient (stages
 // 1-3); the reductions run one after another on one stream. All-reduce (stage 0) and the all-gather
 // of updated values (stages 1-2) run in place: allgather_bucket_size bounds a message, not memory.
+//
+// [Note: offload layout]
+// The layout of the offload engine (zero/offload_policy.h), per GPU, with `shard` the rank's
+// elements of every block (as above) and S the optimizer bytes per element (masters 4 with 16-bit
+// values + moments 8, 12 with amsgrad; low precision: 4):
+//   offload_optimizer cpu (stages 1-3): S x shard in host memory (pinned with pin_memory), plus a
+//     host copy of the rank's gradient shard (gradient dtype) and, unless offload_param moves the
+//     value shard to the host anyway, a host copy of its value shard (the values the host Adam
+//     writes, then copied to the GPU). The GPU keeps its values and gradient buffers as without
+//     offload and no optimizer state.
+//   offload_optimizer nvme: S x shard in swap files (disk bytes); the host holds the gradient and
+//     value copies above plus buffer_count staging buffers of one sub-group's state (elements:
+//     max(sub_group_size, the largest block's shard), at most the shard; 4 bytes, 2 in low
+//     precision).
+//   offload_param cpu (stage 3): the value shard lives in host memory only; the GPU holds only
+//     the gathered blocks in flight.
+//   offload_param nvme: the value shard lives in swap files; the host holds buffer_count staging
+//     buffers of max(buffer_size, the largest block's shard) elements (at most the shard) in the
+//     value dtype. max_in_cpu is not counted.
+// pin_memory changes where host bytes live, not how many.
 
 struct ZeroBuckets {  // DeepSpeed's defaults, in elements
   double reduce_bucket_size = 5e8;
   double allgather_bucket_size = 5e8;
   double prefetch_bucket_size = 5e7;  // stage3_prefetch_bucket_size
   double max_live_parameters = 1e9;   // stage3_max_live_parameters
+};
+
+// The nvme staging buffers (DeepSpeed's defaults): zero_optimization.sub_group_size,
+// offload_optimizer.buffer_count, offload_param.buffer_count and buffer_size.
+struct OffloadBuffers {
+  double sub_group_size = 1e9;  // elements
+  int64_t optimizer_buffer_count = 4;
+  int64_t param_buffer_count = 5;
+  double param_buffer_size = 1e8;  // elements
 };
 
 struct RunSetup {
@@ -54,12 +90,13 @@ struct RunSetup {
   int64_t seq = 0;
   int64_t micro_batch = 1;
   bool activation_checkpointing = false;
-  bool offload_optimizer = false;  // stages 1-3
-  bool offload_param = false;      // stage 3, with offload_optimizer
-  DType dtype = DType::bf16;       // bf16 or f32
-  DType grad_dtype = DType::f32;   // gradient accumulation: f32 or `dtype`
-  DType comm_dtype = DType::f32;   // gradient reduction across GPUs: f32, bf16 or f16
-  bool amsgrad = false;            // Adam's amsgrad: 4 more optimizer bytes per parameter
+  OffloadDevice offload_optimizer = OffloadDevice::none;  // stages 1-3
+  OffloadDevice offload_param = OffloadDevice::none;      // stage 3
+  OffloadBuffers offload_buffers;                         // with nvme
+  DType dtype = DType::bf16;                              // bf16 or f32
+  DType grad_dtype = DType::f32;                          // gradient accumulation: f32 or `dtype`
+  DType comm_dtype = DType::f32;  // gradient reduction across GPUs: f32, bf16 or f16
+  bool amsgrad = false;           // Adam's amsgrad: 4 more optimizer bytes per parameter
   // low (with bf16): bf16 moments and no masters, 4 optimizer bytes per parameter instead of 12
   // ([Note: precision modes] in optim/precision.h).
   optim::Precision precision = optim::Precision::mixed;
@@ -96,15 +133,18 @@ struct PeakEstimate {
   std::vector<MemoryItem> items;  // on the GPU, summing to peak_allocated
   double peak_allocated = 0;
   double margin = 0;
-  double needed = 0;         // peak_allocated + margin
-  double host_per_gpu = 0;   // pinned host bytes the offloads hold per GPU
-  double host_per_node = 0;  // host_per_gpu * gpus_per_node
+  double needed = 0;                   // peak_allocated + margin
+  std::vector<MemoryItem> host_items;  // what the offloads hold in host memory per GPU
+  std::vector<MemoryItem> disk_items;  // what they hold in swap files per GPU
+  double host_per_gpu = 0;             // sum of host_items
+  double host_per_node = 0;            // host_per_gpu * gpus_per_node
+  double disk_per_gpu = 0;             // sum of disk_items
+  double disk_per_node = 0;            // disk_per_gpu * gpus_per_node
 };
 
-// Throws ValueError naming a bad field: stage outside 0..3, offload_param without stage 3 or
-// without offload_optimizer, offload_optimizer at stage 0, offload in a host run, non-positive
-// sizes, a dtype other than bf16/f32, precision low without bf16 or with amsgrad, or an invalid
-// model config.
+// Throws ValueError naming a bad field: stage outside 0..3, offload_param without stage 3,
+// offload_optimizer at stage 0, offload in a host run, non-positive sizes, a dtype other than
+// bf16/f32, precision low without bf16 or with amsgrad, or an invalid model config.
 PeakEstimate estimate_peak(const RunSetup& setup);
 
 }  // namespace zt::estimate

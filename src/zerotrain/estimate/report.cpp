@@ -40,8 +40,8 @@ nlohmann::json setup_json(const RunSetup& s) {
           {"seq", s.seq},
           {"micro_batch", s.micro_batch},
           {"activation_checkpointing", s.activation_checkpointing},
-          {"offload_optimizer", s.offload_optimizer ? "cpu" : "none"},
-          {"offload_param", s.offload_param ? "cpu" : "none"},
+          {"offload_optimizer", config::offload_device_name(s.offload_optimizer)},
+          {"offload_param", config::offload_device_name(s.offload_param)},
           {"dtype", std::string(dtype_name(s.dtype))}};
 }
 
@@ -62,16 +62,43 @@ std::string format_peak(const PeakEstimate& e) {
   out += row("margin", e.margin,
              str("5% fragmentation + CUDA context 0.5 GiB", s.gpus > 1 ? " + NCCL 0.5 GiB" : ""));
   out += row("needed", e.needed, "");
-  out += row("host (pinned) per node", e.host_per_node,
-             str(s.gpus_per_node, s.gpus_per_node > 1 ? " GPUs" : " GPU", " per node"));
+  const std::string node =
+      str(s.gpus_per_node, s.gpus_per_node > 1 ? " GPUs" : " GPU", " per node");
+  if (!e.host_items.empty()) {
+    out += "\n";
+    std::snprintf(head, sizeof head, "  %-34s %9s  %s\n", "host memory per GPU", "GiB",
+                  "counted as");
+    out += head;
+    for (const MemoryItem& it : e.host_items)
+      out += row(it.name, it.bytes, it.note);
+  }
+  out += row("host per node", e.host_per_node, node);
+  if (!e.disk_items.empty()) {
+    out += "\n";
+    std::snprintf(head, sizeof head, "  %-34s %9s  %s\n", "swap files per GPU", "GiB",
+                  "under nvme_path");
+    out += head;
+    for (const MemoryItem& it : e.disk_items)
+      out += row(it.name, it.bytes, "");
+    out += row("swap files per node", e.disk_per_node, node);
+  }
   return out;
 }
 
-nlohmann::json peak_json(const PeakEstimate& e) {
+namespace {
+
+nlohmann::json items_json(const std::vector<MemoryItem>& list) {
   nlohmann::json items = nlohmann::json::array();
-  for (const MemoryItem& it : e.items)
+  for (const MemoryItem& it : list)
     items.push_back(
         {{"name", it.name}, {"gib", gib(it.bytes)}, {"bytes", it.bytes}, {"note", it.note}});
+  return items;
+}
+
+}  // namespace
+
+nlohmann::json peak_json(const PeakEstimate& e) {
+  const nlohmann::json items = items_json(e.items);
   return {{"model", nn::family_name(e.setup.model.family)},
           {"params", e.params.total},
           {"largest_layer_params", e.params.largest_layer},
@@ -81,14 +108,21 @@ nlohmann::json peak_json(const PeakEstimate& e) {
           {"peak_allocated_gib", gib(e.peak_allocated)},
           {"margin_gib", gib(e.margin)},
           {"needed_gib", gib(e.needed)},
-          {"host_per_node_gib", gib(e.host_per_node)}};
+          {"host_items", items_json(e.host_items)},
+          {"host_per_gpu_gib", gib(e.host_per_gpu)},
+          {"host_per_node_gib", gib(e.host_per_node)},
+          {"disk_items", items_json(e.disk_items)},
+          {"disk_per_gpu_gib", gib(e.disk_per_gpu)},
+          {"disk_per_node_gib", gib(e.disk_per_node)}};
 }
 
 nlohmann::json recommendation_json(const Recommendation& r) {
   return {{"gpu_memory_gib", gib(r.gpu_memory)},
+          {"host_memory_gib", gib(r.host_memory)},
           {"found", r.found},
           {"setup", setup_json(r.estimate.setup)},
           {"needed_gib", gib(r.estimate.needed)},
+          {"host_per_node_gib", gib(r.estimate.host_per_node)},
           {"line", r.line}};
 }
 

@@ -54,6 +54,13 @@ std::vector<std::pair<std::string, double>> metric_fields(const StepMetrics& m) 
     f.emplace_back("peak_optimizer_gib", m.memory_peak->optimizer);
     f.emplace_back("peak_activations_gib", m.memory_peak->activations);
     f.emplace_back("peak_other_gib", m.memory_peak->other);
+    const MemorySplitGib& p = *m.memory_peak;
+    if (p.host_params != 0 || p.host_grads != 0 || p.host_optimizer != 0 || p.nvme != 0) {
+      f.emplace_back("peak_host_params_gib", p.host_params);
+      f.emplace_back("peak_host_grads_gib", p.host_grads);
+      f.emplace_back("peak_host_optimizer_gib", p.host_optimizer);
+      f.emplace_back("peak_swap_gib", p.nvme);
+    }
   }
   return f;
 }

@@ -28,6 +28,8 @@ struct WallClockTimes {
 struct MemorySplitGib {
   int64_t step = 0;
   double params = 0, grads = 0, optimizer = 0, activations = 0, other = 0;
+  // Offload: host memory per category and swap files (all 0 without offload).
+  double host_params = 0, host_grads = 0, host_optimizer = 0, nvme = 0;
 };
 
 // One logged step. NaN marks a value that is not known (written as null).
@@ -54,7 +56,9 @@ struct StepMetrics {
 // tokens_per_s, tokens_per_s_per_gpu, world_size, mfu, mem_gib, peak_mem_gib, reserved_gib, then
 // forward_ms, backward_ms, comm_ms, step_ms when `m` has wall-clock times, then peak_step,
 // peak_params_gib, peak_grads_gib, peak_optimizer_gib, peak_activations_gib, peak_other_gib when it
-// has a memory split.
+// has a memory split, then peak_host_params_gib, peak_host_grads_gib, peak_host_optimizer_gib
+// and peak_swap_gib when that split holds offloaded bytes (a run with offload holds them from its
+// setup on, so every record of the run has the same columns).
 std::vector<std::pair<std::string, double>> metric_fields(const StepMetrics& m);
 // A field value as the files write it: "%.9g", "null" for NaN.
 std::string format_metric(double value);

@@ -134,6 +134,13 @@ config::ConfigOverrides train_overrides(const TrainConfig& c, const GivenFlags& 
   o.persistence_threshold = c.zero.persistence_threshold;
   o.prefetch_bucket_size = c.zero.prefetch_elements;
   o.max_live_parameters = c.zero.max_live_elements;
+  // The offload flags (offload_flags.h) set both sections' nvme_path and pin_memory alike.
+  const zero::OffloadPolicy& p = c.zero.offload;
+  o.sub_group_size = p.sub_group_size;
+  o.offload_optimizer = config::offload_device_name(p.optimizer.device);
+  o.offload_param = config::offload_device_name(p.params.device);
+  o.nvme_path = p.optimizer.nvme_path;
+  o.pin_memory = p.optimizer.pin_memory;
   o.given = given;
   return o;
 }
@@ -246,6 +253,10 @@ void apply_zero(const DsConfig& ds, zero::ZeroConfig& z) {
   z.prefetch_elements = f.prefetch_bucket_size;
   z.max_live_elements = f.max_live_parameters;
   // Offload: the policy the engine is given (offload_policy.h), checked by validate_zero_config.
+  // The file's sections replace what the flags set (a given flag already filled or agrees with
+  // them); offload_param below stage 3 is ignored, as DeepSpeed does, and load_ds_config warned
+  // ([Note: offload at the wrong stage] in config/load.cpp).
+  z.offload = zero::OffloadPolicy{};
   if (const auto& o = f.offload_optimizer) {
     zero::OptimizerOffload& t = z.offload.optimizer;
     t.device = o->device;
@@ -254,7 +265,7 @@ void apply_zero(const DsConfig& ds, zero::ZeroConfig& z) {
     t.buffer_count = o->buffer_count;
     t.ratio = o->ratio;
   }
-  if (const auto& p = f.offload_param) {
+  if (const auto& p = f.offload_param; p && f.stage == 3) {
     zero::ParamOffload& t = z.offload.params;
     t.device = p->device;
     t.pin_memory = p->pin_memory;

@@ -11,10 +11,6 @@ namespace zt::train {
 
 namespace {
 
-int64_t total_of(const zero::MemoryBytes& m) {
-  return m.params + m.grads + m.optimizer;
-}
-
 std::string bytes_text(int64_t b) {
   return format_bytes(static_cast<size_t>(std::max<int64_t>(b, 0)));
 }
@@ -31,22 +27,43 @@ nn::BlockHook sampled(nn::BlockHook inner, std::function<void()> sample, bool sa
 }  // namespace
 
 std::string format_memory_report(const MemoryReport& r) {
-  return str("params ", bytes_text(r.params), ", grads ", bytes_text(r.grads), ", optimizer ",
-             bytes_text(r.optimizer), ", activations ", bytes_text(r.activations), ", other ",
-             bytes_text(r.other), ", total ", bytes_text(r.total()));
+  std::string s =
+      str("params ", bytes_text(r.params), ", grads ", bytes_text(r.grads), ", optimizer ",
+          bytes_text(r.optimizer), ", activations ", bytes_text(r.activations), ", other ",
+          bytes_text(r.other), ", total ", bytes_text(r.total()));
+  if (r.host() != 0)
+    s += str("; host params ", bytes_text(r.host_params), ", host grads ", bytes_text(r.host_grads),
+             ", host optimizer ", bytes_text(r.host_optimizer));
+  if (r.nvme != 0) s += str("; swap files ", bytes_text(r.nvme));
+  return s;
 }
 
 MemoryTracker::MemoryTracker(const zero::ZeroStage& engine, const Allocator& allocator)
-    : engine_(engine), allocator_(allocator) {}
+    : engine_(engine), allocator_(allocator), host_in_allocator_(allocator.device().is_cpu()) {}
+
+MemoryReport MemoryTracker::states_of(const zero::MemoryBytes& m) const {
+  MemoryReport r;
+  r.params = m.params;
+  r.grads = m.grads;
+  r.optimizer = m.optimizer;
+  r.host_params = m.host_params;
+  r.host_grads = m.host_grads;
+  r.host_optimizer = m.host_optimizer;
+  r.nvme = m.nvme;
+  r.host_in_total = host_in_allocator_;
+  return r;
+}
+
+int64_t MemoryTracker::in_allocator(const zero::MemoryBytes& m) const {
+  const MemoryReport r = states_of(m);
+  return r.model_states() + (host_in_allocator_ ? r.host() : 0);
+}
 
 const MemoryReport& MemoryTracker::start() {
   const zero::MemoryBytes m = engine_.memory();
   const auto allocated = static_cast<int64_t>(allocator_.stats().allocated);
-  start_ = {};
-  start_.params = m.params;
-  start_.grads = m.grads;
-  start_.optimizer = m.optimizer;
-  start_.other = allocated - total_of(m);
+  start_ = states_of(m);
+  start_.other = allocated - in_allocator(m);
   peak_ = start_;
   return start_;
 }
@@ -74,7 +91,7 @@ void MemoryTracker::begin_step(int64_t step) {
   const AllocatorStats s = allocator_.stats();
   peak_before_ = s.peak_allocated;
   const zero::MemoryBytes m = engine_.memory();
-  other_at_begin_ = static_cast<int64_t>(s.allocated) - total_of(m);
+  other_at_begin_ = static_cast<int64_t>(s.allocated) - in_allocator(m);
   max_sample_ = s.allocated;
   states_at_max_ = m;
 }
@@ -83,12 +100,9 @@ void MemoryTracker::end_step() {
   sample();
   const size_t peak = allocator_.stats().peak_allocated;
   if (peak_.step != 0 && peak <= peak_before_) return;  // this step did not raise the peak
-  MemoryReport r;
+  MemoryReport r = states_of(states_at_max_);
   r.step = step_;
-  r.params = states_at_max_.params;
-  r.grads = states_at_max_.grads;
-  r.optimizer = states_at_max_.optimizer;
-  const int64_t rest = static_cast<int64_t>(peak) - r.model_states();
+  const int64_t rest = static_cast<int64_t>(peak) - in_allocator(states_at_max_);
   r.activations = std::max<int64_t>(0, rest - other_at_begin_);
   r.other = rest - r.activations;
   peak_ = r;

@@ -39,49 +39,75 @@ double host_memory() {
   return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
 }
 
-// "; the run needs about X per GPU (...); <advice>", or the reason there is no estimate.
-std::string advice(const TrainConfig& c, int world) {
+// " and H of host memory per node", or "" without offload.
+std::string host_text(const estimate::PeakEstimate& e) {
+  return e.host_per_node > 0 ? str(" and ", bytes_text(e.host_per_node), " of host memory per node")
+                             : std::string();
+}
+
+}  // namespace
+
+std::string out_of_memory_advice(const TrainConfig& c, int world, const MemoryBudgets& b) {
   const fs::path config_path =
       fs::is_directory(c.paths.model) ? c.paths.model / "config.json" : c.paths.model;
   const estimate::RunSetup setup = run_setup(c, io::read_hf_config(config_path), world);
   const char* per = c.device.is_cpu() ? "rank" : "GPU";
   const estimate::PeakEstimate now = estimate::estimate_peak(setup);
   std::string s = str("; the run needs about ", bytes_text(now.needed), " per ", per,
-                      " (estimated peak of ", estimate::describe(setup), ")");
-  const double budget = memory_budget(c.device);
-  if (!(budget > 0)) return s + "; the memory to aim at is unknown";
-  // See [Note: out of memory]: an estimate under the budget asks for 10% less than itself.
-  const bool missed = now.needed <= budget;
-  const double target = missed ? 0.9 * now.needed : budget;
-  estimate::Recommendation r = estimate::recommend(setup, target, train_strategies());
-  const std::string aim =
+                      host_text(now), " (estimated peak of ", estimate::describe(setup), ")");
+  if (!(b.device > 0)) return s + "; the memory to aim at is unknown";
+  // See [Note: out of memory]: an estimate under the budget of the memory that ran out asks for
+  // 10% less than itself; the other memory keeps its budget. A host run searches no offload.
+  const bool host_ran_out = b.host_ran_out && !setup.host_run;
+  const bool missed = host_ran_out ? now.host_per_node <= b.host : now.needed <= b.device;
+  double target = b.device, host = setup.host_run ? 0.0 : b.host;
+  if (missed && host_ran_out) host = 0.9 * now.host_per_node;
+  if (missed && !host_ran_out) target = 0.9 * now.needed;
+  estimate::Recommendation r = estimate::recommend(setup, target, train_strategies(), host);
+  const double budget = host_ran_out ? b.host : b.device;
+  std::string aim =
       missed ? str("10% under that estimate, which missed (budget ", bytes_text(budget), ")")
              : bytes_text(budget);
+  if (host_ran_out) aim = str(aim, " of host memory");
   if (r.found)
     return s + str("; fits in ", aim, ": ", estimate::describe(r.estimate.setup), " (about ",
-                   bytes_text(r.estimate.needed), "): ", setup_flags(c, r.estimate.setup));
+                   bytes_text(r.estimate.needed), host_text(r.estimate),
+                   "): ", setup_flags(c, r.estimate.setup));
   if (!setup.host_run) {
-    const estimate::Recommendation off = estimate::recommend(setup, target);
+    const estimate::Recommendation off =
+        estimate::recommend(setup, target, estimate::strategies_in_order(), host);
     if (off.found)
-      return s + str("; only offload fits in ", aim,
-                     " (not in zerotrain train yet): ", estimate::describe(off.estimate.setup),
-                     " (about ", bytes_text(off.estimate.needed), ")");
+      return s + str("; only ", estimate::describe(off.estimate.setup), " fits in ", aim,
+                     " (not in zerotrain train yet; about ", bytes_text(off.estimate.needed),
+                     host_text(off.estimate), ")");
   }
   return s + str("; nothing zerotrain train runs fits in ", aim, ": the most frugal (",
                  estimate::describe(r.estimate.setup), ") needs about ",
-                 bytes_text(r.estimate.needed), "; use more ranks or a shorter --seq-len");
+                 bytes_text(r.estimate.needed), host_text(r.estimate),
+                 "; use more ranks or a shorter --seq-len");
 }
 
-}  // namespace
+// Whether zerotrain train runs offload to NVMe (offload_*.device nvme): the one switch.
+constexpr bool kTrainRunsNvme = true;
 
 std::vector<estimate::Strategy> train_strategies() {
-  return {{0, false, false}, {1, false, false}, {2, false, false}, {3, false, false}};
+  std::vector<estimate::Strategy> runs;
+  for (const estimate::Strategy& s : estimate::strategies_in_order())
+    if (kTrainRunsNvme || (s.offload_optimizer != config::OffloadDevice::nvme &&
+                           s.offload_param != config::OffloadDevice::nvme))
+      runs.push_back(s);
+  return runs;
 }
 
 double memory_budget(Device device) {
   const AllocatorStats s = default_allocator(device).stats();
   if (s.cap) return static_cast<double>(s.cap);
   return device.is_cuda() ? static_cast<double>(cuda_device_memory(device.index)) : host_memory();
+}
+
+double host_memory_budget() {
+  const AllocatorStats s = cpu_allocator().stats();
+  return s.cap ? static_cast<double>(s.cap) : host_memory();
 }
 
 estimate::RunSetup run_setup(const TrainConfig& c, const nn::ModelConfig& model, int world) {
@@ -106,11 +132,32 @@ estimate::RunSetup run_setup(const TrainConfig& c, const nn::ModelConfig& model,
   s.buckets.max_live_parameters = static_cast<double>(c.zero.max_live_elements);
   s.host_run = c.device.is_cpu();
   s.amsgrad = c.optimizer.amsgrad;
+  // A run on the CPU keeps whatever it offloads in the same host memory: the estimate counts it
+  // where it is without offload.
+  if (!s.host_run) {
+    const zero::OffloadPolicy& p = c.zero.offload;
+    s.offload_optimizer = p.optimizer.device;
+    s.offload_param = p.params.device;
+    s.offload_buffers.sub_group_size = static_cast<double>(p.sub_group_size);
+    s.offload_buffers.optimizer_buffer_count = p.optimizer.buffer_count;
+    s.offload_buffers.param_buffer_count = p.params.buffer_count;
+    s.offload_buffers.param_buffer_size = static_cast<double>(p.params.buffer_size);
+  }
   return s;
 }
 
 std::string setup_flags(const TrainConfig& c, const estimate::RunSetup& s) {
-  std::string f = str("--zero-stage ", s.stage, " --micro-batch ", s.micro_batch);
+  std::string f = str("--zero-stage ", s.stage);
+  const zero::OffloadPolicy& p = c.zero.offload;
+  const bool host_run = c.device.is_cpu();  // run_setup leaves a host run's offload out
+  if (s.offload_optimizer != (host_run ? config::OffloadDevice::none : p.optimizer.device))
+    f += str(" --offload-optimizer ", config::offload_device_name(s.offload_optimizer));
+  if (s.offload_param != (host_run ? config::OffloadDevice::none : p.params.device))
+    f += str(" --offload-param ", config::offload_device_name(s.offload_param));
+  const bool nvme = s.offload_optimizer == config::OffloadDevice::nvme ||
+                    s.offload_param == config::OffloadDevice::nvme;
+  if (nvme && p.optimizer.nvme_path.empty() && p.params.nvme_path.empty()) f += " --nvme-path DIR";
+  f += str(" --micro-batch ", s.micro_batch);
   const int64_t rows = c.data.micro_batch * c.data.grad_accum;  // per rank per optimizer step
   if (s.micro_batch != c.data.micro_batch && rows % s.micro_batch == 0)
     f += str(" --grad-accum ", rows / s.micro_batch);
@@ -125,7 +172,14 @@ OutOfMemoryError out_of_memory_error(const TrainConfig& c, std::string_view wher
   if (world > 1) msg += str(" (rank ", c.comm->rank(), " of ", world, ")");
   msg += str(": ", body_of(cause));
   try {
-    msg += advice(c, world);
+    MemoryBudgets b;
+    b.host = host_memory_budget();
+    // A GPU run whose host allocation failed (an offload's host memory) aims the host.
+    b.host_ran_out =
+        c.device.is_cuda() &&
+        std::string_view(cause.what()).find("out of memory on cpu") != std::string_view::npos;
+    b.device = memory_budget(c.device);
+    msg += out_of_memory_advice(c, world, b);
   } catch (const std::exception& e) {
     msg += str("; no estimate: ", e.what());
   }

@@ -52,7 +52,8 @@ double mean_of(const std::vector<double>& xs) {
 monitor::MemorySplitGib gib_of(const MemoryReport& r) {
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   auto g = [](int64_t b) { return static_cast<double>(b) / kGiB; };
-  return {r.step, g(r.params), g(r.grads), g(r.optimizer), g(r.activations), g(r.other)};
+  return {r.step,     g(r.params),      g(r.grads),      g(r.optimizer),      g(r.activations),
+          g(r.other), g(r.host_params), g(r.host_grads), g(r.host_optimizer), g(r.nvme)};
 }
 
 // The run; `where` follows it ("setup", "step 3", "save") for the out-of-memory message.
