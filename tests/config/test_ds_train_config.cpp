@@ -158,9 +158,13 @@ TEST(DsTrainConfig, OffloadSectionsMapOntoThePolicy) {
   EXPECT_EQ(error_of(R"({"train_batch_size": 8, "zero_optimization": {"stage": 2,
                  "offload_optimizer": {"device": "cpu"}}})"),
             "no error");
-  EXPECT_NE(error_of(R"({"train_batch_size": 8, "zero_optimization": {"stage": 2,
-                 "offload_optimizer": {"device": "nvme", "nvme_path": "/local_nvme"}}})")
-                .find("[config] zero_optimization.offload_optimizer.device nvme: not supported yet"),
+  EXPECT_EQ(error_of(R"({"train_batch_size": 8, "zero_optimization": {"stage": 2,
+                 "offload_optimizer": {"device": "nvme", "nvme_path": "/local_nvme"}}})"),
+            "no error");
+  EXPECT_NE(error_of(R"({"train_batch_size": 8, "zero_optimization": {"stage": 3,
+                 "offload_param": {"device": "nvme", "nvme_path": "/local_nvme"}}})")
+                .find("[config] zero_optimization.offload_param.device nvme (--offload-param): not "
+                      "supported yet"),
             std::string::npos);
   EXPECT_EQ(error_of(R"({"train_batch_size": 8, "zero_optimization": {"stage": 2,
                  "offload_optimizer": {"device": "none"}}})"),

@@ -118,6 +118,14 @@ void offloaded_equals_on_device(Device device) {
   EXPECT_EQ(hosted.memory.params, 0);  // nothing gathered between steps, no shard on the device
   EXPECT_EQ(hosted.memory.host_params, ref.memory.params);
   EXPECT_EQ(hosted.memory.optimizer, 0);
+  // offload_param without offload_optimizer (DeepSpeed allows it), and with half the state on the
+  // host: the device groups step a device copy of their host shard (on a CPU run, the shard).
+  zero::OffloadPolicy params_only;
+  params_only.params.device = zero::OffloadDevice::cpu;
+  expect_same(ref, train_steps(3, params_only, device), "stage 3, parameters only");
+  zero::OffloadPolicy params_half = host_state(20'000, 0.5);
+  params_half.params.device = zero::OffloadDevice::cpu;
+  expect_same(ref, train_steps(3, params_half, device), "stage 3, parameters, ratio 0.5");
   // ZeRO-Infinity: the host state in a swap file under nvme_path between steps, two sub-groups
   // in memory at a time; the swap directory is gone with the engine.
   const fs::path nvme = fs::temp_directory_path() / str("zt_nvme_", getpid());

@@ -153,7 +153,8 @@ TEST(ZeroStageOneProcess, OffloadPolicyRulesNameTheKey) {
   zero::OffloadPolicy p;
   zero::validate_offload_policy(p, 0);
   p.optimizer.device = zero::OffloadDevice::cpu;
-  refused(0, p, "[config] zero_optimization.offload_optimizer.device: cpu needs ZeRO stage 1, 2 or 3");
+  refused(0, p, "[config] zero_optimization.offload_optimizer.device (--offload-optimizer): cpu "
+                "needs ZeRO stage 1, 2 or 3");
   p.optimizer.ratio = 0.5;
   refused(2, p, "[config] zero_optimization.offload_optimizer.ratio: a partial offload (0.5) needs "
                 "ZeRO stage 3");
@@ -161,8 +162,8 @@ TEST(ZeroStageOneProcess, OffloadPolicyRulesNameTheKey) {
   refused(3, p, "[config] zero_optimization.offload_optimizer.ratio: must be in (0, 1], got 0");
   p.optimizer = {};
   p.params.device = zero::OffloadDevice::nvme;
-  refused(2, p, "[config] zero_optimization.offload_param.device: nvme needs ZeRO stage 3, got "
-                "stage 2");
+  refused(2, p, "[config] zero_optimization.offload_param.device (--offload-param): nvme needs "
+                "ZeRO stage 3, got stage 2");
   refused(3, p, "[config] zero_optimization.offload_param.nvme_path: device nvme needs a directory");
   p.params.nvme_path = "/local_nvme";
   p.params.buffer_count = 0;

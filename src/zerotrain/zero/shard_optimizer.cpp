@@ -69,8 +69,6 @@ ShardOptimizer::ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent
   for (const ParamGroup* g : groups_)
     total += g->shard_numel();
   const bool offloaded = offload.device != OffloadDevice::none;
-  ZT_ASSERT(!values_on_host || (offloaded && offload.ratio >= 1.0), "zero",
-            "value shards in host memory need every group's optimizer state there too");
   int64_t host_elements = 0;
   for (const ParamGroup* g : groups_) {
     const bool host = offloaded && (offload.ratio >= 1.0 ||
@@ -90,7 +88,13 @@ ShardOptimizer::ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent
     const Tensor value = run_value(g);
     if (place_[g] == RunPlace::device) {
       index_.push_back(device_runs.size());
-      add_group_run(*groups_[g], extent, value, device_params, device_runs);
+      Tensor run = value;
+      if (value.device() != device_) {  // offload_param alone: stepped on a device copy
+        run = Tensor::empty({value.numel()}, value.dtype(), device_, stream);
+        run.copy_from(value, stream);
+        device_mirrors_.push_back({run, value});
+      }
+      add_group_run(*groups_[g], extent, run, device_params, device_runs);
       continue;
     }
     index_.push_back(host_.size());
@@ -165,6 +169,7 @@ ShardOptimizer::ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent
       layout.push_back(std::move(slots));
     }
   }
+  copy_mirrors_home(stream);  // a loaded state rounded the masters into them
   if (offload.device == OffloadDevice::nvme) {
     swap_ = std::make_unique<StateSwap>(offload.nvme_path, layout, offload.buffer_count,
                                         policy.aio);
@@ -263,6 +268,7 @@ void ShardOptimizer::step(std::span<const Tensor> grads, float lr, float grad_sc
   if (device_adam_) {
     device_adam_->step_runs(0, device_grads.size(), device_grads, stream);
     device_adam_->finish_step(stream);
+    copy_mirrors_home(stream);
   }
   if (host_adams_.empty()) return;
   for (auto& h : host_)
@@ -322,6 +328,13 @@ void ShardOptimizer::update_host_groups(Stream stream) {
     stepped_.assign(host_.size(), true);  // nobody waits forever; drain() rethrows
   }
   stepped_cv_.notify_all();
+}
+
+void ShardOptimizer::copy_mirrors_home(Stream stream) {
+  if (device_mirrors_.empty()) return;
+  for (auto& [mirror, home] : device_mirrors_)
+    home.copy_from(mirror, stream);
+  synchronize(stream);  // the next gathers read the host shards
 }
 
 void ShardOptimizer::drain() {
@@ -448,6 +461,7 @@ std::vector<optim::FlatAdam::PieceTensor> ShardOptimizer::piece_tensors() {
 
 void ShardOptimizer::shard_loaded(int64_t step, Stream stream) {
   drain();
+  copy_mirrors_home(stream);
   if (device_adam_) device_adam_->set_step_count(step);
   for (auto& a : host_adams_)
     a->set_step_count(step);
@@ -460,7 +474,10 @@ void ShardOptimizer::shard_loaded(int64_t step, Stream stream) {
 }
 
 int64_t ShardOptimizer::device_state_bytes() const {
-  return device_adam_ ? device_adam_->bytes() : 0;
+  int64_t b = device_adam_ ? device_adam_->bytes() : 0;
+  for (const auto& [mirror, home] : device_mirrors_)
+    b += static_cast<int64_t>(mirror.nbytes());  // the optimizer's copy of offloaded values
+  return b;
 }
 
 int64_t ShardOptimizer::host_state_bytes() const {

@@ -55,9 +55,11 @@ class ShardOptimizer {
   // `initial` (fresh or a full state, see optim::FlatAdam), with host groups as the policy's
   // offload_optimizer says (device none: every group on the device; nvme: their state in swap
   // files, state_swap.h), stepped in sub-groups of about sub_group_size elements.
-  // values_on_host: the groups' value shards live in host memory (offload_param, stage 3; every
-  // group must then be a host group), so the CPU Adam steps them in place and nothing is copied
-  // back. ctx: the device, and on a GPU the copy streams (comm_streams.h).
+  // values_on_host: the groups' value shards live in host memory (offload_param, stage 3), so
+  // the CPU Adam steps them in place and nothing is copied back; a device group (offload_param
+  // without offload_optimizer, or past `ratio`) is stepped on a device copy of its shard that is
+  // copied home after each step. ctx: the device, and on a GPU the copy streams
+  // (comm_streams.h).
   ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent extent,
                  const AdamOptions& options, const OffloadPolicy& policy, bool values_on_host,
                  const optim::OptimizerState& initial, const ZeroContext& ctx, Stream stream);
@@ -111,6 +113,7 @@ class ShardOptimizer {
   void push_values(size_t i, Stream after);  // host run i's values -> the device run
   void update_host_groups(Stream stream);    // the worker: steps the host runs, copies back
   void wait_stepped(size_t i);               // until host run i is stepped in the last step
+  void copy_mirrors_home(Stream stream);      // device copies of host value shards -> home
   size_t swap_buffers() const;
   // Runs `use` on host sub-group s's optimizer with its state in memory (swapped in and out).
   void with_state(size_t s, const std::function<void(optim::FlatAdam&)>& use);
@@ -123,6 +126,8 @@ class ShardOptimizer {
   bool values_on_host_ = false;
   std::vector<size_t> index_;  // per group: its run in device_adam_, or its host group
   std::unique_ptr<optim::FlatAdam> device_adam_;
+  // Device groups whose value shard lives in host memory: {the run on the device, the shard}.
+  std::vector<std::pair<Tensor, Tensor>> device_mirrors_;
   std::vector<std::unique_ptr<HostGroup>> host_;  // the host groups, in group order
   std::vector<std::pair<size_t, size_t>> sub_groups_;  // [first, last) host groups
   std::vector<std::unique_ptr<optim::FlatAdam>> host_adams_;  // per sub-group
