@@ -7,10 +7,12 @@
 #   gpt2   the seed's case: GPT-2 XL, seq 1024, `zerotrain train --gpu-memory-cap 24GiB`: stage 0
 #          at micro-batch 1 (must stop with the out-of-memory line), then the write-up's own
 #          bench/configs/zero3_offload_config_accelerate.json at micro-batch 16 ("auto" filled by
-#          flags), fp16 as written and bf16 (fp16 section swapped for bf16): tokens/s, GPU peak,
-#          host peak (tools/peak_rss.py)
+#          flags), fp16 as written and bf16 (fp16 section swapped for bf16), with activation
+#          checkpointing (micro-batch 16's activations alone pass 24 GiB without it): tokens/s, GPU
+#          peak, host peak (tools/peak_rss.py)
 #   sweep  overlap: train_bench --model 3b --seq 4096 bf16, ZeRO-2 and ZeRO-3, accumulation 8 and
 #          1 (one process each), optimizer offload cpu (with --measure-parts) and none
+#   sweep_ac  the same at accumulation 8 with activation checkpointing (none fits an 80 GiB H100)
 #   peer   ../shared/bench/fsdp2_peer.py --mode fsdp2-offload --model 3b (carried in .carry/dev)
 #   size   the largest Llama shape that trains under a 24 GiB cap without offload, and with
 #          parameters and optimizer on the CPU (bench_models.h's ladder; stop at the first failure)
@@ -20,7 +22,7 @@
 # (every log and JSON); tools/offload_results.py publish turns the summary into
 # bench/results/offload_<gpu>.json here.
 # Usage (device tool, carry [".carry/dev"] and optionally ".carry/kjv.bin"):
-#   ZT_COMMIT=<sha> tools/device_run_offload.sh [tests gpt2 sweep peer size nvme]
+#   ZT_COMMIT=<sha> tools/device_run_offload.sh [tests gpt2 sweep sweep_ac peer size nvme]
 set -uo pipefail
 # shellcheck source=tools/device_env.sh
 source tools/device_env.sh
@@ -99,7 +101,7 @@ json.dump(d, open(sys.argv[2], 'w'), indent=1)" bench/configs/zero3_offload_conf
     box "gpt2_offload_$prec" 150 "${train[@]}" --json "$work/json/gpt2_offload_$prec.peak.json" \
       --stop-after "$work/runs/gpt2_offload_$prec/metrics.jsonl" -- \
       "$bin/zerotrain" train "${common[@]}" --out "$work/runs/gpt2_offload_$prec" --deepspeed "$cfg" \
-      --micro-batch 16 --steps 8 --warmup 1 --weight-decay 0.0 --clip 1.0
+      --micro-batch 16 --steps 8 --warmup 1 --weight-decay 0.0 --clip 1.0 --activation-checkpointing
     rm -rf "$work/runs/gpt2_offload_$prec/model" "$work/runs/gpt2_offload_$prec/checkpoint"
   done
   rm -rf "$work/gpt2-xl"
@@ -114,6 +116,18 @@ if want sweep; then
       [ "$off" = cpu ] && extra=(--measure-parts)
       TB_LIMIT=120 tb "sweep_z${z}_$off" --model 3b --seq 4096 --mbs 1 --init tiled --zero-stage "$z" \
         --grad-accum 8 1 --offload-optimizer "$off" --warmup 1 --steps 3 "${extra[@]}"
+    done
+  done
+fi
+
+if want sweep_ac; then
+  echo "== overlap with activation checkpointing: 3B, seq 4096, bf16, accumulation 8 (fits without offload)"
+  for off in cpu none; do
+    for z in 2 3; do
+      extra=()
+      [ "$off" = cpu ] && extra=(--measure-parts)
+      TB_LIMIT=100 tb "sweep_ac_z${z}_$off" --model 3b --seq 4096 --mbs 1 --ac --init tiled \
+        --zero-stage "$z" --grad-accum 8 --offload-optimizer "$off" --warmup 1 --steps 2 "${extra[@]}"
     done
   done
 fi

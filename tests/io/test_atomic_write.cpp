@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "io/io_test_util.h"
+#include "support/file_size_limit.h"
 #include "support/test_util.h"
 #include "zerotrain/core/files.h"
 #include "zerotrain/core/io_error.h"
@@ -20,25 +21,7 @@ using test::expect_error;
 using test::list_dir;
 using test::TempDir;
 
-// Lowers the soft file-size limit (writes past it fail with EFBIG, SIGXFSZ ignored) until scope
-// exit.
-class FileSizeLimit {
- public:
-  explicit FileSizeLimit(rlim_t bytes) {
-    old_handler_ = ::signal(SIGXFSZ, SIG_IGN);
-    ::getrlimit(RLIMIT_FSIZE, &old_);
-    rlimit lim = old_;
-    lim.rlim_cur = bytes;
-    ok_ = ::setrlimit(RLIMIT_FSIZE, &lim) == 0;
-  }
-  ~FileSizeLimit() {
-    ::setrlimit(RLIMIT_FSIZE, &old_);
-    ::signal(SIGXFSZ, old_handler_);
-  }
-  bool ok() const { return ok_; }
-
- private:
-  rlimit old_{};
+using test::FileSizeLimit;
   void (*old_handler_)(int) = nullptr;
   bool ok_ = false;
 };

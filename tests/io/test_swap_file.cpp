@@ -24,6 +24,7 @@
 
 #include "io/child_process.h"
 #include "io/io_test_util.h"
+#include "support/file_size_limit.h"
 #include "zerotrain/core/io_error.h"
 #include "zerotrain/io/swap_directory.h"
 #include "zerotrain/io/swap_file.h"
@@ -363,25 +364,7 @@ TEST(SwapFile, AioValuesItCannotHonourAreRefused) {
   EXPECT_FALSE(fs::exists(dir.path() / "x"));
 }
 
-// Lowers the soft file-size limit until scope exit: a write past it fails with EFBIG, as a write
-// to a full disk fails with ENOSPC (SIGXFSZ ignored).
-class FileSizeLimit {
- public:
-  explicit FileSizeLimit(rlim_t bytes) {
-    old_handler_ = ::signal(SIGXFSZ, SIG_IGN);
-    ::getrlimit(RLIMIT_FSIZE, &old_);
-    rlimit lim = old_;
-    lim.rlim_cur = bytes;
-    ok_ = ::setrlimit(RLIMIT_FSIZE, &lim) == 0;
-  }
-  ~FileSizeLimit() {
-    ::setrlimit(RLIMIT_FSIZE, &old_);
-    ::signal(SIGXFSZ, old_handler_);
-  }
-  bool ok() const { return ok_; }
-
- private:
-  rlimit old_{};
+using test::FileSizeLimit;
   void (*old_handler_)(int) = nullptr;
   bool ok_ = false;
 };
