@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <functional>
 #include <string>
 #include <vector>
@@ -76,6 +77,16 @@ inline nlohmann::json to_json(const Row& r) {
   if (r.bytes > 0) j["gbps"] = r.gbps();
   if (r.flops > 0) j["tflops"] = r.tflops();
   return j;
+}
+
+// A bench's main(): runs `run`, and an exception becomes one line on stderr and exit status 1.
+inline int run_main(int (*run)(int, char**), int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
 }
 
 }  // namespace zt::bench

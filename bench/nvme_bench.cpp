@@ -25,6 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/bench_harness.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/core/io_error.h"
 #include "zerotrain/io/aligned_host_buffer.h"
@@ -254,10 +255,5 @@ int run(int argc, char** argv) {
 }  // namespace zt::bench
 
 int main(int argc, char** argv) {
-  try {
-    return zt::bench::run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-    return 1;
-  }
+  return zt::bench::run_main(zt::bench::run, argc, argv);
 }

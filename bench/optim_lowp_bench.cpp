@@ -115,10 +115,5 @@ int run(int argc, char** argv) {
 }  // namespace zt::bench
 
 int main(int argc, char** argv) {
-  try {
-    return zt::bench::run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-    return 1;
-  }
+  return zt::bench::run_main(zt::bench::run, argc, argv);
 }
