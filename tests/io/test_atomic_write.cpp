@@ -22,9 +22,6 @@ using test::list_dir;
 using test::TempDir;
 
 using test::FileSizeLimit;
-  void (*old_handler_)(int) = nullptr;
-  bool ok_ = false;
-};
 
 const Tensor& big_tensor() {
   static const Tensor t = test::random_tensor({64, 256}, DType::f32, 3);  // 64 KiB

@@ -365,9 +365,6 @@ TEST(SwapFile, AioValuesItCannotHonourAreRefused) {
 }
 
 using test::FileSizeLimit;
-  void (*old_handler_)(int) = nullptr;
-  bool ok_ = false;
-};
 
 class SwapFileBackends : public ::testing::TestWithParam<std::string> {};
 

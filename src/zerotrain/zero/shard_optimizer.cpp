@@ -271,8 +271,11 @@ void ShardOptimizer::step(std::span<const Tensor> grads, float lr, float grad_sc
     copy_mirrors_home(stream);
   }
   if (host_adams_.empty()) return;
-  for (auto& h : host_)
+  for (auto& h : host_) {
     if (!h->has_grad) copy_gradient(h->group, grads[h->group], stream);
+    // Later compute work (stage 1's zero_grad of the buffer the shard views) waits for the copy.
+    if (h->copied_in) h->copied_in->wait(stream);
+  }
   if (to_device_) {
     step_begun_->record(stream);  // the copies back come after the compute work queued so far
     step_begun_->wait(*to_device_);
