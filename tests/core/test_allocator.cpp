@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "io/io_test_util.h"
 #include "support/test_util.h"
 #include "zerotrain/core/caching_allocator.h"
 #include "zerotrain/core/tensor.h"
@@ -107,6 +108,27 @@ TEST(CudaAllocator, CapOnRealDevice) {
   set_cuda_memory_cap(0, 0);
   Tensor b = Tensor::empty({48 << 20}, DType::u8, Device::cuda(0));
   EXPECT_TRUE(b.defined());
+}
+
+// --host-memory-cap counts page-locked memory with ordinary host memory (core/host_cap.h): a
+// pinned buffer leaves less under the cap for the CPU allocator and the other way round, and the
+// refusal is the CPU allocator's "out of memory on cpu" line.
+TEST(PinnedAllocator, HostCapCountsPageLockedMemory) {
+  ZT_SKIP_WITHOUT_CUDA();
+  const size_t base = cpu_allocator().stats().allocated;
+  set_cpu_memory_cap(base + (64u << 20));
+  {
+    Tensor pinned = Tensor::empty({48 << 20}, DType::u8, pinned_host_allocator());
+    test::expect_error<OutOfMemoryError>([] { Tensor::empty({32 << 20}, DType::u8); },
+                                         {"out of memory on cpu: asked 32.0 MiB"});
+    Tensor ordinary = Tensor::empty({8 << 20}, DType::u8);
+    test::expect_error<OutOfMemoryError>(
+        [] { Tensor::empty({16 << 20}, DType::u8, pinned_host_allocator()); },
+        {"out of memory on cpu: asked 16.0 MiB page-locked"});
+  }
+  Tensor again = Tensor::empty({48 << 20}, DType::u8, pinned_host_allocator());  // released
+  EXPECT_TRUE(again.defined());
+  set_cpu_memory_cap(0);
 }
 
 TEST(PinnedAllocator, AllocatesHostMemory) {

@@ -1,4 +1,5 @@
-// Host allocator (64-byte aligned, with statistics) and the default-allocator lookup.
+// Host allocator (64-byte aligned, with statistics, under the host cap of host_cap.h) and the
+// default-allocator lookup.
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -6,6 +7,7 @@
 
 #include "zerotrain/core/allocator.h"
 #include "zerotrain/core/error.h"
+#include "zerotrain/core/host_cap.h"
 
 namespace zt {
 
@@ -25,6 +27,16 @@ std::string format_bytes(size_t b) {
 
 namespace {
 
+std::atomic<size_t> g_pinned_bytes{0};  // page-locked bytes in use (host_cap.h)
+
+// The line of a refusal under the cap: ordinary and page-locked bytes count alike.
+[[noreturn]] void over_cap(size_t asked, const char* kind, size_t used, size_t cap) {
+  throw OutOfMemoryError(
+      "alloc", str("out of memory on cpu: asked ", format_bytes(asked), kind, ", in use ",
+                   format_bytes(used), ", cap ", format_bytes(cap), " (free under it ",
+                   format_bytes(cap > used ? cap - used : 0), ")"));
+}
+
 class CpuAllocator final : public Allocator {
  public:
   void* allocate(size_t n, Stream) override {
@@ -32,13 +44,10 @@ class CpuAllocator final : public Allocator {
     const size_t rounded = (n + 63) / 64 * 64;
     const size_t now = allocated_.fetch_add(rounded) + rounded;
     const size_t cap = cap_.load();
-    if (cap && now > cap) {
+    const size_t pinned = g_pinned_bytes.load();
+    if (cap && now + pinned > cap) {
       allocated_ -= rounded;
-      const size_t used = now - rounded;
-      throw OutOfMemoryError(
-          "alloc", str("out of memory on cpu: asked ", format_bytes(n), ", in use ",
-                       format_bytes(used), ", cap ", format_bytes(cap), " (free under it ",
-                       format_bytes(cap > used ? cap - used : 0), ")"));
+      over_cap(n, "", now - rounded + pinned, cap);
     }
     void* p = std::aligned_alloc(64, rounded);
     if (!p) {
@@ -68,6 +77,8 @@ class CpuAllocator final : public Allocator {
   }
   void reset_peak() override { peak_ = allocated_.load(); }
   void set_cap(size_t bytes) { cap_ = bytes; }
+  size_t cap() const { return cap_.load(); }
+  size_t in_use() const { return allocated_.load(); }
 
  private:
   std::atomic<size_t> allocated_{0}, peak_{0}, num_allocs_{0}, cap_{0};
@@ -79,6 +90,24 @@ CpuAllocator& the_cpu_allocator() {
 }
 
 }  // namespace
+
+namespace detail {
+
+void charge_pinned_bytes(size_t n) {
+  const size_t now = g_pinned_bytes.fetch_add(n) + n;
+  const size_t cap = the_cpu_allocator().cap();
+  const size_t ordinary = the_cpu_allocator().in_use();
+  if (cap && now + ordinary > cap) {
+    g_pinned_bytes -= n;
+    over_cap(n, " page-locked", now - n + ordinary, cap);
+  }
+}
+
+void release_pinned_bytes(size_t n) {
+  g_pinned_bytes -= n;
+}
+
+}  // namespace detail
 
 Allocator& cpu_allocator() {
   return the_cpu_allocator();

@@ -7,6 +7,7 @@
 
 #include "zerotrain/core/caching_allocator.h"
 #include "zerotrain/core/cuda/cuda_check.h"
+#include "zerotrain/core/host_cap.h"
 #include "zerotrain/core/tensor.h"
 
 namespace zt {
@@ -194,10 +195,12 @@ class PinnedHostAllocator final : public Allocator {
  public:
   void* allocate(size_t n, Stream) override {
     if (n == 0) return nullptr;
+    detail::charge_pinned_bytes(n);  // the host cap counts page-locked bytes too
     void* p = nullptr;
     cudaError_t e = cudaHostAlloc(&p, n, cudaHostAllocPortable);
     if (e != cudaSuccess) {
       cudaGetLastError();
+      detail::release_pinned_bytes(n);
       throw OutOfMemoryError("alloc", str("pinned host allocation of ", format_bytes(n),
                                           " failed: ", cudaGetErrorString(e)));
     }
@@ -213,6 +216,7 @@ class PinnedHostAllocator final : public Allocator {
   void deallocate(void* p, size_t n, Stream) override {
     if (!p) return;
     cudaFreeHost(p);
+    detail::release_pinned_bytes(n);
     std::lock_guard lock(mu_);
     stats_.allocated -= n;
     stats_.reserved = stats_.allocated;
