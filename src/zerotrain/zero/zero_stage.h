@@ -2,8 +2,8 @@
 // each block's forward and backward, how gradients are reduced, the global gradient norm and the
 // optimizer step. The trainer only talks to this interface. Every stage runs in a ZeroContext
 // (zero_context.h: communicator, device, compute stream, side streams), is given an OffloadPolicy
-// (offload_policy.h; only "none" so far) and can write and read its own rank's shard
-// (shard_checkpoint.h). Tested by tests/mpi/test_zero_parity.cpp (every stage against stage 0
+// (offload_policy.h: where its optimizer runs and value shards live, [Note: optimizer offload] in
+// shard_optimizer.h) and can write and read its own rank's shard (shard_checkpoint.h). Tested by tests/mpi/test_zero_parity.cpp (every stage against stage 0
 // under mpirun) and tests/zero/test_zero_stage.cpp (one process).
 //
 // [Note: ZeRO stages]
