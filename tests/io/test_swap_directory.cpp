@@ -115,7 +115,7 @@ TEST(SwapDirectory, MissingPathIsOneLine) {
   TempDir nvme;
   const std::string path = (nvme / "no-such-disk").string();
   EXPECT_EQ(message_of<ValueError>([&] { SwapDirectory::create(path, 3 * kMiB); }),
-            "[offload] nvme_path " + path + " does not exist (the swap files need 3.0 MiB)");
+            "[offload] nvme_path " + path + " does not exist (make the directory first); the swap files need 3.0 MiB");
 }
 
 TEST(SwapDirectory, FileIsNotADirectory) {
@@ -123,7 +123,7 @@ TEST(SwapDirectory, FileIsNotADirectory) {
   test::write_bytes(nvme / "file", "x");
   const std::string path = (nvme / "file").string();
   EXPECT_EQ(message_of<ValueError>([&] { SwapDirectory::create(path, 1536); }),
-            "[offload] nvme_path " + path + " is not a directory (the swap files need 1.5 KiB)");
+            "[offload] nvme_path " + path + " is not a directory; the swap files need 1.5 KiB");
 }
 
 // Checked in a child that is not root (root writes anywhere): the one line, and nothing created.
@@ -145,8 +145,8 @@ TEST(SwapDirectory, UnwritablePathIsOneLine) {
     }
   });
   EXPECT_EQ(child.read_line(), "[offload] nvme_path " + ro.string() +
-                                   " is not writable: Permission denied (the swap files need 1.0 "
-                                   "MiB)");
+                                   " is not writable: Permission denied; the swap files need 1.0 "
+                                   "MiB");
   EXPECT_EQ(child.wait(), 0);
   EXPECT_TRUE(test::list_dir(ro).empty());
 }
@@ -157,7 +157,7 @@ TEST(SwapDirectory, TooLittleFreeSpaceNamesBoth) {
   const std::string msg =
       message_of<ValueError>([&] { SwapDirectory::create(path, int64_t{1} << 60); });
   EXPECT_EQ(msg.rfind("[offload] nvme_path " + path + " has ", 0), 0u) << msg;
-  EXPECT_NE(msg.find(" free, the swap files need 1073741824.00 GiB"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(" free; the swap files need 1073741824.00 GiB"), std::string::npos) << msg;
   EXPECT_TRUE(test::list_dir(nvme.path()).empty());
 }
 
@@ -168,7 +168,7 @@ TEST(SwapDirectory, SmallFilesystemIsOneLine) {
   if (!small.mounted()) GTEST_SKIP() << "mounting a tmpfs is not permitted here";
   const std::string path = (nvme / "small").string();
   EXPECT_EQ(message_of<ValueError>([&] { SwapDirectory::create(path, 4 * kMiB); }),
-            "[offload] nvme_path " + path + " has 1.0 MiB free, the swap files need 4.0 MiB");
+            "[offload] nvme_path " + path + " has 1.0 MiB free; the swap files need 4.0 MiB");
   // Enough room by statvfs, then the file's reservation meets the full disk: one line too.
   const SwapDirectory dir = SwapDirectory::create(path, 0);
   const std::string msg =

@@ -44,7 +44,7 @@ std::string random_suffix() {
 }
 
 std::string needs(int64_t bytes) {
-  return str("(the swap files need ", format_bytes(static_cast<size_t>(bytes)), ")");
+  return str("; the swap files need ", format_bytes(static_cast<size_t>(bytes)));
 }
 
 // One warning per directory under `nvme_path` named like ours, made on this host by a process
@@ -96,33 +96,33 @@ void write_readme(const fs::path& dir, const std::string& host) {
 
 }  // namespace
 
-SwapDirectory SwapDirectory::create(const std::string& nvme_path, int64_t bytes_needed) {
-  if (nvme_path.empty())
-    throw ValueError("offload", str("nvme_path is empty ", needs(bytes_needed)));
+std::optional<SwapPathProblem> swap_path_problem(const std::string& nvme_path,
+                                                 int64_t bytes_needed) {
+  if (nvme_path.empty()) return SwapPathProblem{"is empty"};
   struct stat st {};
   if (::stat(nvme_path.c_str(), &st) != 0) {
-    if (errno == ENOENT)
-      throw ValueError("offload",
-                       str("nvme_path ", nvme_path, " does not exist ", needs(bytes_needed)));
-    throw_errno("offload", str("nvme_path ", needs(bytes_needed), ": cannot read"), nvme_path);
+    if (errno == ENOENT) return SwapPathProblem{"does not exist (make the directory first)"};
+    return SwapPathProblem{str("cannot be read: ", std::strerror(errno)), true};
   }
-  if (!S_ISDIR(st.st_mode))
-    throw ValueError("offload",
-                     str("nvme_path ", nvme_path, " is not a directory ", needs(bytes_needed)));
+  if (!S_ISDIR(st.st_mode)) return SwapPathProblem{"is not a directory"};
   if (::access(nvme_path.c_str(), W_OK | X_OK) != 0)
-    throw IoError("offload", str("nvme_path ", nvme_path, " is not writable: ",
-                                 std::strerror(errno), " ", needs(bytes_needed)));
+    return SwapPathProblem{str("is not writable: ", std::strerror(errno)), true};
   struct statvfs vfs {};
   if (::statvfs(nvme_path.c_str(), &vfs) != 0)
-    throw_errno("offload",
-                str("nvme_path ", needs(bytes_needed), ": cannot query the free space of"),
-                nvme_path);
+    return SwapPathProblem{str("has a free space nobody can tell: ", std::strerror(errno)), true};
   const auto free_bytes = static_cast<int64_t>(vfs.f_bavail) * static_cast<int64_t>(vfs.f_frsize);
   if (free_bytes < bytes_needed)
-    throw ValueError(
-        "offload",
-        str("nvme_path ", nvme_path, " has ", format_bytes(static_cast<size_t>(free_bytes)),
-            " free, the swap files need ", format_bytes(static_cast<size_t>(bytes_needed))));
+    return SwapPathProblem{str("has ", format_bytes(static_cast<size_t>(free_bytes)), " free")};
+  return std::nullopt;
+}
+
+SwapDirectory SwapDirectory::create(const std::string& nvme_path, int64_t bytes_needed) {
+  if (const auto problem = swap_path_problem(nvme_path, bytes_needed)) {
+    const std::string line = str("nvme_path ", nvme_path, nvme_path.empty() ? "" : " ",
+                                 problem->what, needs(bytes_needed));
+    if (problem->system) throw IoError("offload", line);
+    throw ValueError("offload", line);
+  }
 
   const std::string host = host_name();
   warn_about_stale_directories(nvme_path, host);
@@ -132,7 +132,7 @@ SwapDirectory SwapDirectory::create(const std::string& nvme_path, int64_t bytes_
     if (::mkdir(dir.c_str(), 0700) != 0) {
       if (errno == EEXIST && attempt < 16) continue;
       throw IoError("offload", str("nvme_path ", nvme_path, " is not writable: cannot create ",
-                                   dir.filename().string(), ": ", std::strerror(errno), " ",
+                                   dir.filename().string(), ": ", std::strerror(errno),
                                    needs(bytes_needed)));
     }
     SwapDirectory made(dir, detail::register_swap_directory(dir.string()), ::getpid());

@@ -8,16 +8,28 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace zt::io {
 
+// What keeps `nvme_path` from holding `bytes_needed` bytes of swap files, in words that follow the
+// path ("does not exist (make the directory first)", "is not a directory", "is not writable:
+// <reason>", "has <bytes> free", ...), or nothing when it can. `system` marks a refusal by the
+// system (permissions, a failed stat) rather than by the path's kind or size. The one check behind
+// SwapDirectory::create and the run's check before it builds anything (train/nvme_path_check.h).
+struct SwapPathProblem {
+  std::string what;
+  bool system = false;
+};
+std::optional<SwapPathProblem> swap_path_problem(const std::string& nvme_path,
+                                                 int64_t bytes_needed);
+
 class SwapDirectory {
  public:
-  // Makes the directory under `nvme_path` after checking, each with one line "[offload] nvme_path
-  // <path> ..." naming the bytes needed: that the path exists (ValueError), is a directory
-  // (ValueError), has at least `bytes_needed` bytes free for an unprivileged user (statvfs;
-  // ValueError naming the bytes free) and is writable (IoError with the system's reason). Warns
+  // Makes the directory under `nvme_path` after swap_path_problem finds nothing; otherwise one line
+  // "[offload] nvme_path <path> <problem>; the swap files need <bytes>", an IoError when the
+  // system refused, a ValueError otherwise. Warns
   // (stderr, one line each) about swap directories under `nvme_path` that a dead process of this
   // host left behind, and leaves them there.
   static SwapDirectory create(const std::string& nvme_path, int64_t bytes_needed);

@@ -1,41 +1,23 @@
 // check_nvme_path / check_nvme_paths (nvme_path_check.h).
 #include "zerotrain/train/nvme_path_check.h"
 
-#include <sys/statvfs.h>
-#include <unistd.h>
-
-#include <system_error>
-
 #include "zerotrain/core/allocator.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/estimate/peak_estimate.h"
 #include "zerotrain/io/hf_config.h"
+#include "zerotrain/io/swap_directory.h"
 #include "zerotrain/train/out_of_memory.h"
 
 namespace zt::train {
 
 namespace fs = std::filesystem;
 
-int64_t free_bytes(const fs::path& dir) {
-  struct statvfs s {};
-  if (::statvfs(dir.c_str(), &s) != 0) return -1;
-  return static_cast<int64_t>(s.f_bavail) * static_cast<int64_t>(s.f_frsize);
-}
-
 void check_nvme_path(const char* section, const fs::path& path, double needed) {
-  const std::string need =
-      str("; the swap files need ", format_bytes(static_cast<size_t>(needed > 0 ? needed : 0)));
-  auto fail = [&](const std::string& why) {
+  const auto bytes = static_cast<int64_t>(needed > 0 ? needed : 0);
+  if (const auto problem = io::swap_path_problem(path.string(), bytes))
     throw ValueError("config", str("zero_optimization.", section, ".nvme_path (--nvme-path) ",
-                                   path.string(), ": ", why, need));
-  };
-  std::error_code ec;
-  if (!fs::exists(path, ec)) fail("does not exist (make the directory first)");
-  if (!fs::is_directory(path, ec)) fail("is not a directory");
-  if (::access(path.c_str(), W_OK | X_OK) != 0) fail("is not writable by this process");
-  const int64_t free = free_bytes(path);
-  if (free >= 0 && static_cast<double>(free) < needed)
-    fail(str("has ", format_bytes(static_cast<size_t>(free)), " free"));
+                                   path.string(), ": ", problem->what, "; the swap files need ",
+                                   format_bytes(static_cast<size_t>(bytes))));
 }
 
 void check_nvme_paths(const TrainConfig& c, int ranks_on_this_machine) {

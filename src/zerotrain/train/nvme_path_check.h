@@ -5,18 +5,14 @@
 // flag, the path and the bytes needed. Tested by tests/train/test_nvme_path_check.cpp.
 #pragma once
 
-#include <cstdint>
 #include <filesystem>
 
 #include "zerotrain/train/trainer.h"
 
 namespace zt::train {
 
-// Free bytes for an unprivileged writer on the file system holding `dir` (statvfs).
-int64_t free_bytes(const std::filesystem::path& dir);
-
 // Checks `path` (for the offload section `section`: "offload_optimizer" or "offload_param")
-// against `needed` bytes. Throws ValueError "[config] zero_optimization.<section>.nvme_path
+// against `needed` bytes (io::swap_path_problem). Throws ValueError "[config] zero_optimization.<section>.nvme_path
 // (--nvme-path) <path>: <what is wrong>; the swap files need <needed>".
 void check_nvme_path(const char* section, const std::filesystem::path& path, double needed);
 

@@ -390,9 +390,7 @@ void ShardOptimizer::with_state(size_t s, const std::function<void(optim::FlatAd
     adam.evict_state();
     throw;
   }
-  adam.evict_state();
-  swap_->write_back(s);  // unchanged, but the buffer is free again once written
-  swap_->finish();
+  adam.evict_state();  // read only: the staging buffer still equals the file, nothing to write
 }
 
 optim::OptimizerState ShardOptimizer::full_state(comm::Communicator& comm, bool keep,

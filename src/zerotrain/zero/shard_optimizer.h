@@ -115,7 +115,7 @@ class ShardOptimizer {
   void wait_stepped(size_t i);               // until host run i is stepped in the last step
   void copy_mirrors_home(Stream stream);      // device copies of host value shards -> home
   size_t swap_buffers() const;
-  // Runs `use` on host sub-group s's optimizer with its state in memory (swapped in and out).
+  // Runs `use`, which only reads, on host sub-group s's optimizer with its state in memory.
   void with_state(size_t s, const std::function<void(optim::FlatAdam&)>& use);
 
   std::vector<ParamGroup*> groups_;
