@@ -320,6 +320,42 @@ TEST(ZeroParity, LlamaBf16OffloadOptimizerToNvmeAccumulation2) {
   EXPECT_TRUE(fs::is_empty(nvme)) << "a swap directory outlived its run";
 }
 
+// ZeRO-Infinity's parameters: stage 3's value shards only in each rank's swap file, staged
+// through buffer_count buffers; a small buffer_size reads one group at a time, a large one packs
+// every group into one read. With the optimizer state on NVMe too, partly on the host, or on the
+// device (DeepSpeed's inference configs set offload_param nvme alone: the device steps a copy).
+zero::OffloadPolicy with_params_on_nvme(zero::OffloadPolicy p, const fs::path& dir,
+                                        int64_t buffer_size, int64_t buffer_count) {
+  p.params.device = zero::OffloadDevice::nvme;
+  p.params.nvme_path = dir.string();
+  p.params.buffer_size = buffer_size;
+  p.params.buffer_count = buffer_count;
+  return p;
+}
+
+TEST(ZeroParity, Gpt2TiedBf16OffloadParamsAndOptimizerToNvmeCheckpointedAccumulation2) {
+  const fs::path nvme = test::shared_temp_dir("zero_nvme_params_swap");
+  ParityCase k{"gpt2_bf16_nvme_params", test::tiny_gpt2(), DType::bf16, 2, true, 2000};
+  k.offload = with_params_on_nvme(nvme_offload(nvme), nvme, 1, 2);
+  run_parity(k);
+  test::process_group().host().barrier();
+  EXPECT_TRUE(fs::is_empty(nvme)) << "a swap directory outlived its run";
+}
+
+TEST(ZeroParity, LlamaBf16OffloadParamsToNvmePartialOptimizerOffload) {
+  ParityCase k{"llama_bf16_nvme_params_ratio", test::tiny_llama(), DType::bf16, 1};
+  k.offload = with_params_on_nvme(cpu_offload(20'000),
+                                  test::shared_temp_dir("zero_nvme_params_ratio"), 1'000'000, 5);
+  k.offload_ratio = 0.5;
+  run_parity(k);
+}
+
+TEST(ZeroParity, LlamaF32OffloadParamsToNvmeOptimizerOnTheDevice) {
+  ParityCase k{"llama_f32_nvme_params_only", test::tiny_llama(), DType::f32, 2};
+  k.offload = with_params_on_nvme({}, test::shared_temp_dir("zero_nvme_params_only"), 1, 1);
+  run_parity(k);
+}
+
 struct Interrupted : std::runtime_error {
   Interrupted() : std::runtime_error("interrupted") {}
 };

@@ -52,11 +52,6 @@ void validate_offload_policy(const OffloadPolicy& p, int stage) {
     at_least("aio.queue_depth", p.aio.queue_depth, 1);
     at_least("aio.intra_op_parallelism", p.aio.intra_op_parallelism, 1);
   }
-  // What the engine does not run yet.
-  if (q.device == OffloadDevice::nvme)
-    fail("offload_param.device nvme (--offload-param)",
-         "not supported yet: parameter shards go to host memory (cpu); the optimizer state may "
-         "go to NVMe (offload_optimizer.device nvme)");
 }
 
 }  // namespace zt::zero

@@ -52,8 +52,7 @@ struct OffloadPolicy {
 
 // The one check of a policy at ZeRO stage `stage` (DeepSpeed's rules): offload_optimizer needs
 // stage 1-3, offload_param stage 3, a ratio below 1 stage 3, nvme a path; every count and size
-// positive. Throws ValueError "[config] zero_optimization.<key>: ..." naming the value, or for a
-// placement the engine does not run yet.
+// positive. Throws ValueError "[config] zero_optimization.<key>: ..." naming the value.
 void validate_offload_policy(const OffloadPolicy& policy, int stage);
 
 }  // namespace zt::zero

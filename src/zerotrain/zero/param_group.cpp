@@ -131,13 +131,16 @@ void ParamGroup::finish_gather(comm::Communicator& comm, Stream stream) {
   if (state_ != ParamState::gathering)
     throw ValueError(kComponent, str("block ", block_, ": finish_gather from state ",
                                      param_state_name(state_), " (needs Gathering)"));
-  if (single(comm)) {
-    full_.slice(0, 0, shard_).copy_from(value_shard_, stream);
-  } else if (shard_offloaded_) {
+  if (shard_offloaded_) {
     // The host shard goes into this rank's slot first; the all-gather then runs in place.
+    const Tensor host = swapped_ ? swapped_->pin(swap_key_) : value_shard_;
     Tensor own = full_.slice(0, shard_offset(), shard_offset() + shard_);
-    own.copy_from(value_shard_, stream);
-    comm.all_gather(own.data(), full_.data(), static_cast<size_t>(shard_), value_dtype_, stream);
+    own.copy_from(host, stream);
+    if (swapped_) swapped_->unpin(swap_key_, stream);
+    if (!single(comm))
+      comm.all_gather(own.data(), full_.data(), static_cast<size_t>(shard_), value_dtype_, stream);
+  } else if (single(comm)) {
+    full_.slice(0, 0, shard_).copy_from(value_shard_, stream);
   } else {
     comm.all_gather(value_shard_.data(), full_.data(), static_cast<size_t>(shard_), value_dtype_,
                     stream);
@@ -220,7 +223,8 @@ int64_t ParamGroup::value_bytes() const {
 }
 
 int64_t ParamGroup::host_value_bytes() const {
-  return shard_offloaded_ ? static_cast<int64_t>(value_shard_.nbytes()) : 0;
+  return shard_offloaded_ && value_shard_.defined() ? static_cast<int64_t>(value_shard_.nbytes())
+                                                     : 0;
 }
 
 void ParamGroup::offload_shard(const std::string& pin_key, Stream stream) {
@@ -232,6 +236,27 @@ void ParamGroup::offload_shard(const std::string& pin_key, Stream stream) {
   synchronize(stream);
   value_shard_ = std::move(host);
   shard_offloaded_ = true;
+}
+
+void ParamGroup::swap_out_shard(SwappedShards& home, size_t key, Stream stream) {
+  if (!materialized_ || replicated_ || shard_offloaded_)
+    throw ValueError(kComponent, str("block ", block_, ": only a materialized sharded group's "
+                                     "value shard moves to a swap file, once"));
+  home.store(key, value_shard_, stream);
+  value_shard_ = Tensor();
+  swapped_ = &home;
+  swap_key_ = key;
+  shard_offloaded_ = true;
+}
+
+void ParamGroup::read_shard(const Tensor& dst) const {
+  ZT_ASSERT(swapped_, kComponent, "read_shard of a shard that is not swapped out");
+  swapped_->load(swap_key_, dst);
+}
+
+void ParamGroup::write_shard(const Tensor& src, Stream stream) {
+  ZT_ASSERT(swapped_, kComponent, "write_shard of a shard that is not swapped out");
+  swapped_->store(swap_key_, src, stream);
 }
 
 int64_t ParamGroup::grad_bytes() const {

@@ -39,6 +39,21 @@ namespace zt::zero {
 enum class ParamState { sharded, gathering, gathered, released };
 const char* param_state_name(ParamState s);
 
+// Where offloaded value shards live between uses when they are not kept in memory (a swap file:
+// param_swap.h). A shard is named by its group's index in the stage.
+class SwappedShards {
+ public:
+  virtual ~SwappedShards() = default;
+  // Shard g in host memory ([shard] value dtype), unchanged until unpin(g, copies), which the
+  // caller calls once the copies from it are queued on `copies`.
+  virtual Tensor pin(size_t g) = 0;
+  virtual void unpin(size_t g, Stream copies) = 0;
+  // Copies shard g into `dst` (host, contiguous); replaces it by `src` (any device: the copy off
+  // it on `stream` is waited for).
+  virtual void load(size_t g, const Tensor& dst) = 0;
+  virtual void store(size_t g, const Tensor& src, Stream stream) = 0;
+};
+
 // The part of one parameter inside this rank's shard, in flat coordinates.
 struct ShardPiece {
   nn::Parameter* param = nullptr;
@@ -78,7 +93,14 @@ class ParamGroup {
   // full buffer on the compute device first. Throws ValueError for a replicated or unmaterialized
   // group.
   void offload_shard(const std::string& pin_key, Stream stream);
+  // offload_param nvme: hands this rank's value shard to `home` as shard `key` and keeps no copy;
+  // gathers pin it there while they copy it to the compute device. value_shard() is undefined
+  // from then on: read_shard / write_shard reach the values. Throws ValueError as offload_shard.
+  void swap_out_shard(SwappedShards& home, size_t key, Stream stream);
   bool shard_offloaded() const { return shard_offloaded_; }
+  bool shard_swapped() const { return swapped_ != nullptr; }
+  void read_shard(const Tensor& dst) const;               // swapped: the values into dst
+  void write_shard(const Tensor& src, Stream stream);     // swapped: new values
   // Sharded|Released -> Gathered: all-gathers the shards into a new full buffer.
   void gather(comm::Communicator& comm, Stream stream);
   // The same in two halves, so that the buffer is allocated on the compute stream and the
@@ -89,7 +111,8 @@ class ParamGroup {
   void release();
   // Replicated groups after the optimizer step: every rank's updated shard to every rank.
   void all_gather_in_place(comm::Communicator& comm, Stream stream);
-  // This rank's values: [shard_numel] value dtype (a view into the full buffer when replicated).
+  // This rank's values: [shard_numel] value dtype (a view into the full buffer when replicated;
+  // undefined when swapped out).
   const Tensor& value_shard() const { return value_shard_; }
 
   // Creates the zeroed full gradient buffer unless it exists and points the parameters' grads in.
@@ -127,6 +150,8 @@ class ParamGroup {
   bool replicated_ = false;
   bool materialized_ = false;
   bool shard_offloaded_ = false;
+  SwappedShards* swapped_ = nullptr;  // with swap_out_shard
+  size_t swap_key_ = 0;
   Device device_ = Device::cpu();  // the compute device: full buffers and gradients live there
   Tensor full_;         // [padded] value dtype, while Gathered
   Tensor value_shard_;  // [shard] value dtype

@@ -2,6 +2,8 @@
 // [Note: optimizer offload].
 #include "zerotrain/zero/shard_optimizer.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <exception>
 #include <functional>
 #include <set>
@@ -84,15 +86,22 @@ ShardOptimizer::ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent
   // The device groups' optimizer, and the host groups with their host copies.
   std::vector<optim::FlatParam> device_params;
   std::vector<optim::FlatRun> device_runs;
+  for (const ParamGroup* g : groups_)
+    values_swapped_ = values_swapped_ || g->shard_swapped();
   for (size_t g = 0; g < groups_.size(); ++g) {
-    const Tensor value = run_value(g);
+    const Tensor value = groups_[g]->shard_swapped() ? Tensor() : run_value(g);
     if (place_[g] == RunPlace::device) {
       index_.push_back(device_runs.size());
       Tensor run = value;
-      if (value.device() != device_) {  // offload_param alone: stepped on a device copy
+      if (groups_[g]->shard_swapped()) {  // stepped on a device copy of the swapped shard
+        const Tensor home = Tensor::empty({run_numel(g)}, groups_[g]->value_dtype());
+        groups_[g]->read_shard(home);
+        run = home.to(device_, stream);
+        device_mirrors_.push_back({run, Tensor(), groups_[g]});
+      } else if (value.device() != device_) {  // offload_param alone: stepped on a device copy
         run = Tensor::empty({value.numel()}, value.dtype(), device_, stream);
         run.copy_from(value, stream);
-        device_mirrors_.push_back({run, value});
+        device_mirrors_.push_back({run, value, groups_[g]});
       }
       add_group_run(*groups_[g], extent, run, device_params, device_runs);
       continue;
@@ -101,7 +110,7 @@ ShardOptimizer::ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent
     auto h = std::make_unique<HostGroup>();
     h->group = g;
     if (values_on_host_) {  // offload_param: the CPU Adam steps the host value shard itself
-      h->value = value;
+      h->value = value;  // swapped: a view of swapped_values_, set below
     } else {
       h->value = host_buffer(value.numel(), value.dtype(), pin_key_);
       h->value.copy_from(value, stream);
@@ -119,11 +128,12 @@ ShardOptimizer::ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent
     size_t last = first;
     int64_t n = 0;
     while (last < host_.size() &&
-           (last == first || n + host_[last]->value.numel() <= policy.sub_group_size))
-      n += host_[last++]->value.numel();
+           (last == first || n + run_numel(host_[last]->group) <= policy.sub_group_size))
+      n += run_numel(host_[last++]->group);
     sub_groups_.push_back({first, last});
     first = last;
   }
+  if (values_swapped_) lend_swapped_values();
   // The precision guard samples one optimizer's state: the first host sub-group's when there is
   // one.
   const bool any_host = !host_.empty();
@@ -157,9 +167,11 @@ ShardOptimizer::ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent
     std::vector<optim::FlatRun> runs;
     for (size_t i = sub_groups_[s].first; i < sub_groups_[s].second; ++i)
       add_group_run(*groups_[host_[i]->group], extent, host_[i]->value, params, runs);
+    read_swapped_values(s);  // the masters start from them
     host_adams_.push_back(std::make_unique<optim::FlatAdam>(
         params, std::move(runs), options.adam, options.precision, s == 0 ? options.guard : nullptr,
         part(params, s == 0 && device_params.empty())));
+    write_swapped_values(s);  // a loaded state rounded the masters into them
     if (offload.device == OffloadDevice::nvme) {  // this sub-group's state goes to its swap file
       std::vector<StateSwap::Slot> slots;
       for (const optim::FlatRun& r : host_adams_.back()->runs())
@@ -193,6 +205,50 @@ ShardOptimizer::~ShardOptimizer() {
   // Copies in flight read or write host memory this object owns.
   if (to_host_) synchronize(*to_host_);
   if (to_device_) synchronize(*to_device_);
+}
+
+int64_t ShardOptimizer::run_numel(size_t g) const {
+  return extent_ == RunExtent::shard ? groups_[g]->shard_numel() : groups_[g]->numel();
+}
+
+void ShardOptimizer::lend_swapped_values() {
+  // Every sub-group's runs view the front of one buffer, read in before its update and written
+  // back after: only one sub-group's values are in host memory at a time.
+  constexpr int64_t kAlign = 64;
+  int64_t largest = 0;
+  for (const auto& [first, last] : sub_groups_) {
+    int64_t at = 0;
+    for (size_t i = first; i < last; ++i) {
+      const size_t g = host_[i]->group;
+      const auto bytes = run_numel(g) * static_cast<int64_t>(dtype_size(groups_[g]->value_dtype()));
+      at += (bytes + kAlign - 1) / kAlign * kAlign;
+    }
+    largest = std::max(largest, at);
+  }
+  swapped_values_ = Tensor::empty({largest}, DType::u8, Device::cpu());
+  for (const auto& [first, last] : sub_groups_) {
+    int64_t at = 0;
+    for (size_t i = first; i < last; ++i) {
+      const size_t g = host_[i]->group;
+      const DType dtype = groups_[g]->value_dtype();
+      host_[i]->value = Tensor::wrap(static_cast<std::byte*>(swapped_values_.data()) + at,
+                                     {run_numel(g)}, dtype, Device::cpu());
+      const auto bytes = run_numel(g) * static_cast<int64_t>(dtype_size(dtype));
+      at += (bytes + kAlign - 1) / kAlign * kAlign;
+    }
+  }
+}
+
+void ShardOptimizer::read_swapped_values(size_t s) {
+  if (!values_swapped_) return;
+  for (size_t i = sub_groups_[s].first; i < sub_groups_[s].second; ++i)
+    groups_[host_[i]->group]->read_shard(host_[i]->value);
+}
+
+void ShardOptimizer::write_swapped_values(size_t s) {
+  if (!values_swapped_) return;
+  for (size_t i = sub_groups_[s].first; i < sub_groups_[s].second; ++i)
+    groups_[host_[i]->group]->write_shard(host_[i]->value, {});
 }
 
 Tensor ShardOptimizer::run_value(size_t g) const {
@@ -246,11 +302,11 @@ void ShardOptimizer::step(std::span<const Tensor> grads, float lr, float grad_sc
   std::vector<Tensor> device_grads;
   for (size_t g = 0; g < groups_.size(); ++g) {
     const Tensor& grad = grads[g];
-    if (!grad.defined() || grad.numel() != run_value(g).numel() || !grad.is_contiguous() ||
+    if (!grad.defined() || grad.numel() != run_numel(g) || !grad.is_contiguous() ||
         grad.device() != device_)
       throw ValueError("zero", str("block ", groups_[g]->block(), ": gradient ",
                                    grad.defined() ? grad.describe() : "undefined",
-                                   " for the value run ", run_value(g).describe()));
+                                   " for a value run of ", run_numel(g), " elements"));
     if (place_[g] == RunPlace::device) device_grads.push_back(grad);
   }
   // Both count the step after the same checks of lr and grad_scale.
@@ -307,8 +363,10 @@ void ShardOptimizer::update_host_groups(Stream stream) {
         if (h.copied_out) h.copied_out->synchronize();  // the last step's values left the host
         host_grads.push_back(h.grad);
       }
+      read_swapped_values(s);
       adam.step_runs(0, last - first, host_grads);
       adam.finish_step();
+      write_swapped_values(s);
       if (swap_) {
         adam.evict_state();
         swap_->write_back(s);
@@ -335,8 +393,11 @@ void ShardOptimizer::update_host_groups(Stream stream) {
 
 void ShardOptimizer::copy_mirrors_home(Stream stream) {
   if (device_mirrors_.empty()) return;
-  for (auto& [mirror, home] : device_mirrors_)
-    home.copy_from(mirror, stream);
+  for (auto& m : device_mirrors_)
+    if (m.group->shard_swapped())
+      m.group->write_shard(m.run, stream);
+    else
+      m.home.copy_from(m.run, stream);
   synchronize(stream);  // the next gathers read the host shards
 }
 
@@ -448,9 +509,9 @@ optim::OptimizerState ShardOptimizer::full_state(comm::Communicator& comm, bool 
 
 std::vector<optim::FlatAdam::PieceTensor> ShardOptimizer::piece_tensors() {
   drain();
-  if (swap_)
-    throw ValueError("zero", "a rank's shard of an optimizer state swapped to NVMe cannot be "
-                             "handed out whole (save a full checkpoint instead)");
+  if (swap_ || values_swapped_)
+    throw ValueError("zero", "a rank's shard of an optimizer state or of parameters swapped to "
+                             "NVMe cannot be handed out whole (save a full checkpoint instead)");
   std::vector<optim::FlatAdam::PieceTensor> out = device_adam_ ? device_adam_->piece_tensors()
                                                                : std::vector<optim::FlatAdam::PieceTensor>{};
   for (auto& a : host_adams_) {
@@ -476,8 +537,8 @@ void ShardOptimizer::shard_loaded(int64_t step, Stream stream) {
 
 int64_t ShardOptimizer::device_state_bytes() const {
   int64_t b = device_adam_ ? device_adam_->bytes() : 0;
-  for (const auto& [mirror, home] : device_mirrors_)
-    b += static_cast<int64_t>(mirror.nbytes());  // the optimizer's copy of offloaded values
+  for (const auto& m : device_mirrors_)
+    b += static_cast<int64_t>(m.run.nbytes());  // the optimizer's copy of offloaded values
   return b;
 }
 
@@ -493,7 +554,8 @@ int64_t ShardOptimizer::nvme_bytes() const {
 }
 
 int64_t ShardOptimizer::host_value_bytes() const {
-  if (values_on_host_) return 0;  // the groups' own shards, counted by them
+  if (values_on_host_)  // the groups' own shards, counted by them; swapped: one sub-group's
+    return swapped_values_.defined() ? static_cast<int64_t>(swapped_values_.nbytes()) : 0;
   int64_t b = 0;
   for (const auto& h : host_)
     b += static_cast<int64_t>(h->value.nbytes());

@@ -109,6 +109,13 @@ class ShardOptimizer {
  private:
   struct HostGroup;  // the host copies and events of one host group
   Tensor run_value(size_t g) const;  // the group's value run on the device
+  int64_t run_numel(size_t g) const;
+  // offload_param nvme: the host runs view one buffer of a sub-group's values
+  // (lend_swapped_values), read from the swap file before the sub-group's update and written
+  // back after.
+  void lend_swapped_values();
+  void read_swapped_values(size_t s);
+  void write_swapped_values(size_t s);
   void copy_gradient(size_t g, const Tensor& grad, Stream ready);
   void push_values(size_t i, Stream after);  // host run i's values -> the device run
   void update_host_groups(Stream stream);    // the worker: steps the host runs, copies back
@@ -126,8 +133,15 @@ class ShardOptimizer {
   bool values_on_host_ = false;
   std::vector<size_t> index_;  // per group: its run in device_adam_, or its host group
   std::unique_ptr<optim::FlatAdam> device_adam_;
-  // Device groups whose value shard lives in host memory: {the run on the device, the shard}.
-  std::vector<std::pair<Tensor, Tensor>> device_mirrors_;
+  // Device groups whose value shard lives in host memory or a swap file: the run on the device
+  // and the shard (undefined when swapped).
+  struct DeviceMirror {
+    Tensor run, home;
+    ParamGroup* group = nullptr;
+  };
+  std::vector<DeviceMirror> device_mirrors_;
+  bool values_swapped_ = false;  // offload_param nvme
+  Tensor swapped_values_;        // u8: the values of the sub-group being updated
   std::vector<std::unique_ptr<HostGroup>> host_;  // the host groups, in group order
   std::vector<std::pair<size_t, size_t>> sub_groups_;  // [first, last) host groups
   std::vector<std::unique_ptr<optim::FlatAdam>> host_adams_;  // per sub-group

@@ -18,7 +18,8 @@ ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks, cons
   const Device device = device_;
   const Stream stream = stream_;
   std::map<const nn::Parameter*, size_t> group_of;
-  const bool params_offloaded = options.config.offload.params.device != OffloadDevice::none;
+  const ParamOffload& params = options.config.offload.params;
+  const bool params_offloaded = params.device != OffloadDevice::none;
   ZT_ASSERT(!params_offloaded || !replicated_values, "zero",
             "offload_param needs sharded values (stage 3)");
   for (size_t b = 0; b < blocks.size(); ++b) {
@@ -40,11 +41,19 @@ ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks, cons
           *groups_.back(), *options.shard_init, options.shard_init_dtype, device, stream));
     else
       groups_.back()->materialize(replicated_values, stream);
-    if (params_offloaded)
-      groups_.back()->offload_shard(
-          options.config.offload.params.pin_memory ? "offload_param.pin_memory" : "", stream);
+    if (params.device == OffloadDevice::cpu)
+      groups_.back()->offload_shard(params.pin_memory ? "offload_param.pin_memory" : "", stream);
   }
   if (groups_.empty()) throw ValueError("zero", "the model has no parameters");
+  if (params.device == OffloadDevice::nvme) {
+    std::vector<ParamSwap::Shard> shards;
+    for (const auto& g : groups_)
+      shards.push_back({g->shard_numel(), g->value_dtype()});
+    param_swap_ = std::make_unique<ParamSwap>(std::move(shards), params,
+                                              options.config.offload.aio, device);
+    for (size_t g = 0; g < groups_.size(); ++g)
+      groups_[g]->swap_out_shard(*param_swap_, g, stream);
+  }
   grad_dtype_ = options.grad_dtype.value_or(grad_dtype_);
   comm_dtype_ = options.comm_dtype.value_or(grad_dtype_);
   for (size_t b = 0; b < blocks.size(); ++b)
@@ -199,6 +208,10 @@ MemoryBytes ShardedStage::memory() const {
   m.host_params += optimizer_->host_value_bytes();
   m.host_grads = optimizer_->host_grad_bytes();
   m.nvme = optimizer_->nvme_bytes();
+  if (param_swap_) {
+    m.host_params += param_swap_->buffer_bytes();
+    m.nvme += param_swap_->file_bytes();
+  }
   return m;
 }
 

@@ -48,6 +48,7 @@
 #include "zerotrain/optim/optimizer_state.h"
 #include "zerotrain/zero/group_adam.h"
 #include "zerotrain/zero/param_group.h"
+#include "zerotrain/zero/param_swap.h"
 #include "zerotrain/zero/shard_checkpoint.h"
 #include "zerotrain/zero/shard_optimizer.h"
 #include "zerotrain/zero/zero_config.h"
@@ -122,6 +123,9 @@ class ZeroStage {
   Device device_;             // ctx_.device()
   Stream stream_;             // the compute stream; collectives without a side stream run on it too
 
+  // offload_param nvme: where the groups' value shards live (declared first: it outlives the
+  // groups and the optimizer's worker, which use it).
+  std::unique_ptr<ParamSwap> param_swap_;
   std::vector<std::unique_ptr<ParamGroup>> groups_;  // in block order
   std::unique_ptr<ShardOptimizer> optimizer_;        // steps every group's run
 

@@ -1,0 +1,70 @@
+// Parameter shards in a swap file on an NVMe path (ZeRO-Infinity's offload_param device nvme,
+// stage 3): between uses, each group's value shard lives only in this rank's swap file, and host
+// memory holds buffer_count staging buffers. Groups are packed in order into units of at most
+// max(buffer_size, the largest shard) elements, each group at a 4096-byte boundary; a unit is read
+// whole (one large direct read) into a free buffer, least recently used first, and a buffer is
+// reused only after the copies queued from it are done. Gathers pin a shard while they copy it to
+// the device ([Note: param group states] in param_group.h); the host optimizer loads and stores
+// shards around its update (shard_optimizer.h). Every call is serialized by one lock: gathers run
+// on the engine's thread, the host update on the optimizer's worker. Tested by
+// tests/zero/test_param_swap.cpp and tests/mpi/test_zero_parity.cpp.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "zerotrain/io/swap_directory.h"
+#include "zerotrain/io/swap_file.h"
+#include "zerotrain/zero/offload_policy.h"
+#include "zerotrain/zero/param_group.h"
+
+namespace zt::zero {
+
+class ParamSwap final : public SwappedShards {
+ public:
+  struct Shard {
+    int64_t numel = 0;
+    DType dtype = DType::f32;
+  };
+  // shards[g]: group g's value shard. Creates the swap directory under
+  // target.nvme_path (one line naming the path and the bytes needed when it cannot:
+  // io::SwapDirectory::create), the swap file and the staging buffers (page-locked with
+  // target.pin_memory when a GPU exists). `device`: where the gathers copy to.
+  ParamSwap(std::vector<Shard> shards, const ParamOffload& target, const config::AioConfig& aio,
+            Device device);
+  ~ParamSwap() override;
+
+  Tensor pin(size_t g) override;
+  void unpin(size_t g, Stream copies) override;
+  void load(size_t g, const Tensor& dst) override;
+  void store(size_t g, const Tensor& src, Stream stream) override;
+
+  size_t units() const { return units_.size(); }
+  int64_t file_bytes() const;    // on the NVMe path
+  int64_t buffer_bytes() const;  // staging buffers in host memory
+  int64_t bytes_read() const;    // from the swap file so far
+
+ private:
+  struct Unit {
+    int64_t offset = 0, bytes = 0;  // its region of the file
+  };
+  struct Buffer;
+  Buffer& resident(size_t unit);  // the buffer holding `unit`, read into one when needed
+  Buffer& free_buffer();          // least recently used, unpinned, its copies done
+  Buffer* holding(size_t unit);
+
+  std::vector<Shard> shards_;
+  std::vector<size_t> unit_of_;       // per group
+  std::vector<int64_t> offset_in_;    // per group: bytes from its unit's start
+  std::vector<Unit> units_;
+  std::vector<std::unique_ptr<Buffer>> buffers_;
+  uint64_t clock_ = 0;
+  std::mutex mu_;
+  std::unique_ptr<io::SwapDirectory> dir_;
+  std::unique_ptr<io::SwapFile> file_;
+};
+
+}  // namespace zt::zero
