@@ -212,7 +212,8 @@ TEST(PeakEstimate, OffloadMovesStatesToTheHost) {
 }
 
 // NVMe: the state moves to swap files (disk bytes), the host keeps the gradient and value copies
-// and buffer_count staging buffers of one sub-group (optimizer) or buffer_size (parameters).
+// and buffer_count staging buffers of one sub-group (optimizer) or buffer_size (parameters); the
+// parameters' swap adds the values of the sub-group the host optimizer steps.
 TEST(PeakEstimate, NvmeSwapsStatesAndStagesThroughHostBuffers) {
   RunSetup s = setup_of("llama3_8b.json", 3, 1, 4096, 1, false);
   s.offload_optimizer = OffloadDevice::cpu;
@@ -236,8 +237,13 @@ TEST(PeakEstimate, NvmeSwapsStatesAndStagesThroughHostBuffers) {
   s.offload_buffers.param_buffer_size = 1e7;  // below the largest block: a buffer holds one
   const PeakEstimate both = estimate_peak(s);
   EXPECT_DOUBLE_EQ(both.disk_per_gpu, 14.0 * p);
-  EXPECT_DOUBLE_EQ(both.host_per_gpu, 4.0 * p + 4 * largest * 4 + 5 * largest * 2);
+  // ... plus 5 parameter buffers of the largest block and the values of one sub-group (the
+  // largest block again, above the 1e8 sub-group) that the host optimizer steps.
+  EXPECT_DOUBLE_EQ(both.host_per_gpu, 4.0 * p + 4 * largest * 4 + 5 * largest * 2 + largest * 2);
   EXPECT_DOUBLE_EQ(both.peak_allocated, cpu.peak_allocated);
+  // Without offload_optimizer the device steps a copy of the value shard.
+  s.offload_optimizer = OffloadDevice::none;
+  EXPECT_DOUBLE_EQ(estimate_peak(s).peak_allocated, cpu.peak_allocated + 12.0 * p + 2.0 * p);
   EXPECT_DOUBLE_EQ(both.disk_per_node, both.disk_per_gpu);
 }
 

@@ -119,9 +119,17 @@ PeakEstimate estimate_peak(const RunSetup& s) {
     add_host(str("parameter staging (", dtype_name(s.dtype), ")"),
              static_cast<double>(ob.param_buffer_count) * n * vb,
              str(ob.param_buffer_count, " buffers of ", static_cast<int64_t>(n), " elements"));
+    if (offloaded(s.offload_optimizer)) {
+      const double m = staging_elements(ob.sub_group_size, e.params, s.gpus, shard);
+      add_host(str("parameter values of a sub-group (", dtype_name(s.dtype), ")"), vb * m,
+               "what the host optimizer steps");
+    }
   } else if (offloaded(s.offload_optimizer)) {
     add_host(host_vname, vb * shard, "copy the host optimizer writes");
   }
+  if (offloaded(s.offload_param) && !offloaded(s.offload_optimizer))
+    add(str("parameter shard (", dtype_name(s.dtype), ")"), vb * shard,
+        "the copy the device optimizer steps");
   // Gradients: the GPU's buffers are as without offload; the host adds a copy of the shard.
   const double gb = static_cast<double>(dtype_size(s.grad_dtype));
   const std::string gname = str("gradients (", dtype_name(s.grad_dtype), ")");

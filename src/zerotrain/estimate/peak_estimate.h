@@ -60,10 +60,13 @@ inline bool offloaded(OffloadDevice d) {
 //     max(sub_group_size, the largest block's shard), at most the shard; 4 bytes, 2 in low
 //     precision).
 //   offload_param cpu (stage 3): the value shard lives in host memory only; the GPU holds only
-//     the gathered blocks in flight.
+//     the gathered blocks in flight, and without offload_optimizer a copy of the shard that the
+//     device optimizer steps.
 //   offload_param nvme: the value shard lives in swap files; the host holds buffer_count staging
 //     buffers of max(buffer_size, the largest block's shard) elements (at most the shard) in the
-//     value dtype. max_in_cpu is not counted.
+//     value dtype and, with offload_optimizer, the values of the sub-group being stepped
+//     (max(sub_group_size, the largest block's shard) elements, at most the shard). max_in_cpu is
+//     not counted.
 // pin_memory changes where host bytes live, not how many.
 
 struct ZeroBuckets {  // DeepSpeed's defaults, in elements
