@@ -17,12 +17,15 @@
 #   size   the largest Llama shape that trains under a 24 GiB cap without offload, and with
 #          parameters and optimizer on the CPU (bench_models.h's ladder; stop at the first failure)
 #   nvme   bench/nvme_bench when built (raw O_DIRECT rate against the swap layer's), and a
-#          0.7b run with the optimizer state in swap files
+#          0.7b run with the optimizer state and the parameters in swap files
+#   parity zerotrain train on the 4M KJV model, ZeRO-3 bf16, without offload, with optimizer and
+#          parameters on the CPU, both on NVMe, parameters alone on NVMe: the losses and the model
+#          and optimizer files must be bitwise those of the run without offload
 # Writes $OUT/offload_summary.json (tools/offload_results.py collect) and $OUT/offload_logs.tar.xz
 # (every log and JSON); tools/offload_results.py publish turns the summary into
 # bench/results/offload_<gpu>.json here.
 # Usage (device tool, carry [".carry/dev"] and optionally ".carry/kjv.bin"):
-#   ZT_COMMIT=<sha> tools/device_run_offload.sh [tests gpt2 sweep sweep_ac peer size nvme]
+#   ZT_COMMIT=<sha> tools/device_run_offload.sh [tests gpt2 sweep sweep_ac peer size nvme parity]
 set -uo pipefail
 # shellcheck source=tools/device_env.sh
 source tools/device_env.sh
@@ -184,7 +187,24 @@ if want nvme; then
     printf '{"name": "nvme_bench", "skipped": "not built"}\n' >> "$work/parts.jsonl"
   fi
   TB_LIMIT=150 tb size_nvme_0.7b --model 0.7b --seq 1024 --mbs 1 --ac --init tiled --gpu-memory-cap 24GiB \
-    --warmup 1 --steps 1 --zero-stage 3 --offload-optimizer nvme --offload-param cpu --nvme-path "$work/nvme"
+    --warmup 1 --steps 1 --zero-stage 3 --offload-optimizer nvme --offload-param nvme --nvme-path "$work/nvme"
+  rm -rf "$work/nvme"
+fi
+
+if want parity; then
+  echo "== parity on the GPU: the 4M KJV model, ZeRO-3 bf16, offload none / cpu / nvme, bitwise"
+  tokens=.carry/kjv.bin
+  mkdir -p "$work/nvme"
+  run=(--model assets/models/kjv-llama-4m --data "$tokens" --device cuda --steps 10 --micro-batch 4
+    --seq-len 128 --lr 3e-3 --warmup 2 --log-every 1 --zero-stage 3 --dtype bf16 --clip 1.0)
+  declare -A placements=([none]="" [cpu]="--offload-optimizer cpu --offload-param cpu"
+    [nvme]="--offload-optimizer nvme --offload-param nvme --nvme-path $work/nvme"
+    [param_nvme]="--offload-param nvme --nvme-path $work/nvme")
+  for p in none cpu nvme param_nvme; do
+    # shellcheck disable=SC2086
+    box "parity_$p" 60 "$bin/zerotrain" train "${run[@]}" --out "$work/runs/parity_$p" ${placements[$p]}
+  done
+  python3 tools/offload_results.py parity "$work/runs" --out "$work/json/parity.json"
   rm -rf "$work/nvme"
 fi
 

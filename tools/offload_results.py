@@ -6,6 +6,8 @@
       WORK/runs/*/metrics.jsonl (zerotrain train), WORK/logs (out-of-memory lines, the FSDP2
       peer's RESULT line) and WORK/parts.jsonl (exit codes, skipped parts); evaluates the issue's
       targets where the parts ran and prints a table.
+  parity RUNS --out parity.json   (on the GPU machine, by the device script's "parity" part)
+      compares RUNS/parity_<placement> with RUNS/parity_none: losses and model/optimizer files.
   publish summary.json --command "..." [--out bench/results/offload_<gpu>.json]   (here)
       adds the command and date and writes the results file, named after the GPU (h100, h200).
 
@@ -213,6 +215,10 @@ def collect(work, commit):
         size["host"] = s["machine"]
         s["size_24gib"] = size
 
+    gpu_parity = load(os.path.join(work, "json", "parity.json"))
+    if gpu_parity is not None:
+        s["parity_gpu"] = gpu_parity
+
     nvme = load(os.path.join(work, "json", "nvme_bench.json"))
     if nvme is not None or "nvme_bench" in parts:
         s["nvme_bench"] = nvme if nvme is not None else {"part": parts.get("nvme_bench")}
@@ -272,6 +278,50 @@ def print_table(s):
             p(f"skipped: {r['name']}: {r['skipped']}")
 
 
+def parity(runs):
+    """Each runs/parity_<placement> against runs/parity_none: losses and files, bitwise."""
+    import hashlib
+
+    def digest(path):
+        try:
+            with open(path, "rb") as f:
+                return hashlib.sha256(f.read()).hexdigest()
+        except OSError:
+            return None
+
+    def losses(run):
+        out = []
+        try:
+            with open(os.path.join(run, "metrics.jsonl")) as f:
+                for line in f:
+                    r = json.loads(line)
+                    if "loss" in r:
+                        out.append([r.get("step"), r["loss"], r.get("grad_norm")])
+        except (OSError, ValueError):
+            pass
+        return out
+
+    def files(run):
+        return {name: digest(os.path.join(run, name))
+                for name in ("model/model.safetensors", "checkpoint/optimizer.safetensors")}
+
+    ref = os.path.join(runs, "parity_none")
+    ref_losses, ref_files = losses(ref), files(ref)
+    result = {"reference": {"steps": len(ref_losses), "files": ref_files}}
+    ok = bool(ref_losses) and all(ref_files.values())
+    for run in sorted(glob.glob(os.path.join(runs, "parity_*"))):
+        name = os.path.basename(run)[len("parity_"):]
+        if name == "none":
+            continue
+        got, got_files = losses(run), files(run)
+        same = {"steps": len(got), "losses_bitwise": bool(got) and got == ref_losses,
+                "files_bitwise": {k: v is not None and v == ref_files[k] for k, v in got_files.items()}}
+        result[name] = same
+        ok = ok and same["losses_bitwise"] and all(same["files_bitwise"].values())
+    result["all_bitwise"] = ok
+    return result
+
+
 def gpu_tag(gpu):
     for tag in ("h100", "h200", "a100"):
         if tag in gpu.lower():
@@ -286,6 +336,9 @@ def main():
     c.add_argument("work")
     c.add_argument("--commit", default="unknown")
     c.add_argument("--out", required=True)
+    par = sub.add_parser("parity")
+    par.add_argument("runs")
+    par.add_argument("--out", required=True)
     pub = sub.add_parser("publish")
     pub.add_argument("summary")
     pub.add_argument("--command", required=True, help="how the numbers were produced")
@@ -296,6 +349,12 @@ def main():
         with open(a.out, "w") as f:
             json.dump(s, f, indent=1)
         print_table(s)
+        return
+    if a.cmd == "parity":
+        r = parity(a.runs)
+        with open(a.out, "w") as f:
+            json.dump(r, f, indent=1)
+        print(json.dumps(r, indent=1))
         return
     s = load(a.summary)
     if s is None:
