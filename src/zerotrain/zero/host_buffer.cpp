@@ -1,6 +1,7 @@
 // Host buffers for offload; see host_buffer.h.
 #include "zerotrain/zero/host_buffer.h"
 
+#include <atomic>
 #include <cstdio>
 #include <mutex>
 #include <set>
@@ -10,9 +11,19 @@
 
 namespace zt::zero {
 
+namespace {
+std::atomic<bool> refuse_pinned{false};
+}  // namespace
+
+void refuse_pinned_memory_for_tests(bool refuse) {
+  refuse_pinned = refuse;
+}
+
 Tensor host_buffer(int64_t n, DType dtype, const std::string& pin_key) {
   if (!pin_key.empty() && cuda_available()) {
     try {
+      if (refuse_pinned)
+        throw OutOfMemoryError("alloc", "pinned host allocation refused (a test's refusal)");
       return Tensor::empty({n}, dtype, pinned_host_allocator());
     } catch (const OutOfMemoryError& e) {
       static std::mutex mu;

@@ -2,7 +2,7 @@
 // shard_optimizer.h, parameter shards in param_group.h): page-locked when the policy asks for it
 // (pin_memory) and a GPU exists, so copies to and from the GPU are fast and asynchronous; ordinary
 // memory otherwise. When the OS refuses page-locked memory the buffer falls back to ordinary
-// memory and says so once, naming the key. Tested by tests/zero/test_shard_optimizer.cpp.
+// memory and says so once, naming the key. Tested by tests/zero/test_host_buffer.cpp.
 #pragma once
 
 #include <cstdint>
@@ -15,5 +15,9 @@ namespace zt::zero {
 // [n] of `dtype` in host memory. pin_key: the ds_config key that asked for pinning
 // ("offload_optimizer.pin_memory"), or empty for ordinary memory.
 Tensor host_buffer(int64_t n, DType dtype, const std::string& pin_key);
+
+// For tests of the fallback: while set, every request for page-locked memory is refused as the OS
+// would refuse it (an OutOfMemoryError from the pinned allocator).
+void refuse_pinned_memory_for_tests(bool refuse);
 
 }  // namespace zt::zero
