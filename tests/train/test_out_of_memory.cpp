@@ -114,7 +114,8 @@ TEST(OutOfMemory, SetupThatCannotFitSaysNothingFits) {
   const std::string msg = oom_message(c);
   EXPECT_EQ(msg.rfind("[train] out of memory in setup on cpu: asked ", 0), 0u) << msg;
   EXPECT_NE(msg.find("nothing zerotrain train runs fits in "), std::string::npos) << msg;
-  EXPECT_NE(msg.find("(stage 3, micro-batch 1, activation checkpointing)"), std::string::npos)
+  EXPECT_NE(msg.find("(stage 3, micro-batch 1, accumulation 8, activation checkpointing)"),
+            std::string::npos)
       << msg;
   EXPECT_FALSE(fs::exists(c.paths.out / "metrics.jsonl"));
 }

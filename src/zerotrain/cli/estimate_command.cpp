@@ -31,7 +31,7 @@ struct EstimateArgs {
   int stage = 3;
   double buffer_factor = 1.5;
   std::string zero2_formula = "current";
-  int64_t seq = 0, micro_batch = 1;
+  int64_t seq = 0, micro_batch = 1, grad_accum = 1;
   bool activation_checkpointing = false, json = false;
   bool amsgrad = false;
   bool gpus_per_node_given = false;
@@ -122,6 +122,7 @@ int run_peak(const EstimateArgs& a) {
   s.gpus_per_node = a.gpus_per_node_given ? a.gpus_per_node : s.gpus;
   s.seq = a.seq;
   s.micro_batch = a.micro_batch;
+  s.grad_accum = a.grad_accum;
   s.activation_checkpointing = a.activation_checkpointing;
   s.amsgrad = a.amsgrad;
   s.offload_optimizer = offload_device(a.offload_optimizer);
@@ -177,6 +178,11 @@ void add_estimate_command(CLI::App& app, std::function<int()>& action) {
   cmd->add_option("--seq", a->seq, "sequence length: estimate a zerotrain run's peak memory");
   cmd->add_option("--micro-batch", a->micro_batch,
                   "sequences per GPU per micro-step (the recommendation tries it, then halves it)")
+      ->capture_default_str();
+  cmd->add_option("--grad-accum", a->grad_accum,
+                  "micro-steps per optimizer step: above 1, stages 2-3 keep every block's full "
+                  "gradient between them")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--gpus", a->gpus, "data-parallel GPUs in all (default: per node x nodes)");
   cmd->add_flag("--activation-checkpointing", a->activation_checkpointing,

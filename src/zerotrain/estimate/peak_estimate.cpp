@@ -16,6 +16,7 @@ void validate(const RunSetup& s) {
   require_positive(s.gpus_per_node, "gpus_per_node");
   require_positive(s.seq, "seq");
   require_positive(s.micro_batch, "micro_batch");
+  require_positive(s.grad_accum, "grad_accum");
   if (s.dtype != DType::bf16 && s.dtype != DType::f32)
     throw ValueError(kComponent, str("dtype: must be bf16 or f32, got ", dtype_name(s.dtype)));
   if (s.grad_dtype != DType::f32 && s.grad_dtype != s.dtype)
@@ -68,6 +69,7 @@ std::string describe(const RunSetup& s) {
   if (offloaded(s.offload_optimizer))
     d += str(" + offload_optimizer=", config::offload_device_name(s.offload_optimizer));
   d += str(", micro-batch ", s.micro_batch);
+  if (s.grad_accum > 1) d += str(", accumulation ", s.grad_accum);
   if (s.activation_checkpointing) d += ", activation checkpointing";
   if (s.grad_dtype != DType::f32) d += str(", ", dtype_name(s.grad_dtype), " gradients");
   if (s.comm_dtype != DType::f32) d += str(", reduced in ", dtype_name(s.comm_dtype));
@@ -166,7 +168,10 @@ PeakEstimate estimate_peak(const RunSetup& s) {
   // Communication buffers.
   // The engine holds the whole gradient of the block being reduce-scattered and of the one
   // computing (zero/sharded_stage.cpp); reduce_bucket_size does not cut them.
-  if (s.stage >= 2) {
+  if (s.stage >= 2 && s.grad_accum > 1) {
+    add(str("gradient accumulation (", dtype_name(s.grad_dtype), ")"), gb * p,
+        "every block's full gradient between micro-steps");
+  } else if (s.stage >= 2) {
     const double g = static_cast<double>(e.params.largest_unit()) +
                      static_cast<double>(e.params.second_largest_unit());
     add(str("gradient buckets (", dtype_name(s.grad_dtype), ")"), gb * g,

@@ -37,6 +37,8 @@ inline bool offloaded(OffloadDevice d) {
 //   stage 1: masters and moments sharded; gradients whole (reduce-scattered in place at the step).
 //   stage 2: gradients sharded too; the full f32 gradients of two blocks are in flight (one being
 //            reduce-scattered while the next computes), whole blocks whatever reduce_bucket_size.
+//            With gradient accumulation every block's full gradient stays between micro-steps
+//            (they accumulate there and are reduce-scattered on the last one only).
 //   stage 3: values sharded too; the gathered bf16 values of the running block plus the prefetched
 //            one (capped at stage3_prefetch_bucket_size, all at stage3_max_live_parameters) live.
 // Offload ([Note: offload layout]) moves model states to the host or to swap files; the GPU's
@@ -92,6 +94,9 @@ struct RunSetup {
   int64_t gpus_per_node = 1;  // for the host memory of a node
   int64_t seq = 0;
   int64_t micro_batch = 1;
+  // Micro-steps per optimizer step: above 1, stages 2-3 keep every block's full gradient between
+  // the micro-steps (reduced only on the last one).
+  int64_t grad_accum = 1;
   bool activation_checkpointing = false;
   OffloadDevice offload_optimizer = OffloadDevice::none;  // stages 1-3
   OffloadDevice offload_param = OffloadDevice::none;      // stage 3

@@ -14,6 +14,7 @@ RunSetup with(const RunSetup& base, const Strategy& s, int64_t micro_batch, bool
   r.offload_optimizer = s.offload_optimizer;
   r.offload_param = s.offload_param;
   r.micro_batch = micro_batch;
+  r.grad_accum = base.grad_accum * (base.micro_batch / micro_batch);  // the same rows per step
   r.activation_checkpointing = ac;
   return r;
 }

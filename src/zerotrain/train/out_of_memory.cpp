@@ -118,6 +118,7 @@ estimate::RunSetup run_setup(const TrainConfig& c, const nn::ModelConfig& model,
   s.gpus_per_node = world;
   s.seq = c.data.seq_len;
   s.micro_batch = c.data.micro_batch;
+  s.grad_accum = c.data.grad_accum;
   s.activation_checkpointing = c.activation_checkpointing;
   // Two-byte dtypes (bf16, f16) hold the same bytes; the estimate counts them as bf16, and so
   // the gradients and the reduction buffers of that size.
