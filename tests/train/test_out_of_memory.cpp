@@ -182,6 +182,24 @@ TEST(OutOfMemory, OffloadSetupsAreFlagsAndTheRunsPolicyIsEstimated) {
   EXPECT_EQ(host.offload_optimizer, OffloadDevice::none);
   EXPECT_EQ(host.offload_param, OffloadDevice::none);
   EXPECT_EQ(train::setup_flags(c, estimate::RunSetup{}), "--zero-stage 0 --micro-batch 1");
+  // A run configured by a ds_config: its keys, which flags could only contradict.
+  c.paths.ds_config = "/configs/ds_z2.json";
+  c.data.grad_accum = 4;
+  s.stage = 3;
+  s.offload_optimizer = OffloadDevice::nvme;
+  s.activation_checkpointing = true;
+  c.device = Device::cuda(0);
+  c.zero.offload = {};
+  EXPECT_EQ(train::setup_flags(c, s),
+            "in ds_z2.json: zero_optimization.stage 3, zero_optimization.offload_optimizer.device "
+            "nvme, zero_optimization.offload_optimizer.nvme_path DIR, "
+            "train_micro_batch_size_per_gpu 1; and --activation-checkpointing");
+  s.micro_batch = 2;
+  c.data.micro_batch = 4;
+  const std::string halved = train::setup_flags(c, s);
+  EXPECT_NE(halved.find(", train_micro_batch_size_per_gpu 2, gradient_accumulation_steps 8; and"),
+            std::string::npos)
+      << halved;
 
   HostCap guard(cpu_allocator().stats().allocated + (size_t{1} << 30));
   EXPECT_EQ(train::host_memory_budget(),

@@ -131,6 +131,7 @@ void apply_deepspeed(const std::filesystem::path& file, const config::GivenFlags
   for (const std::string& w : loaded.warnings)
     std::fprintf(stderr, "%s\n", w.c_str());
   train::apply_ds_config(loaded.config, given, c);
+  c.paths.ds_config = file;
 }
 
 }  // namespace

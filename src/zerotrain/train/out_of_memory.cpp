@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <vector>
 
 #include "zerotrain/core/allocator.h"
 #include "zerotrain/estimate/peak_estimate.h"
@@ -148,21 +149,41 @@ estimate::RunSetup run_setup(const TrainConfig& c, const nn::ModelConfig& model,
 }
 
 std::string setup_flags(const TrainConfig& c, const estimate::RunSetup& s) {
-  std::string f = str("--zero-stage ", s.stage);
+  // Each change as {flag, ds_config key} and its value.
+  struct Change {
+    const char* flag;
+    const char* key;
+    std::string value;
+  };
+  std::vector<Change> changes = {{"--zero-stage", "zero_optimization.stage", str(s.stage)}};
   const zero::OffloadPolicy& p = c.zero.offload;
   const bool host_run = c.device.is_cpu();  // run_setup leaves a host run's offload out
   if (s.offload_optimizer != (host_run ? config::OffloadDevice::none : p.optimizer.device))
-    f += str(" --offload-optimizer ", config::offload_device_name(s.offload_optimizer));
+    changes.push_back({"--offload-optimizer", "zero_optimization.offload_optimizer.device",
+                       config::offload_device_name(s.offload_optimizer)});
   if (s.offload_param != (host_run ? config::OffloadDevice::none : p.params.device))
-    f += str(" --offload-param ", config::offload_device_name(s.offload_param));
+    changes.push_back({"--offload-param", "zero_optimization.offload_param.device",
+                       config::offload_device_name(s.offload_param)});
   const bool nvme = s.offload_optimizer == config::OffloadDevice::nvme ||
                     s.offload_param == config::OffloadDevice::nvme;
-  if (nvme && p.optimizer.nvme_path.empty() && p.params.nvme_path.empty()) f += " --nvme-path DIR";
-  f += str(" --micro-batch ", s.micro_batch);
+  if (nvme && p.optimizer.nvme_path.empty() && p.params.nvme_path.empty())
+    changes.push_back({"--nvme-path",
+                       s.offload_optimizer == config::OffloadDevice::nvme
+                           ? "zero_optimization.offload_optimizer.nvme_path"
+                           : "zero_optimization.offload_param.nvme_path",
+                       "DIR"});
+  changes.push_back({"--micro-batch", "train_micro_batch_size_per_gpu", str(s.micro_batch)});
   const int64_t rows = c.data.micro_batch * c.data.grad_accum;  // per rank per optimizer step
   if (s.micro_batch != c.data.micro_batch && rows % s.micro_batch == 0)
-    f += str(" --grad-accum ", rows / s.micro_batch);
-  if (s.activation_checkpointing) f += " --activation-checkpointing";
+    changes.push_back(
+        {"--grad-accum", "gradient_accumulation_steps", str(rows / s.micro_batch)});
+  const bool keys = !c.paths.ds_config.empty();
+  std::string f = keys ? str("in ", c.paths.ds_config.filename().string(), ": ") : "";
+  for (size_t i = 0; i < changes.size(); ++i)
+    f += keys ? str(i ? ", " : "", changes[i].key, " ", changes[i].value)
+              : str(i ? " " : "", changes[i].flag, " ", changes[i].value);
+  if (s.activation_checkpointing)
+    f += keys ? "; and --activation-checkpointing" : " --activation-checkpointing";
   return f;
 }
 

@@ -51,7 +51,10 @@ estimate::RunSetup run_setup(const TrainConfig& config, const nn::ModelConfig& m
 // "--zero-stage 3 --offload-optimizer cpu --offload-param cpu --micro-batch 1 --grad-accum 8
 // --activation-checkpointing": the flags that turn `config` into `setup`, keeping the global batch
 // when the micro-batch shrinks; an offload flag only where the setup's device differs from the
-// config's, and --nvme-path DIR when the setup swaps to NVMe and the config names no path.
+// config's, and --nvme-path DIR when the setup swaps to NVMe and the config names no path. A run
+// configured by a ds_config gets its keys instead, since flags must agree with the keys it sets:
+// "in ds.json: zero_optimization.stage 3, zero_optimization.offload_optimizer.device cpu,
+// train_micro_batch_size_per_gpu 1, gradient_accumulation_steps 8; and --activation-checkpointing".
 std::string setup_flags(const TrainConfig& config, const estimate::RunSetup& setup);
 
 // The memory the advice aims at: the run device's (memory_budget) and the host's

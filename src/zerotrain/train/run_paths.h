@@ -15,6 +15,9 @@ struct RunPaths {
   // A checkpoint directory (`<out>/checkpoint` of an earlier run) to continue from: its weights,
   // optimizer state, data position and step replace the init; training goes on to `steps`.
   std::filesystem::path resume;
+  // --deepspeed: the ds_config the run's DeepSpeed settings came from (empty: flags only), so that
+  // advice names its keys rather than flags that would contradict it.
+  std::filesystem::path ds_config;
 };
 
 }  // namespace zt::train
