@@ -172,6 +172,17 @@ TEST(SentencePieceJson, ErrorsNameTheKey) {
   expect_error(cfg, "pre_tokenizer.prepend_scheme: expected \"always\", \"first\" or \"never\"");
 
   cfg = minimal_sentencepiece_config();
+  cfg["pre_tokenizer"] = {
+      {"type", "Metaspace"}, {"replacement", kMeta}, {"add_prefix_space", false}};
+  expect_error(cfg,
+               "pre_tokenizer.add_prefix_space: false does not match the prepend scheme "
+               "\"always (the default)\"");
+  cfg["pre_tokenizer"]["prepend_scheme"] = "never";
+  cfg["normalizer"] = nullptr;
+  EXPECT_EQ(Tokenizer::from_json(cfg.dump(), "sp.json").encode("a a"),
+            (std::vector<uint32_t>{3, 4}));
+
+  cfg = minimal_sentencepiece_config();
   cfg["decoder"]["decoders"][1] = {{"type", "ByteLevel"}};
   expect_error(cfg, "decoder.decoders[1].type: expected \"Replace\", \"ByteFallback\"");
 

@@ -32,12 +32,13 @@ std::string one_character(const Reader& r, const json& stage, const std::string&
   return s;
 }
 
-// Metaspace's settings, as `tokenizers` reads them: the legacy "add_prefix_space": false means the
-// scheme "never"; "split" defaults to true.
+// Metaspace's settings, as `tokenizers` reads them: "prepend_scheme" defaults to "always" and
+// "split" to true; the legacy "add_prefix_space" must agree (false only with "never").
 MetaspaceOptions read_metaspace(const Reader& r, const json& stage, const std::string& path) {
   MetaspaceOptions m;
   m.replacement = one_character(r, stage, path, "replacement");
-  if (const json* scheme = r.optional_member(stage, "prepend_scheme")) {
+  const json* scheme = r.optional_member(stage, "prepend_scheme");
+  if (scheme) {
     const std::string p = Reader::join(path, "prepend_scheme");
     const std::string s = r.string(*scheme, p);
     if (s == "always")
@@ -49,7 +50,11 @@ MetaspaceOptions read_metaspace(const Reader& r, const json& stage, const std::s
     else
       r.fail(p, str("expected \"always\", \"first\" or \"never\", got \"", s, "\""));
   }
-  if (!r.boolean(stage, path, "add_prefix_space", true)) m.prepend_scheme = PrependScheme::Never;
+  if (!r.boolean(stage, path, "add_prefix_space", true) && m.prepend_scheme != PrependScheme::Never)
+    r.fail(Reader::join(path, "add_prefix_space"),
+           str("false does not match the prepend scheme \"",
+               scheme ? scheme->get<std::string>() : "always (the default)",
+               "\" (tokenizers refuses this too; false means \"never\")"));
   m.split = r.boolean(stage, path, "split", true);
   return m;
 }
