@@ -109,6 +109,31 @@ TEST(SentencePieceBpe, ByteFallbackAndUnknownCharacters) {
   EXPECT_THROW(BpeModel(vocab, {}, opt), ValueError);
 }
 
+TEST(SentencePieceBpe, PiecesAtMetaSpacesOnlyWhenNoMergeCrossesThem) {
+  const std::string m(kMetaSpace);
+  std::unordered_map<std::string, uint32_t> vocab = {
+      {"a", 0}, {m, 1}, {m + "a", 2}, {"a" + m, 3}, {m + m, 4}};
+  BpeOptions opt;
+  opt.alphabet = BpeAlphabet::Text;
+  const BpeModel safe(vocab, {{m, "a"}, {m, m}}, opt);
+  EXPECT_TRUE(safe.splits_at_meta_space());
+  std::vector<uint32_t> ids;
+  safe.encode_word("a" + m + m + "a" + m + "a", ids, nullptr);
+  EXPECT_EQ(ids, (std::vector<uint32_t>{0, 1, 2, 2}));  // "a" "▁" "▁a" "▁a": (▁, a) ranks first
+  // ("a", "▁") joins across the start of a run: the word is merged whole.
+  const BpeModel crossing(vocab, {{"a", m}, {m, "a"}}, opt);
+  EXPECT_FALSE(crossing.splits_at_meta_space());
+  ids.clear();
+  crossing.encode_word("a" + m + "a", ids, nullptr);
+  EXPECT_EQ(ids, (std::vector<uint32_t>{3, 0}));
+  opt.ignore_merges = true;
+  EXPECT_FALSE(BpeModel(vocab, {{m, "a"}}, opt).splits_at_meta_space());
+  vocab.erase(m);
+  vocab.erase(m + m);
+  opt.ignore_merges = false;
+  EXPECT_FALSE(BpeModel(vocab, {}, opt).splits_at_meta_space());
+}
+
 json minimal_sentencepiece_config() {
   json vocab = json::object();
   for (const char* t : {"<unk>", "<0x41>", "\xE2\x96\x81", "a",

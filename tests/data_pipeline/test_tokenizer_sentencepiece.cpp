@@ -3,7 +3,8 @@
 // pre-tokenizer, byte_fallback, Replace / ByteFallback / Fuse / Strip decoder) and the variants
 // made by editing its JSON as tools/make_sentencepiece_fixtures.py does (Metaspace "first" without
 // split as Mistral v0.3; Metaspace "always" with split and the Metaspace decoder; no byte
-// fallback, so unknown characters give <unk>).
+// fallback, so unknown characters give <unk>); and the whole-word path of the BPE model beside its
+// piece-wise one.
 #include <gtest/gtest.h>
 
 #include "data_pipeline/tokenizer_fixtures.h"
@@ -14,7 +15,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kMetaSpace = "\xE2\x96\x81";
+const std::string kMeta(kMetaSpace);  // ▁
 
 class TokenizerSentencePiece : public ::testing::Test {
  protected:
@@ -52,6 +53,18 @@ class TokenizerSentencePiece : public ::testing::Test {
 TEST_F(TokenizerSentencePiece, EncodesLikeTokenizersWithLlama2Layout) {
   const Tokenizer tok = Tokenizer::from_file(test::sentencepiece_bpe_dir() / "tokenizer.json");
   EXPECT_EQ(tok.vocab_size(), vocab_size_);
+  EXPECT_TRUE(tok.model().splits_at_meta_space());
+  EXPECT_EQ(count_mismatches(tok, "ids"), 0);
+}
+
+TEST_F(TokenizerSentencePiece, EncodesWholeWordsLikeTokenizers) {
+  // A merge that would cross a meta space turns piece-wise encoding off ([Note: BPE pieces at
+  // meta spaces]); this one never applies (no text has a NUL byte), so the ids stay the same.
+  json cfg = config_;
+  cfg["model"]["vocab"][std::string("<0x00>") + kMeta] = 5000;
+  cfg["model"]["merges"].push_back(std::string("<0x00> ") + kMeta);
+  const Tokenizer tok = from(cfg, "whole");
+  EXPECT_FALSE(tok.model().splits_at_meta_space());
   EXPECT_EQ(count_mismatches(tok, "ids"), 0);
 }
 
@@ -59,7 +72,7 @@ TEST_F(TokenizerSentencePiece, EncodesWithMetaspaceFirstAsMistral) {
   json cfg = config_;
   cfg["normalizer"] = nullptr;
   cfg["pre_tokenizer"] = {{"type", "Metaspace"},
-                          {"replacement", kMetaSpace},
+                          {"replacement", kMeta},
                           {"prepend_scheme", "first"},
                           {"split", false}};
   EXPECT_EQ(count_mismatches(from(cfg, "first"), "ids_metaspace_first"), 0);
@@ -69,7 +82,7 @@ TEST_F(TokenizerSentencePiece, EncodesAndDecodesWithMetaspaceSplit) {
   json cfg = config_;
   cfg["normalizer"] = nullptr;
   const json metaspace = {{"type", "Metaspace"},
-                          {"replacement", kMetaSpace},
+                          {"replacement", kMeta},
                           {"prepend_scheme", "always"},
                           {"split", true}};
   cfg["pre_tokenizer"] = metaspace;

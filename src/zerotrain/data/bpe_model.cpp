@@ -68,6 +68,7 @@ BpeModel::BpeModel(std::unordered_map<std::string, uint32_t> vocab,
     // order).
     merges_.insert_or_assign(pair_key(a, b), Merge{static_cast<uint32_t>(rank), merged});
   }
+  split_at_meta_space_ = merges_stop_at_meta_space();
 }
 
 void BpeModel::initial_symbols(std::string_view word, std::vector<uint32_t>& ids) const {
@@ -127,8 +128,40 @@ const BpeModel::Merge* BpeModel::find_merge(uint32_t a, uint32_t b) const {
   return it == merges_.end() ? nullptr : &it->second;
 }
 
+bool BpeModel::merges_stop_at_meta_space() const {
+  if (options_.alphabet != BpeAlphabet::Text || options_.ignore_merges ||
+      !vocab_.contains(std::string(kMetaSpace)))
+    return false;
+  std::unordered_map<uint32_t, std::string_view> spelling;
+  for (const auto& [token, id] : vocab_)
+    spelling.emplace(id, token);
+  for (const auto& [pair, merge] : merges_) {
+    const std::string_view left = spelling[static_cast<uint32_t>(pair >> 32)];
+    const std::string_view right = spelling[static_cast<uint32_t>(pair)];
+    if (!left.ends_with(kMetaSpace) && right.starts_with(kMetaSpace)) return false;
+  }
+  return true;
+}
+
 void BpeModel::encode_word(std::string_view word, std::vector<uint32_t>& out,
                            BpeCache* cache) const {
+  if (!split_at_meta_space_) {
+    encode_piece(word, out, cache);
+    return;
+  }
+  // See [Note: BPE pieces at meta spaces].
+  size_t begin = 0;
+  for (size_t pos = word.find(kMetaSpace, 1); pos != std::string_view::npos;
+       pos = word.find(kMetaSpace, pos + kMetaSpace.size())) {
+    if (word.substr(0, pos).ends_with(kMetaSpace)) continue;  // inside a run
+    encode_piece(word.substr(begin, pos - begin), out, cache);
+    begin = pos;
+  }
+  encode_piece(word.substr(begin), out, cache);
+}
+
+void BpeModel::encode_piece(std::string_view word, std::vector<uint32_t>& out,
+                            BpeCache* cache) const {
   if (word.empty()) return;
   if (options_.ignore_merges) {
     const auto& whole = options_.alphabet == BpeAlphabet::ByteLevel ? raw_vocab_ : vocab_;

@@ -62,6 +62,8 @@ class BpeModel {
 
   const std::unordered_map<std::string, uint32_t>& vocab() const { return vocab_; }
   size_t num_merges() const { return merges_.size(); }
+  // Whether encode_word works piece by piece, see [Note: BPE pieces at meta spaces].
+  bool splits_at_meta_space() const { return split_at_meta_space_; }
 
  private:
   struct Merge {
@@ -69,6 +71,8 @@ class BpeModel {
     uint32_t new_id;
   };
   static uint64_t pair_key(uint32_t a, uint32_t b) { return (uint64_t{a} << 32) | b; }
+  bool merges_stop_at_meta_space() const;
+  void encode_piece(std::string_view word, std::vector<uint32_t>& out, BpeCache* cache) const;
   const Merge* find_merge(uint32_t a, uint32_t b) const;
   void merge_word(std::string_view word, std::vector<uint32_t>& out) const;
   // The word's symbols before any merge: one per byte (byte-level) or per character (text).
@@ -84,6 +88,22 @@ class BpeModel {
   int64_t byte_ids_[256];
   std::optional<uint32_t> unk_id_;
   BpeOptions options_;
+  bool split_at_meta_space_ = false;
 };
+
+// SentencePiece's meta space "▁" (U+2581), which stands for a space in text vocabularies.
+inline constexpr std::string_view kMetaSpace = "\xE2\x96\x81";
+
+// [Note: BPE pieces at meta spaces]
+// A SentencePiece-style tokenizer without a splitting pre-tokenizer (Llama 2's layout, Mistral's
+// Metaspace with split false) hands BPE a whole text as one word, which `tokenizers` merges as a
+// whole and which no word cache helps. When no merge (L, R) has an R that starts with "▁" and an L
+// that does not end with one, no merge can ever join the symbols on either side of the start of a
+// run of "▁" that follows another character, so the word's merges are exactly those of its pieces
+// cut there (the run stays with the text after it): within a piece the same pairs meet in the same
+// rank and position order. "▁" must be a vocabulary token (else unknown-character handling could
+// cross the cut) and ignore_merges off (it looks the whole word up). BpeModel checks this once and
+// then encodes piece by piece, each piece through the cache: equal ids, several times faster on
+// real text. Trained SentencePiece vocabularies (Llama 2, Mistral) meet the condition.
 
 }  // namespace zt::data
