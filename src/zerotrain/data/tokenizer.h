@@ -38,8 +38,8 @@ struct PreTokenizerOptions {
   // ByteLevel: the GPT-2 split on bytes; Metaspace: metaspace.h; None: a segment is one word.
   enum class Kind { ByteLevel, Metaspace, None };
   Kind kind = Kind::ByteLevel;
-  bool add_prefix_space =
-      false;                   // ByteLevel: prepend ' ' to a segment that does not start with one
+  // ByteLevel: prepend ' ' to a segment that does not start with one.
+  bool add_prefix_space = false;
   bool use_regex = true;       // ByteLevel: split with the GPT-2 pattern (else one word)
   MetaspaceOptions metaspace;  // Metaspace
 };
