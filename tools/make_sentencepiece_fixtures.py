@@ -18,6 +18,10 @@ with Hugging Face `tokenizers` (pip install tokenizers; the fixtures were made w
         ids_metaspace_split   pre_tokenizer Metaspace(prepend_scheme "always", split true), decoder
                               Metaspace (decoded_metaspace_split);
         ids_no_byte_fallback  byte_fallback false: unknown characters give one fused <unk>;
+        ids_normalized_specials  <unk> <s> </s> with normalized true, as some files ship them:
+                              matched by their normalized spelling ("▁<s>"), which is also what
+                              they decode to, so skip_special_tokens keeps them
+                              (decoded_skip_special_normalized_specials);
       and the decodings (with and without special tokens).
 
     python3 tools/make_sentencepiece_fixtures.py
@@ -181,6 +185,11 @@ def no_byte_fallback(cfg):
     cfg["model"]["byte_fallback"] = False
 
 
+def normalized_specials(cfg):
+    for token in cfg["added_tokens"][:3]:
+        token["normalized"] = True
+
+
 def from_cfg(cfg: dict, edit=None) -> Tokenizer:
     cfg = json.loads(json.dumps(cfg))
     if edit:
@@ -208,11 +217,13 @@ def main() -> None:
     first = from_cfg(cfg, metaspace_first)
     split = from_cfg(cfg, metaspace_split)
     unk = from_cfg(cfg, no_byte_fallback)
+    norm = from_cfg(cfg, normalized_specials)
 
     cases = []
     for name, text in test_texts():
         ids = tok.encode(text, add_special_tokens=False).ids
         split_ids = split.encode(text, add_special_tokens=False).ids
+        norm_ids = norm.encode(text, add_special_tokens=False).ids
         cases.append({
             "name": name,
             "text": text,
@@ -223,6 +234,9 @@ def main() -> None:
             "ids_metaspace_split": split_ids,
             "decoded_metaspace_split": split.decode(split_ids, skip_special_tokens=False),
             "ids_no_byte_fallback": unk.encode(text, add_special_tokens=False).ids,
+            "ids_normalized_specials": norm_ids,
+            "decoded_skip_special_normalized_specials": norm.decode(norm_ids,
+                                                                    skip_special_tokens=True),
         })
 
     OUT.mkdir(parents=True, exist_ok=True)

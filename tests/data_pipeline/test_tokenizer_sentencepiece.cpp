@@ -3,8 +3,8 @@
 // pre-tokenizer, byte_fallback, Replace / ByteFallback / Fuse / Strip decoder) and the variants
 // made by editing its JSON as tools/make_sentencepiece_fixtures.py does (Metaspace "first" without
 // split as Mistral v0.3; Metaspace "always" with split and the Metaspace decoder; no byte
-// fallback, so unknown characters give <unk>); and the whole-word path of the BPE model beside its
-// piece-wise one.
+// fallback, so unknown characters give <unk>; <unk> <s> </s> normalized); and the whole-word path
+// of the BPE model beside its piece-wise one.
 #include <gtest/gtest.h>
 
 #include "data_pipeline/tokenizer_fixtures.h"
@@ -71,20 +71,16 @@ TEST_F(TokenizerSentencePiece, EncodesWholeWordsLikeTokenizers) {
 TEST_F(TokenizerSentencePiece, EncodesWithMetaspaceFirstAsMistral) {
   json cfg = config_;
   cfg["normalizer"] = nullptr;
-  cfg["pre_tokenizer"] = {{"type", "Metaspace"},
-                          {"replacement", kMeta},
-                          {"prepend_scheme", "first"},
-                          {"split", false}};
+  cfg["pre_tokenizer"] = {
+      {"type", "Metaspace"}, {"replacement", kMeta}, {"prepend_scheme", "first"}, {"split", false}};
   EXPECT_EQ(count_mismatches(from(cfg, "first"), "ids_metaspace_first"), 0);
 }
 
 TEST_F(TokenizerSentencePiece, EncodesAndDecodesWithMetaspaceSplit) {
   json cfg = config_;
   cfg["normalizer"] = nullptr;
-  const json metaspace = {{"type", "Metaspace"},
-                          {"replacement", kMeta},
-                          {"prepend_scheme", "always"},
-                          {"split", true}};
+  const json metaspace = {
+      {"type", "Metaspace"}, {"replacement", kMeta}, {"prepend_scheme", "always"}, {"split", true}};
   cfg["pre_tokenizer"] = metaspace;
   cfg["decoder"] = metaspace;
   const Tokenizer tok = from(cfg, "split");
@@ -99,6 +95,25 @@ TEST_F(TokenizerSentencePiece, EncodesUnknownCharactersWithoutByteFallback) {
   json cfg = config_;
   cfg["model"]["byte_fallback"] = false;
   EXPECT_EQ(count_mismatches(from(cfg, "unk"), "ids_no_byte_fallback"), 0);
+}
+
+TEST_F(TokenizerSentencePiece, NormalizedSpecialTokensAsTokenizersTreatsThem) {
+  // Matched by their normalized spelling ("▁<s>"), decoded to it, hence kept by
+  // skip_special_tokens (tokenizers decides specialness by the spelling).
+  json cfg = config_;
+  for (int i = 0; i < 3; ++i)
+    cfg["added_tokens"][i]["normalized"] = true;
+  const Tokenizer tok = from(cfg, "normalized specials");
+  EXPECT_EQ(count_mismatches(tok, "ids_normalized_specials"), 0);
+  int differ_from_ids = 0;
+  for (const json& c : cases_) {
+    const auto ids = c["ids_normalized_specials"].get<std::vector<uint32_t>>();
+    differ_from_ids += ids != c["ids"].get<std::vector<uint32_t>>();
+    EXPECT_EQ(tok.decode(ids, true),
+              c["decoded_skip_special_normalized_specials"].get<std::string>())
+        << c["name"].get<std::string>();
+  }
+  EXPECT_GT(differ_from_ids, 0);
 }
 
 TEST_F(TokenizerSentencePiece, DecodesLikeTokenizers) {

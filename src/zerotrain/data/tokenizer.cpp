@@ -69,10 +69,7 @@ std::string Tokenizer::decode(std::span<const uint32_t> ids, bool skip_special_t
     if (id >= id_known_.size() || !id_known_[id])
       throw TokenizerError(
           str(source_, ": decode: id ", id, " is not in the vocabulary (size ", vocab_size_, ")"));
-    if (skip_special_tokens) {
-      const AddedToken* t = added_.find_by_id(id);
-      if (t && t->special) continue;
-    }
+    if (skip_special_tokens && id_special_[id]) continue;
     if (decoder_)
       tokens.push_back(id_to_text_[id]);
     else

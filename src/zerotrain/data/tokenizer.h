@@ -80,7 +80,8 @@ class Tokenizer {
   std::optional<TokenDecoder> decoder_;  // absent: the byte-level decoder
   // Byte-level: the decoded bytes of each id; with decoder_: the token's spelling ("" for gaps).
   std::vector<std::string> id_to_text_;
-  std::vector<uint8_t> id_known_;  // 1 where an id has a token
+  std::vector<uint8_t> id_known_;    // 1 where an id has a token
+  std::vector<uint8_t> id_special_;  // 1 where decode(skip_special_tokens) leaves an id out
   uint64_t vocab_size_ = 0;
 };
 

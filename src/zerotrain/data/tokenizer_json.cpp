@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "zerotrain/data/byte_level.h"
 #include "zerotrain/data/tokenizer.h"
@@ -227,6 +228,21 @@ Tokenizer Tokenizer::from_json(std::string_view json_text, const std::string& so
     set_text(id, "");
   for (const AddedToken& t : tok.added_.tokens())
     set_text(t.id, tok.added_.pattern(t));
+
+  // What skip_special_tokens leaves out: byte-level, the special added tokens; SentencePiece-style,
+  // as `tokenizers` decides it by spelling, the ids spelled as a special token's content (so a
+  // special token with normalized=true, spelled by its normalized content, stays).
+  tok.id_special_.assign(size, 0);
+  if (byte_level) {
+    for (const AddedToken& t : tok.added_.tokens())
+      tok.id_special_[t.id] = t.special;
+  } else {
+    std::unordered_set<std::string> special_contents;
+    for (const AddedToken& t : tok.added_.tokens())
+      if (t.special) special_contents.insert(t.content);
+    for (size_t id = 0; id < size; ++id)
+      tok.id_special_[id] = tok.id_known_[id] && special_contents.contains(tok.id_to_text_[id]);
+  }
   return tok;
 }
 
