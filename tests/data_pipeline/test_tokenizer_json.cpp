@@ -94,7 +94,9 @@ TEST(TokenizerJson, ErrorsNameTheKey) {
 
   cfg = minimal_config();
   cfg["pre_tokenizer"] = {{"type", "Whitespace"}};
-  expect_error(cfg, "pre_tokenizer.type: expected \"ByteLevel\", got \"Whitespace\"");
+  expect_error(cfg,
+               "pre_tokenizer.type: expected \"ByteLevel\" or \"Metaspace\" (or null), got "
+               "\"Whitespace\"");
 
   cfg = minimal_config();
   cfg["pre_tokenizer"]["add_prefix_space"] = "yes";
@@ -111,6 +113,53 @@ TEST(TokenizerJson, ErrorsNameTheKey) {
   cfg = minimal_config();
   cfg["added_tokens"][0]["id"] = -1;
   expect_error(cfg, "added_tokens[0].id: expected a token id");
+}
+
+TEST(TokenizerJson, RepeatedKeysAreRefused) {
+  // nlohmann keeps the last of a repeated key; the reader refuses the file instead.
+  const std::string text = minimal_config().dump();
+  const std::string vocab_start = "\"vocab\":{";
+  const size_t at = text.find(vocab_start);
+  ASSERT_NE(at, std::string::npos);
+  std::string repeated = text;
+  repeated.insert(at + vocab_start.size(), "\"b\":0,");
+  try {
+    Tokenizer::from_json(repeated, "t.json");
+    ADD_FAILURE() << "expected an error";
+  } catch (const TokenizerError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "[tokenizer] t.json: model.vocab: the key \"b\" appears more than once");
+  }
+}
+
+TEST(TokenizerJson, RepeatedIdsAreRefused) {
+  json cfg = minimal_config();
+  cfg["model"]["vocab"]["b"] = 0;
+  expect_error(cfg, "model.vocab[\"b\"]: id 0 is also the id of \"a\"");
+
+  cfg = minimal_config();
+  cfg["added_tokens"].push_back({{"id", 4}, {"content", "<pad>"}, {"special", true}});
+  expect_error(cfg, "added_tokens[1].id: id 4 is also the id of added_tokens[0]");
+}
+
+TEST(TokenizerJson, AbsurdIdsAreRefusedBeforeAllocating) {
+  // An id of 2^32-1 would size the id tables at 4 G entries; it is refused by the reader.
+  json cfg = minimal_config();
+  cfg["model"]["vocab"]["b"] = 4294967295u;
+  expect_error(cfg, "model.vocab[\"b\"]: id 4294967295 is far above the vocabulary's 5 entries");
+
+  cfg = minimal_config();
+  cfg["added_tokens"][0]["id"] = 4294967295u;
+  expect_error(cfg, "added_tokens[0].id: id 4294967295 is far above the 6 tokens");
+
+  cfg = minimal_config();
+  cfg["model"]["vocab"]["b"] = 4294967296u;
+  expect_error(cfg, "model.vocab[\"b\"]: expected a token id (0 to 2^32-1)");
+
+  // A modest gap is allowed (some files skip ids before their added tokens).
+  cfg = minimal_config();
+  cfg["added_tokens"][0]["id"] = 1000;
+  EXPECT_EQ(Tokenizer::from_json(cfg.dump(), "t.json").vocab_size(), 1001u);
 }
 
 TEST(TokenizerJson, FileErrors) {

@@ -1,5 +1,5 @@
 // Loading the tokenizer fixtures of tests/data/tokenizer (made by tools/make_tokenizer_fixtures.py
-// with Hugging Face `tokenizers`).
+// and tools/make_sentencepiece_fixtures.py with Hugging Face `tokenizers`).
 #pragma once
 
 #include <filesystem>
@@ -26,6 +26,10 @@ inline nlohmann::json read_json_file(const std::filesystem::path& path) {
 
 inline std::filesystem::path small_bpe_dir() {
   return test_data_dir() / "tokenizer" / "small_bpe";
+}
+
+inline std::filesystem::path sentencepiece_bpe_dir() {
+  return test_data_dir() / "tokenizer" / "sp_bpe";
 }
 
 // The tokenizer the default job uses (committed under assets/).

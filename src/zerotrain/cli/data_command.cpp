@@ -1,4 +1,6 @@
-// `zerotrain data prepare`: text files -> a token file, with a progress bar and a summary.
+// `zerotrain data prepare`: text or JSON Lines files -> a token file, with a progress bar, one line
+// on stderr per skipped (malformed) record and a summary. Tested by the CLI tests of
+// tests/CMakeLists.txt (data_prepare_jsonl*).
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -20,6 +22,9 @@ struct PrepareArgs {
   bool append_eos = false;
   std::string eos_token = "<|endoftext|>";
   bool split_on_blank_lines = false;
+  std::string text_field;    // JSON Lines: the field holding each record's text
+  std::string prompt_field;  // JSON Lines: prompt + completion fields joined
+  std::string completion_field;
   int threads = 0;
   bool quiet = false;
 };
@@ -33,6 +38,13 @@ int run_prepare(const PrepareArgs& a) {
   opt.eos_token = a.eos_token;
   opt.split_on_blank_lines = a.split_on_blank_lines;
   opt.threads = a.threads;
+  const bool jsonl = !a.text_field.empty() || !a.prompt_field.empty();
+  if (jsonl) {
+    opt.format = data::InputFormat::JsonLines;
+    opt.fields.text = a.text_field;
+    opt.fields.prompt = a.prompt_field;
+    opt.fields.completion = a.completion_field;
+  }
 
   const uint64_t total = data::total_input_bytes(opt.inputs);  // fail on a bad input before loading
   const data::Tokenizer tokenizer = data::Tokenizer::from_file(a.tokenizer);
@@ -41,6 +53,13 @@ int run_prepare(const PrepareArgs& a) {
   popt.out = stdout;
   popt.bytes = true;
   ProgressBar bar("encoding", total, popt);
+  opt.report_skipped = [&](const std::string& line) {
+    if (!a.quiet && bar.is_tty()) {
+      std::fputs("\r\033[K", stdout);  // clear the bar's line; it is redrawn on its next update
+      std::fflush(stdout);
+    }
+    std::fprintf(stderr, "skipped %s\n", line.c_str());
+  };
   const auto start = std::chrono::steady_clock::now();
   data::PrepareSummary s = data::prepare_token_file(tokenizer, opt, [&](uint64_t done) {
     if (!a.quiet) bar.update(done);
@@ -56,6 +75,10 @@ int run_prepare(const PrepareArgs& a) {
               static_cast<unsigned long long>(s.tokens), s.header.token_bytes * 8,
               static_cast<unsigned long long>(s.header.vocab_size),
               s.header.eos_id ? (", eos " + std::to_string(*s.header.eos_id)).c_str() : "");
+  if (jsonl)
+    std::printf("records: %llu read, %llu skipped as malformed\n",
+                static_cast<unsigned long long>(s.documents + s.skipped_records),
+                static_cast<unsigned long long>(s.skipped_records));
   std::printf(
       "read %s in %.2f s (%s/s), %.3f tokens/byte\n",
       format_si_bytes(static_cast<double>(s.input_bytes)).c_str(), secs,
@@ -76,18 +99,38 @@ void add_data_command(CLI::App& app, std::function<int()>& action) {
   auto* prep = data->add_subcommand(
       "prepare", "Tokenize text files into a token file (.bin) for `zerotrain train --data`");
   auto a = std::make_shared<PrepareArgs>();
-  prep->add_option("--tokenizer", a->tokenizer, "Hugging Face tokenizer.json (byte-level BPE)")
+  prep->add_option("--tokenizer", a->tokenizer,
+                   "Hugging Face tokenizer.json (byte-level BPE as GPT-2's, or SentencePiece-style "
+                   "BPE as Llama 2's and Mistral's)")
       ->required();
   prep->add_option("--input", a->inputs,
-                   "text files; each one is a document (see --split-on-blank-lines)")
+                   "text files, each one a document (see --split-on-blank-lines), or JSON Lines "
+                   "files with --text-field / --prompt-field")
       ->required()
       ->expected(1, -1);
   prep->add_option("--output", a->output, "the token file to write (replaced atomically)")
       ->required();
   prep->add_flag("--append-eos", a->append_eos, "end every document with the eos token");
   prep->add_option("--eos-token", a->eos_token, "the eos token's text")->capture_default_str();
-  prep->add_flag("--split-on-blank-lines", a->split_on_blank_lines,
-                 "documents are the blocks of lines between blank lines");
+  auto* split = prep->add_flag("--split-on-blank-lines", a->split_on_blank_lines,
+                               "documents are the blocks of lines between blank lines");
+  auto* text_field =
+      prep->add_option("--text-field", a->text_field,
+                       "the inputs are JSON Lines; each record's field NAME (a string) is one "
+                       "document; malformed "
+                       "records are skipped, each reported on stderr with its line number")
+          ->type_name("NAME");
+  auto* prompt_field =
+      prep->add_option("--prompt-field", a->prompt_field,
+                       "the inputs are JSON Lines of prompt/completion pairs: this field and "
+                       "--completion-field's, joined, are one document (as TRL's SFTTrainer)")
+          ->type_name("NAME");
+  auto* completion_field = prep->add_option("--completion-field", a->completion_field,
+                                            "the completion's field (with --prompt-field)")
+                               ->type_name("NAME");
+  text_field->excludes(split)->excludes(prompt_field);
+  prompt_field->needs(completion_field)->excludes(split);
+  completion_field->needs(prompt_field);
   prep->add_option("--threads", a->threads, "encoding threads (default: all cores)")
       ->check(CLI::NonNegativeNumber);
   prep->add_flag("--quiet", a->quiet, "no progress display");
@@ -97,7 +140,9 @@ void add_data_command(CLI::App& app, std::function<int()>& action) {
       "      --input data/corpus/kjv.txt --split-on-blank-lines --append-eos --output "
       "data/kjv.bin\n"
       "  zerotrain data prepare --tokenizer tokenizer.json --input a.txt b.txt c.txt \\\n"
-      "      --append-eos --output tokens.bin --threads 8");
+      "      --append-eos --output tokens.bin --threads 8\n"
+      "  zerotrain data prepare --tokenizer llama/tokenizer.json --input train.jsonl \\\n"
+      "      --text-field text --append-eos --eos-token '</s>' --output train.bin");
   prep->callback([&action, a] { action = [a] { return run_prepare(*a); }; });
 }
 

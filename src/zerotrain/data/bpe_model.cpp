@@ -6,11 +6,17 @@
 
 #include "zerotrain/core/error.h"
 #include "zerotrain/data/byte_level.h"
+#include "zerotrain/data/utf8.h"
 
 namespace zt::data {
 namespace {
 constexpr size_t kMaxCachedWord = 256;  // longer words are rare and would only bloat the cache
 }  // namespace
+
+std::string byte_token_spelling(uint8_t byte) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  return std::string{'<', '0', 'x', kHex[byte >> 4], kHex[byte & 15], '>'};
+}
 
 const std::vector<uint32_t>* BpeCache::find(std::string_view word) const {
   auto it = map_.find(word);
@@ -26,10 +32,15 @@ BpeModel::BpeModel(std::unordered_map<std::string, uint32_t> vocab,
                    const std::vector<std::pair<std::string, std::string>>& merges,
                    BpeOptions options)
     : vocab_(std::move(vocab)), options_(std::move(options)) {
+  if (options_.byte_fallback && options_.alphabet != BpeAlphabet::Text)
+    throw ValueError("bpe", "byte_fallback needs a text vocabulary (not a byte-level one)");
+  const bool byte_level = options_.alphabet == BpeAlphabet::ByteLevel;
   for (int b = 0; b < 256; ++b) {
-    std::string spelling = to_byte_level(std::string(1, static_cast<char>(b)));
+    const std::string spelling = byte_level ? to_byte_level(std::string(1, static_cast<char>(b)))
+                                            : byte_token_spelling(static_cast<uint8_t>(b));
     auto it = vocab_.find(spelling);
-    byte_ids_[b] = it == vocab_.end() ? -1 : int64_t{it->second};
+    const bool usable = byte_level || options_.byte_fallback;
+    byte_ids_[b] = it == vocab_.end() || !usable ? -1 : int64_t{it->second};
   }
   if (options_.unk_token) {
     auto it = vocab_.find(*options_.unk_token);
@@ -38,7 +49,7 @@ BpeModel::BpeModel(std::unordered_map<std::string, uint32_t> vocab,
                        str("unk_token \"", *options_.unk_token, "\" is not in the vocabulary"));
     unk_id_ = it->second;
   }
-  if (options_.ignore_merges) {
+  if (options_.ignore_merges && byte_level) {
     for (const auto& [spelling, id] : vocab_)
       if (auto raw = from_byte_level(spelling)) raw_vocab_.emplace(std::move(*raw), id);
   }
@@ -57,6 +68,59 @@ BpeModel::BpeModel(std::unordered_map<std::string, uint32_t> vocab,
     // order).
     merges_.insert_or_assign(pair_key(a, b), Merge{static_cast<uint32_t>(rank), merged});
   }
+  split_at_meta_space_ = merges_stop_at_meta_space();
+}
+
+void BpeModel::initial_symbols(std::string_view word, std::vector<uint32_t>& ids) const {
+  if (options_.alphabet == BpeAlphabet::Text) {
+    initial_text_symbols(word, ids);
+    return;
+  }
+  // One symbol per byte; bytes outside the vocabulary become unk (fused when asked) or vanish.
+  bool pending_unk = false;
+  for (char c : word) {
+    const int64_t id = byte_ids_[static_cast<unsigned char>(c)];
+    if (id >= 0) {
+      if (pending_unk) ids.push_back(*unk_id_);
+      pending_unk = false;
+      ids.push_back(static_cast<uint32_t>(id));
+    } else if (unk_id_) {
+      if (pending_unk && !options_.fuse_unk) ids.push_back(*unk_id_);
+      pending_unk = true;
+    }
+  }
+  if (pending_unk) ids.push_back(*unk_id_);
+}
+
+void BpeModel::initial_text_symbols(std::string_view word, std::vector<uint32_t>& ids) const {
+  // One symbol per character; a character outside the vocabulary becomes its byte tokens when all
+  // exist, else unk (fused when asked) or nothing. As in `tokenizers`, byte tokens do not end a
+  // pending unk run: that unk lands after them.
+  bool pending_unk = false;
+  std::string character;
+  for (size_t i = 0; i < word.size();) {
+    const size_t len = decode_utf8(word, i).len;
+    character.assign(word.substr(i, len));
+    i += len;
+    if (auto it = vocab_.find(character); it != vocab_.end()) {
+      if (pending_unk) ids.push_back(*unk_id_);
+      pending_unk = false;
+      ids.push_back(it->second);
+      continue;
+    }
+    const bool all_bytes_known =
+        options_.byte_fallback && std::all_of(character.begin(), character.end(), [&](char b) {
+          return byte_ids_[static_cast<unsigned char>(b)] >= 0;
+        });
+    if (all_bytes_known) {
+      for (char b : character)
+        ids.push_back(static_cast<uint32_t>(byte_ids_[static_cast<unsigned char>(b)]));
+    } else if (unk_id_) {
+      if (pending_unk && !options_.fuse_unk) ids.push_back(*unk_id_);
+      pending_unk = true;
+    }
+  }
+  if (pending_unk) ids.push_back(*unk_id_);
 }
 
 const BpeModel::Merge* BpeModel::find_merge(uint32_t a, uint32_t b) const {
@@ -64,11 +128,44 @@ const BpeModel::Merge* BpeModel::find_merge(uint32_t a, uint32_t b) const {
   return it == merges_.end() ? nullptr : &it->second;
 }
 
+bool BpeModel::merges_stop_at_meta_space() const {
+  if (options_.alphabet != BpeAlphabet::Text || options_.ignore_merges ||
+      !vocab_.contains(std::string(kMetaSpace)))
+    return false;
+  std::unordered_map<uint32_t, std::string_view> spelling;
+  for (const auto& [token, id] : vocab_)
+    spelling.emplace(id, token);
+  for (const auto& [pair, merge] : merges_) {
+    const std::string_view left = spelling[static_cast<uint32_t>(pair >> 32)];
+    const std::string_view right = spelling[static_cast<uint32_t>(pair)];
+    if (!left.ends_with(kMetaSpace) && right.starts_with(kMetaSpace)) return false;
+  }
+  return true;
+}
+
 void BpeModel::encode_word(std::string_view word, std::vector<uint32_t>& out,
                            BpeCache* cache) const {
+  if (!split_at_meta_space_) {
+    encode_piece(word, out, cache);
+    return;
+  }
+  // See [Note: BPE pieces at meta spaces].
+  size_t begin = 0;
+  for (size_t pos = word.find(kMetaSpace, 1); pos != std::string_view::npos;
+       pos = word.find(kMetaSpace, pos + kMetaSpace.size())) {
+    if (word.substr(0, pos).ends_with(kMetaSpace)) continue;  // inside a run
+    encode_piece(word.substr(begin, pos - begin), out, cache);
+    begin = pos;
+  }
+  encode_piece(word.substr(begin), out, cache);
+}
+
+void BpeModel::encode_piece(std::string_view word, std::vector<uint32_t>& out,
+                            BpeCache* cache) const {
   if (word.empty()) return;
   if (options_.ignore_merges) {
-    if (auto it = raw_vocab_.find(std::string(word)); it != raw_vocab_.end()) {
+    const auto& whole = options_.alphabet == BpeAlphabet::ByteLevel ? raw_vocab_ : vocab_;
+    if (auto it = whole.find(std::string(word)); it != whole.end()) {
       out.push_back(it->second);
       return;
     }
@@ -103,27 +200,15 @@ void BpeModel::merge_word(std::string_view word, std::vector<uint32_t>& out) con
     }
   };
 
+  std::vector<uint32_t> ids;
+  initial_symbols(word, ids);
   std::vector<Symbol> symbols;
-  symbols.reserve(word.size());
-  auto add = [&](uint32_t id) {
+  symbols.reserve(ids.size());
+  for (uint32_t id : ids) {
     const auto n = static_cast<int32_t>(symbols.size());
     if (n > 0) symbols.back().next = n;
     symbols.push_back({id, n - 1, -1, true});
-  };
-  // One symbol per byte; bytes outside the vocabulary become unk (fused when asked) or vanish.
-  bool pending_unk = false;
-  for (char c : word) {
-    const int64_t id = byte_ids_[static_cast<unsigned char>(c)];
-    if (id >= 0) {
-      if (pending_unk) add(*unk_id_);
-      pending_unk = false;
-      add(static_cast<uint32_t>(id));
-    } else if (unk_id_) {
-      if (pending_unk && !options_.fuse_unk) add(*unk_id_);
-      pending_unk = true;
-    }
   }
-  if (pending_unk) add(*unk_id_);
 
   std::vector<Candidate> heap;
   auto push = [&](int32_t pos) {

@@ -1,4 +1,5 @@
-// Parallel document encoding into a TokenFileWriter, chunk by chunk, in input order.
+// Parallel document encoding (and JSON Lines record parsing) into a TokenFileWriter, chunk by
+// chunk, in input order.
 #include "zerotrain/data/token_file_prepare.h"
 
 #include <fcntl.h>
@@ -60,12 +61,44 @@ bool is_blank(std::string_view line) {
   return line.find_first_not_of(" \t\r") == std::string_view::npos;
 }
 
+// A document waiting to be encoded: text, or a JSON Lines record to be parsed first.
+struct PendingDocument {
+  std::string_view text;
+  size_t input = 0;  // index into the inputs, and the record's line, to report a skipped record
+  uint64_t line = 0;
+};
+
 // Documents waiting to be encoded, with the mappings that hold their text.
 struct Chunk {
-  std::vector<std::string_view> docs;
+  std::vector<PendingDocument> docs;
   std::vector<std::shared_ptr<MappedText>> files;
   size_t bytes = 0;
 };
+
+// A file's documents and, for each, the end of the input bytes it stands for (progress counts
+// every byte: a document stands for the text from the end of the previous one to its own end,
+// the last one to the end of the file).
+struct FileDocuments {
+  std::vector<PendingDocument> docs;
+  std::vector<size_t> ends;
+};
+
+FileDocuments file_documents(std::string_view text, size_t input, const PrepareOptions& options) {
+  FileDocuments out;
+  if (options.format == InputFormat::JsonLines) {
+    for (const NumberedLine& line : split_records(text)) {
+      out.docs.push_back({line.text, input, line.number});
+      out.ends.push_back(static_cast<size_t>(line.text.data() - text.data()) + line.text.size());
+    }
+  } else {
+    for (std::string_view doc : split_documents(text, options.split_on_blank_lines)) {
+      out.docs.push_back({doc, input, 0});
+      out.ends.push_back(static_cast<size_t>(doc.data() - text.data()) + doc.size());
+    }
+  }
+  if (!out.ends.empty()) out.ends.back() = text.size();
+  return out;
+}
 
 }  // namespace
 
@@ -107,9 +140,35 @@ std::vector<std::string_view> split_documents(std::string_view text, bool on_bla
   return docs;
 }
 
+std::vector<NumberedLine> split_records(std::string_view text) {
+  std::vector<NumberedLine> lines;
+  uint64_t number = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string_view::npos) eol = text.size();
+    ++number;
+    const std::string_view line = text.substr(pos, eol - pos);
+    if (!is_blank(line)) lines.push_back({line, number});
+    pos = eol + 1;
+  }
+  return lines;
+}
+
 PrepareSummary prepare_token_file(const Tokenizer& tokenizer, const PrepareOptions& options,
                                   const std::function<void(uint64_t)>& progress) {
   if (options.inputs.empty()) throw DataInputError("no input files");
+  if (options.format == InputFormat::JsonLines) {
+    const JsonlFields& f = options.fields;
+    const bool by_text = !f.text.empty() && f.prompt.empty() && f.completion.empty();
+    const bool by_pair = f.text.empty() && !f.prompt.empty() && !f.completion.empty();
+    if (!by_text && !by_pair)
+      throw DataInputError(
+          str("JSON Lines input needs a text field, or a prompt and a completion "
+              "field, got text \"",
+              f.text, "\", prompt \"", f.prompt, "\", completion \"", f.completion, "\""));
+    if (options.split_on_blank_lines)
+      throw DataInputError("split_on_blank_lines applies to text input, not to JSON Lines");
+  }
   PrepareSummary summary;
   summary.input_bytes = total_input_bytes(options.inputs);
 
@@ -126,9 +185,11 @@ PrepareSummary prepare_token_file(const Tokenizer& tokenizer, const PrepareOptio
   std::vector<BpeCache> caches(static_cast<size_t>(threads));
   uint64_t bytes_before_chunk = 0;
 
+  const bool jsonl = options.format == InputFormat::JsonLines;
   auto encode_chunk = [&](Chunk& chunk) {
     const auto n = static_cast<int64_t>(chunk.docs.size());
     std::vector<std::vector<uint32_t>> ids(chunk.docs.size());
+    std::vector<std::string> skipped(jsonl ? chunk.docs.size() : 0);  // why, for each record
     std::atomic<uint64_t> done{0};
     std::exception_ptr error;
 #pragma omp parallel num_threads(threads)
@@ -138,8 +199,17 @@ PrepareSummary prepare_token_file(const Tokenizer& tokenizer, const PrepareOptio
       for (int64_t i = 0; i < n; ++i) {
         // Exceptions must not leave the parallel region: the first one is kept and rethrown.
         try {
-          tokenizer.encode(chunk.docs[i], ids[i], cache);
-          const uint64_t d = done.fetch_add(chunk.docs[i].size()) + chunk.docs[i].size();
+          const std::string_view raw = chunk.docs[i].text;
+          if (jsonl) {
+            RecordText record = jsonl_record_text(raw, options.fields);
+            if (record.text)
+              tokenizer.encode(*record.text, ids[i], cache);
+            else
+              skipped[i] = std::move(record.error);
+          } else {
+            tokenizer.encode(raw, ids[i], cache);
+          }
+          const uint64_t d = done.fetch_add(raw.size()) + raw.size();
           if (progress && omp_get_thread_num() == 0)
             progress(bytes_before_chunk + std::min<uint64_t>(d, chunk.bytes));
         } catch (...) {
@@ -149,29 +219,34 @@ PrepareSummary prepare_token_file(const Tokenizer& tokenizer, const PrepareOptio
       }
     }
     if (error) std::rethrow_exception(error);
-    for (const auto& doc : ids)
-      writer.write_document(doc);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (jsonl && !skipped[i].empty()) {
+        ++summary.skipped_records;
+        if (options.report_skipped) {
+          const PendingDocument& doc = chunk.docs[i];
+          options.report_skipped(
+              str(options.inputs[doc.input].string(), ":", doc.line, ": ", skipped[i]));
+        }
+        continue;
+      }
+      writer.write_document(ids[i]);
+    }
     bytes_before_chunk += chunk.bytes;
     if (progress) progress(bytes_before_chunk);
     chunk = Chunk{};
   };
 
   Chunk chunk;
-  for (const auto& path : options.inputs) {
-    auto file = std::make_shared<MappedText>(path);
+  for (size_t input = 0; input < options.inputs.size(); ++input) {
+    auto file = std::make_shared<MappedText>(options.inputs[input]);
     const std::string_view text = file->text();
     chunk.files.push_back(file);
-    // Progress counts every byte of the file: a document stands for the text from the end of the
-    // previous one to its own end (the last one to the end of the file).
-    const std::vector<std::string_view> docs = split_documents(text, options.split_on_blank_lines);
+    const FileDocuments docs = file_documents(text, input, options);
     size_t accounted = 0;
-    for (size_t d = 0; d < docs.size(); ++d) {
-      const size_t end = d + 1 == docs.size()
-                             ? text.size()
-                             : static_cast<size_t>(docs[d].data() - text.data()) + docs[d].size();
-      chunk.docs.push_back(docs[d]);
-      chunk.bytes += end - accounted;
-      accounted = end;
+    for (size_t d = 0; d < docs.docs.size(); ++d) {
+      chunk.docs.push_back(docs.docs[d]);
+      chunk.bytes += docs.ends[d] - accounted;
+      accounted = docs.ends[d];
       if (chunk.bytes >= options.chunk_bytes) {
         encode_chunk(chunk);
         chunk.files.push_back(file);

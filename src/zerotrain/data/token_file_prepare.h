@@ -1,8 +1,11 @@
-// `zerotrain data prepare` as a library call: text files -> one token file. Each input file is a
-// document, or each blank-line separated block of it with split_on_blank_lines. Documents are
-// encoded in parallel (OpenMP, one BpeCache per thread) in chunks of about chunk_bytes of text and
-// written in input order, so the output does not depend on the thread count.
-// Tested in tests/data_pipeline/test_token_file_prepare.cpp.
+// `zerotrain data prepare` as a library call: text or JSON Lines files -> one token file. A text
+// file is a document, or each blank-line separated block of it with split_on_blank_lines; a JSON
+// Lines file gives one document per record (its text field, or prompt + completion, jsonl_record.h;
+// blank lines are ignored, a malformed record is skipped and reported with its line number).
+// Documents are encoded (and records parsed) in parallel (OpenMP, one BpeCache per thread) in
+// chunks of about chunk_bytes of input and written, and skipped records reported, in input order,
+// so the output does not depend on the thread count.
+// Tested in tests/data_pipeline/test_token_file_prepare.cpp and test_token_file_prepare_jsonl.cpp.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +16,7 @@
 #include <vector>
 
 #include "zerotrain/core/error.h"
+#include "zerotrain/data/jsonl_record.h"
 #include "zerotrain/data/token_file.h"
 #include "zerotrain/data/tokenizer.h"
 
@@ -24,19 +28,27 @@ class DataInputError : public Error {
   explicit DataInputError(const std::string& message) : Error("data", message) {}
 };
 
+enum class InputFormat { Text, JsonLines };
+
 struct PrepareOptions {
   std::vector<std::filesystem::path> inputs;
+  InputFormat format = InputFormat::Text;
+  JsonlFields fields;  // JsonLines: where a record's text is
   std::filesystem::path output;
   bool append_eos = false;  // end every document with eos_token
   std::string eos_token = "<|endoftext|>";
   bool split_on_blank_lines = false;     // documents are blocks separated by blank lines
   int threads = 0;                       // 0: OpenMP's default
   size_t chunk_bytes = size_t{8} << 20;  // text encoded per parallel round
+  // JsonLines: called once per skipped record, in input order, from the calling thread, with
+  // "<file>:<line>: <why>".
+  std::function<void(const std::string&)> report_skipped;
 };
 
 struct PrepareSummary {
   uint64_t documents = 0;
-  uint64_t tokens = 0;  // eos tokens included
+  uint64_t skipped_records = 0;  // malformed JSON Lines records
+  uint64_t tokens = 0;           // eos tokens included
   uint64_t input_bytes = 0;
   TokenFileHeader header;
 };
@@ -47,6 +59,14 @@ uint64_t total_input_bytes(const std::vector<std::filesystem::path>& inputs);
 // Splits `text` into documents: the whole text, or the blocks of lines between blank lines (lines
 // of only spaces, tabs and carriage returns), each without its final line break.
 std::vector<std::string_view> split_documents(std::string_view text, bool on_blank_lines);
+
+// The lines of a JSON Lines text that are not blank, each without its line break, with its
+// 1-based line number.
+struct NumberedLine {
+  std::string_view text;
+  uint64_t number;
+};
+std::vector<NumberedLine> split_records(std::string_view text);
 
 // Encodes the inputs into options.output. `progress(bytes_done)` is called from the calling thread.
 PrepareSummary prepare_token_file(const Tokenizer& tokenizer, const PrepareOptions& options,

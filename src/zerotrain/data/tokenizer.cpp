@@ -1,17 +1,32 @@
-// Tokenizer encode / decode: added tokens first, then the GPT-2 split and BPE on the plain text.
+// Tokenizer encode / decode: the added tokens of the raw text first, then the normalizer and the
+// normalized added tokens on each plain piece, then the pre-tokenizer and BPE on what is left.
 #include "zerotrain/data/tokenizer.h"
 
 #include "zerotrain/data/gpt2_split.h"
+#include "zerotrain/data/metaspace.h"
 #include "zerotrain/data/utf8.h"
 
 namespace zt::data {
 
 void Tokenizer::encode(std::string_view text, std::vector<uint32_t>& out, BpeCache& cache) const {
-  for (const TextSegment& s : added_.split(text)) {
-    if (s.id)
+  std::string normalized_text;
+  for (const TextSegment& s : added_.split_pass(text, false)) {
+    if (s.id) {
       out.push_back(*s.id);
-    else
-      encode_segment(text.substr(s.begin, s.end - s.begin), out, cache);
+      continue;
+    }
+    std::string_view piece = text.substr(s.begin, s.end - s.begin);
+    if (!normalizer_.empty()) {
+      normalized_text = normalizer_.apply(piece);
+      piece = normalized_text;
+    }
+    for (const TextSegment& n : added_.split_pass(piece, true)) {
+      if (n.id)
+        out.push_back(*n.id);
+      else
+        encode_segment(piece.substr(n.begin, n.end - n.begin), s.begin == 0 && n.begin == 0, out,
+                       cache);
+    }
   }
 }
 
@@ -22,8 +37,17 @@ std::vector<uint32_t> Tokenizer::encode(std::string_view text) const {
   return ids;
 }
 
-void Tokenizer::encode_segment(std::string_view text, std::vector<uint32_t>& out,
-                               BpeCache& cache) const {
+void Tokenizer::encode_segment(std::string_view text, bool at_input_start,
+                               std::vector<uint32_t>& out, BpeCache& cache) const {
+  if (pre_.kind == PreTokenizerOptions::Kind::None) {
+    model_->encode_word(text, out, &cache);
+    return;
+  }
+  if (pre_.kind == PreTokenizerOptions::Kind::Metaspace) {
+    for (const std::string& word : metaspace_words(text, at_input_start, pre_.metaspace))
+      model_->encode_word(word, out, &cache);
+    return;
+  }
   std::string prefixed;
   if (pre_.add_prefix_space && !text.empty() && text[0] != ' ') {
     prefixed.reserve(text.size() + 1);
@@ -39,18 +63,19 @@ void Tokenizer::encode_segment(std::string_view text, std::vector<uint32_t>& out
 }
 
 std::string Tokenizer::decode(std::span<const uint32_t> ids, bool skip_special_tokens) const {
+  std::vector<std::string> tokens;
   std::string bytes;
   for (uint32_t id : ids) {
     if (id >= id_known_.size() || !id_known_[id])
       throw TokenizerError(
           str(source_, ": decode: id ", id, " is not in the vocabulary (size ", vocab_size_, ")"));
-    if (skip_special_tokens) {
-      const AddedToken* t = added_.find_by_id(id);
-      if (t && t->special) continue;
-    }
-    bytes += id_to_bytes_[id];
+    if (skip_special_tokens && id_special_[id]) continue;
+    if (decoder_)
+      tokens.push_back(id_to_text_[id]);
+    else
+      bytes += id_to_text_[id];
   }
-  return utf8_lossy(bytes);
+  return decoder_ ? decoder_->decode(std::move(tokens)) : utf8_lossy(bytes);
 }
 
 std::optional<uint32_t> Tokenizer::token_to_id(std::string_view token) const {

@@ -1,8 +1,11 @@
-// A byte-level BPE tokenizer read from a Hugging Face tokenizer.json (GPT-2 style: model.type
-// "BPE", ByteLevel pre-tokenizer and decoder, no normalizer). encode() gives the ids that
-// `tokenizers` gives with add_special_tokens=False (the post-processor is not applied), decode()
-// the text its decode() gives. Thread-safe: encode from many threads with one BpeCache per thread.
-// Tested in tests/data_pipeline/test_tokenizer*.cpp against fixtures made with `tokenizers`.
+// A BPE tokenizer read from a Hugging Face tokenizer.json, of one of two families: byte-level BPE
+// (GPT-2 style: ByteLevel pre-tokenizer and decoder, no normalizer) and SentencePiece-style BPE
+// (Llama 2, Mistral: text vocabulary with "▁" for spaces and byte_fallback, a Prepend / Replace
+// normalizer or a Metaspace pre-tokenizer, a Replace / ByteFallback / Fuse / Strip or Metaspace
+// decoder). encode() gives the ids that `tokenizers` gives with add_special_tokens=False (the
+// post-processor is not applied), decode() the text its decode() gives. Thread-safe: encode from
+// many threads with one BpeCache per thread. Tested in tests/data_pipeline/test_tokenizer*.cpp
+// against fixtures made with `tokenizers`.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +19,9 @@
 
 #include "zerotrain/core/error.h"
 #include "zerotrain/data/bpe_model.h"
+#include "zerotrain/data/metaspace.h"
+#include "zerotrain/data/normalizer.h"
+#include "zerotrain/data/token_decoder.h"
 #include "zerotrain/data/tokenizer_added_tokens.h"
 
 namespace zt::data {
@@ -29,8 +35,13 @@ class TokenizerError : public Error {
 };
 
 struct PreTokenizerOptions {
-  bool add_prefix_space = false;  // prepend ' ' to each text segment that does not start with one
-  bool use_regex = true;          // split with the GPT-2 pattern (else a segment is one word)
+  // ByteLevel: the GPT-2 split on bytes; Metaspace: metaspace.h; None: a segment is one word.
+  enum class Kind { ByteLevel, Metaspace, None };
+  Kind kind = Kind::ByteLevel;
+  // ByteLevel: prepend ' ' to a segment that does not start with one.
+  bool add_prefix_space = false;
+  bool use_regex = true;       // ByteLevel: split with the GPT-2 pattern (else one word)
+  MetaspaceOptions metaspace;  // Metaspace
 };
 
 class Tokenizer {
@@ -49,7 +60,7 @@ class Tokenizer {
 
   // One more than the largest id (model vocabulary and added tokens).
   uint64_t vocab_size() const { return vocab_size_; }
-  // The id of a token, an added token's content or a byte-level spelling from the vocabulary.
+  // The id of a token: an added token's content or a vocabulary entry's spelling.
   std::optional<uint32_t> token_to_id(std::string_view token) const;
   const std::string& source() const { return source_; }
   const AddedVocabulary& added_tokens() const { return added_; }
@@ -57,14 +68,20 @@ class Tokenizer {
 
  private:
   Tokenizer() = default;
-  void encode_segment(std::string_view text, std::vector<uint32_t>& out, BpeCache& cache) const;
+  // Pre-tokenizes and encodes plain (normalized) text; `at_input_start` for Metaspace's "first".
+  void encode_segment(std::string_view text, bool at_input_start, std::vector<uint32_t>& out,
+                      BpeCache& cache) const;
 
   std::string source_;
   std::shared_ptr<const BpeModel> model_;
+  Normalizer normalizer_;  // empty for byte-level BPE
   AddedVocabulary added_;
   PreTokenizerOptions pre_;
-  std::vector<std::string> id_to_bytes_;  // decoded bytes of each id ("" for gaps)
-  std::vector<uint8_t> id_known_;         // 1 where an id has a token
+  std::optional<TokenDecoder> decoder_;  // absent: the byte-level decoder
+  // Byte-level: the decoded bytes of each id; with decoder_: the token's spelling ("" for gaps).
+  std::vector<std::string> id_to_text_;
+  std::vector<uint8_t> id_known_;    // 1 where an id has a token
+  std::vector<uint8_t> id_special_;  // 1 where decode(skip_special_tokens) leaves an id out
   uint64_t vocab_size_ = 0;
 };
 

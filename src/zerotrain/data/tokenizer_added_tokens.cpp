@@ -53,11 +53,27 @@ size_t space_end_after(std::string_view s, size_t pos, size_t end) {
 
 }  // namespace
 
-AddedVocabulary::AddedVocabulary(std::vector<AddedToken> tokens) : tokens_(std::move(tokens)) {
+AddedVocabulary::AddedVocabulary(std::vector<AddedToken> tokens, const Normalizer* normalizer)
+    : tokens_(std::move(tokens)) {
   // Empty contents never match (and `tokenizers` ignores them).
   std::erase_if(tokens_, [](const AddedToken& t) { return t.content.empty(); });
-  for (const AddedToken& t : tokens_)
-    first_byte_[t.normalized ? 1 : 0][static_cast<unsigned char>(t.content[0])] = true;
+  patterns_.reserve(tokens_.size());
+  for (const AddedToken& t : tokens_) {
+    const bool normalize = t.normalized && normalizer && !normalizer->empty();
+    patterns_.push_back(normalize ? normalizer->apply(t.content) : t.content);
+    if (!patterns_.back().empty())
+      first_byte_[t.normalized ? 1 : 0][static_cast<unsigned char>(patterns_.back()[0])] = true;
+  }
+}
+
+const std::string& AddedVocabulary::pattern(const AddedToken& token) const {
+  return patterns_[static_cast<size_t>(&token - tokens_.data())];
+}
+
+std::vector<TextSegment> AddedVocabulary::split_pass(std::string_view text, bool normalized) const {
+  std::vector<TextSegment> out;
+  split_pass(text, 0, text.size(), normalized, out);
+  return out;
 }
 
 const AddedToken* AddedVocabulary::find_by_id(uint32_t id) const {
@@ -76,10 +92,10 @@ int AddedVocabulary::longest_match(std::string_view text, size_t pos, size_t end
                                    bool normalized) const {
   int best = -1;
   for (size_t k = 0; k < tokens_.size(); ++k) {
-    const AddedToken& t = tokens_[k];
-    if (t.normalized != normalized || t.content.size() > end - pos) continue;
-    if (best >= 0 && t.content.size() <= tokens_[best].content.size()) continue;
-    if (text.compare(pos, t.content.size(), t.content) == 0) best = static_cast<int>(k);
+    const std::string& p = patterns_[k];
+    if (tokens_[k].normalized != normalized || p.empty() || p.size() > end - pos) continue;
+    if (best >= 0 && p.size() <= patterns_[best].size()) continue;
+    if (text.compare(pos, p.size(), p) == 0) best = static_cast<int>(k);
   }
   return best;
 }
@@ -100,7 +116,7 @@ void AddedVocabulary::split_pass(std::string_view text, size_t begin, size_t end
       continue;
     }
     const AddedToken& t = tokens_[k];
-    size_t start = pos, stop = pos + t.content.size();
+    size_t start = pos, stop = pos + patterns_[k].size();
     pos = stop;  // matches never overlap, even a discarded one
     if (t.single_word && (word_before(text, begin, start) || word_after(text, stop, end))) continue;
     if (t.lstrip) start = std::max(space_start_before(text, begin, start), done);

@@ -2,7 +2,8 @@
 // text before the pre-tokenizer runs, as Hugging Face's AddedVocabulary does: leftmost-longest
 // matching, first the tokens with normalized=false, then those with normalized=true in the pieces
 // that are left; single_word keeps a match only between non-word characters; lstrip / rstrip let a
-// match swallow the white space on its left / right. Tested in
+// match swallow the white space on its left / right. A normalized token is matched by its content
+// passed through the tokenizer's normalizer, in normalized text, as `tokenizers` does. Tested in
 // tests/data_pipeline/test_tokenizer_added_tokens.cpp and against `tokenizers`.
 #pragma once
 
@@ -11,6 +12,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "zerotrain/data/normalizer.h"
 
 namespace zt::data {
 
@@ -33,10 +36,17 @@ struct TextSegment {
 class AddedVocabulary {
  public:
   AddedVocabulary() = default;
-  explicit AddedVocabulary(std::vector<AddedToken> tokens);
+  // `normalizer` (may be null or empty) spells the normalized tokens' patterns.
+  explicit AddedVocabulary(std::vector<AddedToken> tokens, const Normalizer* normalizer = nullptr);
 
-  // Covers `text` with segments, in order (an empty text gives no segment).
+  // Covers `text` with segments, in order (an empty text gives no segment): both passes, for a
+  // tokenizer without a normalizer.
   std::vector<TextSegment> split(std::string_view text) const;
+  // One pass: the tokens with normalized=false (over the raw text) or normalized=true (over the
+  // normalized text of a plain segment of the first pass).
+  std::vector<TextSegment> split_pass(std::string_view text, bool normalized) const;
+  // What a token is matched by: its content, normalized when the token is.
+  const std::string& pattern(const AddedToken& token) const;
 
   const std::vector<AddedToken>& tokens() const { return tokens_; }
   const AddedToken* find_by_id(uint32_t id) const;
@@ -50,7 +60,8 @@ class AddedVocabulary {
   int longest_match(std::string_view text, size_t pos, size_t end, bool normalized) const;
 
   std::vector<AddedToken> tokens_;
-  bool first_byte_[2][256] = {};  // per pass: bytes that start some token
+  std::vector<std::string> patterns_;  // per token, what it is matched by
+  bool first_byte_[2][256] = {};       // per pass: bytes that start some token
 };
 
 }  // namespace zt::data

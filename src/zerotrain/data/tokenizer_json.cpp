@@ -1,72 +1,29 @@
 // Reading tokenizer.json: every key is checked for presence and type, and every setting this
 // tokenizer does not implement is refused by name, so that an unsupported file fails loudly instead
-// of encoding differently from `tokenizers`.
+// of encoding differently from `tokenizers`. The family is chosen once from the pre-tokenizer:
+// ByteLevel gives byte-level BPE, Metaspace or none a SentencePiece-style BPE. Ids are checked
+// before anything is sized by them: no id repeated in model.vocab or among the added tokens, none
+// far above the number of tokens.
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "zerotrain/data/byte_level.h"
 #include "zerotrain/data/tokenizer.h"
+#include "zerotrain/data/tokenizer_json_reader.h"
 
 namespace zt::data {
 namespace {
 
 using nlohmann::json;
+using Reader = TokenizerJsonReader;
 
-// Typed access to one tokenizer.json, with errors that name the file and the key path.
-class Reader {
- public:
-  explicit Reader(std::string source) : source_(std::move(source)) {}
+// Ids may leave gaps (some files skip ids between the vocabulary and the added tokens), but an id
+// this far above the number of tokens is a broken file, refused before tables are sized by it.
+constexpr uint64_t kMaxIdGap = uint64_t{1} << 20;
 
-  [[noreturn]] void fail(const std::string& path, const std::string& message) const {
-    throw TokenizerError(str(source_, ": ", path, ": ", message));
-  }
-
-  static std::string describe(const json& v) {
-    std::string s = v.dump();
-    if (s.size() > 60) s = s.substr(0, 57) + "...";
-    return str(v.type_name(), " ", s);
-  }
-
-  const json& member(const json& obj, const std::string& path, const char* key) const {
-    auto it = obj.find(key);
-    if (it == obj.end()) fail(join(path, key), "missing");
-    return *it;
-  }
-  const json* optional_member(const json& obj, const char* key) const {
-    auto it = obj.find(key);
-    return it == obj.end() || it->is_null() ? nullptr : &*it;
-  }
-
-  const json& object(const json& v, const std::string& path) const {
-    if (!v.is_object()) fail(path, str("expected an object, got ", describe(v)));
-    return v;
-  }
-  std::string string(const json& v, const std::string& path) const {
-    if (!v.is_string()) fail(path, str("expected a string, got ", describe(v)));
-    return v.get<std::string>();
-  }
-  bool boolean(const json& obj, const std::string& path, const char* key, bool fallback) const {
-    const json* v = optional_member(obj, key);
-    if (!v) return fallback;
-    if (!v->is_boolean()) fail(join(path, key), str("expected true or false, got ", describe(*v)));
-    return v->get<bool>();
-  }
-  uint32_t id(const json& v, const std::string& path) const {
-    if (!v.is_number_unsigned() || v.get<uint64_t>() > UINT32_MAX)
-      fail(path, str("expected a token id (0 to 2^32-1), got ", describe(v)));
-    return static_cast<uint32_t>(v.get<uint64_t>());
-  }
-
-  static std::string join(const std::string& path, const std::string& key) {
-    return path.empty() ? key : path + "." + key;
-  }
-
- private:
-  std::string source_;
-};
-
-BpeOptions read_bpe_options(const Reader& r, const json& model) {
+BpeOptions read_bpe_options(const Reader& r, const json& model, BpeAlphabet alphabet) {
   if (const json* d = r.optional_member(model, "dropout"); d && !(d->is_number() && *d == 0))
     r.fail("model.dropout",
            str("BPE dropout is not supported (expected null), got ", Reader::describe(*d)));
@@ -74,11 +31,14 @@ BpeOptions read_bpe_options(const Reader& r, const json& model) {
     const json* v = r.optional_member(model, key);
     if (v && !(v->is_string() && v->get<std::string>().empty()))
       r.fail(Reader::join("model", key),
-             str("not supported by byte-level BPE (expected null), got ", Reader::describe(*v)));
+             str("not supported (expected null), got ", Reader::describe(*v)));
   }
-  if (r.boolean(model, "model", "byte_fallback", false))
-    r.fail("model.byte_fallback", "byte fallback is not supported (expected false)");
   BpeOptions opt;
+  opt.alphabet = alphabet;
+  opt.byte_fallback = r.boolean(model, "model", "byte_fallback", false);
+  if (opt.byte_fallback && alphabet == BpeAlphabet::ByteLevel)
+    r.fail("model.byte_fallback",
+           "byte fallback is not supported by byte-level BPE (expected false)");
   if (const json* unk = r.optional_member(model, "unk_token"))
     opt.unk_token = r.string(*unk, "model.unk_token");
   opt.fuse_unk = r.boolean(model, "model", "fuse_unk", false);
@@ -87,9 +47,7 @@ BpeOptions read_bpe_options(const Reader& r, const json& model) {
 }
 
 std::vector<std::pair<std::string, std::string>> read_merges(const Reader& r, const json& model) {
-  const json& merges = r.member(model, "model", "merges");
-  if (!merges.is_array())
-    r.fail("model.merges", str("expected an array, got ", Reader::describe(merges)));
+  const json& merges = r.array(r.member(model, "model", "merges"), "model.merges");
   std::vector<std::pair<std::string, std::string>> out;
   out.reserve(merges.size());
   for (size_t i = 0; i < merges.size(); ++i) {
@@ -114,22 +72,39 @@ std::unordered_map<std::string, uint32_t> read_vocab(const Reader& r, const json
   const json& vocab = r.object(r.member(model, "model", "vocab"), "model.vocab");
   std::unordered_map<std::string, uint32_t> out;
   out.reserve(vocab.size());
-  for (const auto& [token, id] : vocab.items())
-    out.emplace(token, r.id(id, str("model.vocab[\"", token, "\"]")));
+  std::unordered_map<uint32_t, std::string> token_of_id;
+  token_of_id.reserve(vocab.size());
+  for (const auto& [token, id_value] : vocab.items()) {
+    const std::string path = str("model.vocab[\"", token, "\"]");
+    const uint32_t id = r.id(id_value, path);
+    if (uint64_t{id} >= vocab.size() + kMaxIdGap)
+      r.fail(path, str("id ", id, " is far above the vocabulary's ", vocab.size(),
+                       " entries (ids are expected below ", vocab.size() + kMaxIdGap, ")"));
+    if (auto [it, fresh] = token_of_id.emplace(id, token); !fresh)
+      r.fail(path, str("id ", id, " is also the id of \"", it->second, "\""));
+    out.emplace(token, id);
+  }
   return out;
 }
 
-std::vector<AddedToken> read_added_tokens(const Reader& r, const json& cfg) {
+std::vector<AddedToken> read_added_tokens(const Reader& r, const json& cfg,
+                                          uint64_t vocab_entries) {
   std::vector<AddedToken> out;
   const json* list = r.optional_member(cfg, "added_tokens");
   if (!list) return out;
-  if (!list->is_array())
-    r.fail("added_tokens", str("expected an array, got ", Reader::describe(*list)));
+  r.array(*list, "added_tokens");
+  const uint64_t limit = vocab_entries + list->size() + kMaxIdGap;
+  std::unordered_map<uint32_t, size_t> index_of_id;
   for (size_t i = 0; i < list->size(); ++i) {
     const std::string path = str("added_tokens[", i, "]");
     const json& t = r.object((*list)[i], path);
     AddedToken a;
     a.id = r.id(r.member(t, path, "id"), path + ".id");
+    if (uint64_t{a.id} >= limit)
+      r.fail(path + ".id", str("id ", a.id, " is far above the ", vocab_entries + list->size(),
+                               " tokens (ids are expected below ", limit, ")"));
+    if (auto [it, fresh] = index_of_id.emplace(a.id, i); !fresh)
+      r.fail(path + ".id", str("id ", a.id, " is also the id of added_tokens[", it->second, "]"));
     a.content = r.string(r.member(t, path, "content"), path + ".content");
     a.single_word = r.boolean(t, path, "single_word", false);
     a.lstrip = r.boolean(t, path, "lstrip", false);
@@ -156,15 +131,19 @@ void check_model_tokens(const Reader& r, const std::unordered_map<std::string, u
     r.fail("model.unk_token", str("\"", *options.unk_token, "\" is not in model.vocab"));
 }
 
-// The one supported component type of a pipeline stage ("ByteLevel"), or an error naming the key.
+// The one stage type byte-level BPE supports ("ByteLevel"), or an error naming the key.
 const json& require_byte_level(const Reader& r, const json& cfg, const char* key) {
   const json* stage = r.optional_member(cfg, key);
   if (!stage) r.fail(key, "missing: a byte-level BPE tokenizer needs a ByteLevel one");
-  r.object(*stage, key);
-  const std::string type = r.string(r.member(*stage, key, "type"), Reader::join(key, "type"));
+  const std::string type = r.type(*stage, key);
   if (type != "ByteLevel")
     r.fail(Reader::join(key, "type"), str("expected \"ByteLevel\", got \"", type, "\""));
   return *stage;
+}
+
+bool is_byte_level(const Reader& r, const json& cfg) {
+  const json* pre = r.optional_member(cfg, "pre_tokenizer");
+  return pre && r.type(*pre, "pre_tokenizer") == "ByteLevel";
 }
 
 std::string read_file_text(const std::filesystem::path& path) {
@@ -183,12 +162,7 @@ Tokenizer Tokenizer::from_file(const std::filesystem::path& path) {
 
 Tokenizer Tokenizer::from_json(std::string_view json_text, const std::string& source) {
   const Reader r(source);
-  json cfg;
-  try {
-    cfg = json::parse(json_text);
-  } catch (const json::parse_error& e) {
-    throw TokenizerError(str(source, ": not valid JSON: ", e.what()));
-  }
+  const json cfg = r.parse(json_text);
   r.object(cfg, "(top level)");
 
   const json& model = r.object(r.member(cfg, "", "model"), "model");
@@ -196,48 +170,79 @@ Tokenizer Tokenizer::from_json(std::string_view json_text, const std::string& so
     const std::string t = r.string(*type, "model.type");
     if (t != "BPE") r.fail("model.type", str("expected \"BPE\", got \"", t, "\""));
   }
-  if (const json* norm = r.optional_member(cfg, "normalizer")) {
-    const json* type = norm->is_object() ? r.optional_member(*norm, "type") : nullptr;
-    r.fail(type ? "normalizer.type" : "normalizer",
-           str("normalizers are not supported (expected null), got ",
-               Reader::describe(type ? *type : *norm)));
-  }
-  const json& pre = require_byte_level(r, cfg, "pre_tokenizer");
-  require_byte_level(r, cfg, "decoder");
 
   Tokenizer tok;
   tok.source_ = source;
-  tok.pre_.add_prefix_space = r.boolean(pre, "pre_tokenizer", "add_prefix_space", true);
-  tok.pre_.use_regex = r.boolean(pre, "pre_tokenizer", "use_regex", true);
+  const bool byte_level = is_byte_level(r, cfg);
+  if (byte_level) {
+    if (const json* norm = r.optional_member(cfg, "normalizer")) {
+      const json* type = norm->is_object() ? r.optional_member(*norm, "type") : nullptr;
+      r.fail(type ? "normalizer.type" : "normalizer",
+             str("normalizers are not supported with a ByteLevel pre-tokenizer (expected null), "
+                 "got ",
+                 Reader::describe(type ? *type : *norm)));
+    }
+    const json& pre = require_byte_level(r, cfg, "pre_tokenizer");
+    require_byte_level(r, cfg, "decoder");
+    tok.pre_.add_prefix_space = r.boolean(pre, "pre_tokenizer", "add_prefix_space", true);
+    tok.pre_.use_regex = r.boolean(pre, "pre_tokenizer", "use_regex", true);
+  } else {
+    tok.normalizer_ = read_normalizer(r, cfg);
+    tok.pre_ = read_sentencepiece_pre_tokenizer(r, cfg);
+    tok.decoder_ = read_sentencepiece_decoder(r, cfg);
+  }
 
   auto vocab = read_vocab(r, model);
   auto merges = read_merges(r, model);
-  BpeOptions options = read_bpe_options(r, model);
+  BpeOptions options =
+      read_bpe_options(r, model, byte_level ? BpeAlphabet::ByteLevel : BpeAlphabet::Text);
   check_model_tokens(r, vocab, merges, options);
   tok.model_ = std::make_shared<const BpeModel>(vocab, merges, options);
 
-  std::vector<AddedToken> added = read_added_tokens(r, cfg);
+  std::vector<AddedToken> added = read_added_tokens(r, cfg, vocab.size());
   uint64_t size = 0;
   for (const auto& [token, id] : vocab)
     size = std::max<uint64_t>(size, uint64_t{id} + 1);
   for (const AddedToken& t : added)
     size = std::max<uint64_t>(size, uint64_t{t.id} + 1);
   tok.vocab_size_ = size;
+  std::vector<uint32_t> empty_added;  // never matched, but their ids decode (to nothing)
+  for (const AddedToken& t : added)
+    if (t.content.empty()) empty_added.push_back(t.id);
+  tok.added_ = AddedVocabulary(std::move(added), &tok.normalizer_);
 
-  // Decoding spells each token through the byte-level alphabet; a token with a character outside
-  // it decodes to its own UTF-8 bytes (as `tokenizers`' ByteLevel decoder does).
-  tok.id_to_bytes_.assign(size, {});
+  // Byte-level: each token's bytes through the byte-level alphabet; a token with a character
+  // outside it decodes to its own UTF-8 bytes (as `tokenizers`' ByteLevel decoder does).
+  // SentencePiece-style: each token's spelling, a normalized added token's normalized content.
+  tok.id_to_text_.assign(size, {});
   tok.id_known_.assign(size, 0);
-  auto set_bytes = [&](uint32_t id, const std::string& spelling) {
-    auto raw = from_byte_level(spelling);
-    tok.id_to_bytes_[id] = raw ? std::move(*raw) : spelling;
+  auto set_text = [&](uint32_t id, const std::string& spelling) {
+    std::optional<std::string> raw;
+    if (byte_level) raw = from_byte_level(spelling);
+    tok.id_to_text_[id] = raw ? std::move(*raw) : spelling;
     tok.id_known_[id] = 1;
   };
   for (const auto& [token, id] : vocab)
-    set_bytes(id, token);
-  for (const AddedToken& t : added)
-    set_bytes(t.id, t.content);
-  tok.added_ = AddedVocabulary(std::move(added));
+    set_text(id, token);
+  for (uint32_t id : empty_added)
+    set_text(id, "");
+  for (const AddedToken& t : tok.added_.tokens())
+    set_text(t.id, tok.added_.pattern(t));
+
+  // What skip_special_tokens leaves out: byte-level, the special added tokens; SentencePiece-style,
+  // as `tokenizers` decides it by spelling, the ids spelled as a special token's content (so a
+  // special token with normalized=true, spelled by its normalized content, stays).
+  tok.id_special_.assign(size, 0);
+  if (byte_level) {
+    for (const AddedToken& t : tok.added_.tokens())
+      tok.id_special_[t.id] = t.special;
+  } else {
+    std::unordered_set<std::string> special_contents;
+    for (const AddedToken& t : tok.added_.tokens())
+      if (t.special) special_contents.insert(t.content);
+    for (size_t id = 0; id < size; ++id)
+      tok.id_special_[id] = tok.id_known_[id] && special_contents.contains(tok.id_to_text_[id]);
+  }
   return tok;
 }
 
