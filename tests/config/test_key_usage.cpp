@@ -53,5 +53,24 @@ TEST(KeyUsage, ExplainsEachKeyOfAFile) {
     EXPECT_NE(out.find(line), std::string::npos) << "missing: " << line << "\nin:\n" << out;
 }
 
+TEST(KeyUsage, SettingsReadNowhereWarnWhenTheyChangeWhatDeepSpeedDoes) {
+  const LoadedConfig l = parse_ds_config(
+      R"({"train_batch_size": 4, "prescale_gradients": true, "gradient_predivide_factor": 2,
+          "zero_optimization": {"stage": 3, "zero_quantized_gradients": true,
+          "load_from_fp32_weights": false, "round_robin_gradients": true}})",
+      "t");
+  ASSERT_EQ(l.warnings.size(), 4u);
+  EXPECT_EQ(l.warnings[0],
+            "[config] prescale_gradients: true changes what DeepSpeed does, but zerotrain reads it "
+            "nowhere: gradients are averaged after the sum (DeepSpeed's prescaling divides "
+            "before; the same average up to rounding)");
+  EXPECT_NE(l.warnings[1].find("gradient_predivide_factor: 2.0 changes"), std::string::npos);
+  // The defaults, and keys that only tune speed or memory, say nothing.
+  EXPECT_TRUE(parse_ds_config(R"({"train_batch_size": 4, "prescale_gradients": false,
+                                  "zero_optimization": {"round_robin_gradients": true}})",
+                              "t")
+                  .warnings.empty());
+}
+
 }  // namespace
 }  // namespace zt::config

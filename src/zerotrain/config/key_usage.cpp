@@ -5,6 +5,7 @@
 #include <array>
 
 #include "zerotrain/config/json_walk.h"
+#include "zerotrain/config/load.h"
 #include "zerotrain/config/key_table.h"
 #include "zerotrain/core/error.h"
 
@@ -15,6 +16,9 @@ namespace {
 struct Usage {
   std::string_view path;
   std::string_view how;
+  // Read nowhere, and a value other than the default changes what DeepSpeed does (its numbers
+  // or its outputs): the load warns when the file sets one.
+  bool warn_when_set = false;
 };
 
 constexpr std::string_view kBatch = "train: the batch (micro x accumulation x ranks, DeepSpeed's rule)";
@@ -38,9 +42,12 @@ constexpr std::array kUsage = {
     Usage{"sparse_gradients", kNotYet},
     Usage{"prescale_gradients",
           "parsed; read nowhere: gradients are averaged after the sum (DeepSpeed's prescaling "
-          "divides before; the same average up to rounding)"},
+          "divides before; the same average up to rounding)",
+          true},
     Usage{"gradient_predivide_factor",
-          "parsed; read nowhere: gradients are averaged after the sum, as with factor 1"},
+          "parsed; read nowhere: gradients are averaged after the sum, as with factor 1 (the "
+          "same average up to rounding)",
+          true},
     Usage{"zero_allow_untested_optimizer",
           "parsed; read nowhere: every optimizer zerotrain has runs at every stage"},
     Usage{"zero_force_ds_cpu_optimizer",
@@ -122,7 +129,9 @@ constexpr std::array kUsage = {
     Usage{"zero_optimization.use_multi_rank_bucket_allreduce",
           "parsed; read nowhere: one all-reduce per bucket"},
     Usage{"zero_optimization.load_from_fp32_weights",
-          "parsed; read nowhere: a resume always loads the f32 masters"},
+          "parsed; read nowhere: a resume always loads the f32 masters (DeepSpeed with false "
+          "rebuilds them from the 16-bit weights)",
+          true},
     Usage{"zero_optimization.elastic_checkpoint",
           "parsed; read nowhere: checkpoints hold the full state, any stage resumes them"},
     Usage{"zero_optimization.stage3_model_persistence_threshold",
@@ -143,11 +152,12 @@ constexpr std::array kUsage = {
     Usage{"zero_optimization.round_robin_gradients",
           "parsed; read nowhere: one order of gradient copies"},
     Usage{"zero_optimization.zero_hpz_partition_size", "parsed; read nowhere: no ZeRO++ (1 only)"},
-    Usage{"zero_optimization.zero_quantized_weights", "parsed; read nowhere: no ZeRO++ quantization"},
+    Usage{"zero_optimization.zero_quantized_weights",
+          "parsed; read nowhere: no ZeRO++ quantization, weights are gathered exactly", true},
     Usage{"zero_optimization.zero_quantized_nontrainable_weights",
-          "parsed; read nowhere: no ZeRO++ quantization"},
+          "parsed; read nowhere: no ZeRO++ quantization, weights are gathered exactly", true},
     Usage{"zero_optimization.zero_quantized_gradients",
-          "parsed; read nowhere: no ZeRO++ quantization"},
+          "parsed; read nowhere: no ZeRO++ quantization, gradients are reduced exactly", true},
     Usage{"zero_optimization.memory_efficient_linear", "parsed; read nowhere: zerotrain's linear"},
     Usage{"zero_optimization.pipeline_loading_checkpoint", "parsed; read nowhere"},
     Usage{"zero_optimization.override_module_apply", "parsed; read nowhere: no module hooks"},
@@ -253,6 +263,25 @@ std::optional<std::string> key_usage(std::string_view path) {
       return std::string(u.how);
   }
   return std::nullopt;
+}
+
+std::vector<std::string> unread_setting_warnings(const DsConfig& config) {
+  static const nlohmann::json defaults = nlohmann::json::parse(ds_config_json(DsConfig{}));
+  const nlohmann::json printed = nlohmann::json::parse(ds_config_json(config));
+  std::vector<std::string> out;
+  for (const Usage& u : kUsage) {
+    if (!u.warn_when_set) continue;
+    std::string pointer = "/";
+    for (char c : u.path)
+      pointer += c == '.' ? '/' : c;
+    const nlohmann::json::json_pointer at(pointer);
+    if (!printed.contains(at) || printed[at] == defaults[at]) continue;
+    constexpr std::string_view prefix = "parsed; read nowhere: ";
+    out.push_back(str("[config] ", u.path, ": ", printed[at].dump(),
+                      " changes what DeepSpeed does, but zerotrain reads it nowhere: ",
+                      u.how.substr(prefix.size())));
+  }
+  return out;
 }
 
 std::string explain_config(const nlohmann::json& file, const nlohmann::json& resolved) {

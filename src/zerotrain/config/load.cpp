@@ -3,6 +3,7 @@
 
 #include "zerotrain/config/batch_rule.h"
 #include "zerotrain/config/deprecations.h"
+#include "zerotrain/config/key_usage.h"
 #include "zerotrain/config/parse_sections.h"
 #include "zerotrain/config/resolve_auto.h"
 #include "zerotrain/core/error.h"
@@ -122,6 +123,8 @@ LoadedConfig parse_ds_config(std::string_view text, const std::string& source,
   c.world_size = overrides.world_size;
   check_offload_stages(c.zero_optimization, out.warnings);
   check_consistency(c);
+  for (std::string& w : unread_setting_warnings(c))
+    out.warnings.push_back(std::move(w));
   return out;
 }
 
