@@ -20,7 +20,8 @@ std::optional<std::filesystem::path> real_corpus_dir();
 struct RealExpectation {
   std::string file;    // the config's file name
   bool accept = true;  // DeepSpeed 0.19.6 runs it, so zerotrain must accept it
-  std::string reason;  // for a refusal: what it needs ("1-bit Adam"); "as above" resolved to the previous refusal's
+  std::string reason;  // for a refusal: what it needs ("1-bit Adam"); "as above" resolved to the
+                       // previous refusal's
 };
 // The rows of EXPECT.tsv (file, accept|refuse, reason), in order.
 std::vector<RealExpectation> read_real_expectations(const std::filesystem::path& dir);

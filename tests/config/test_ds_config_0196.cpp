@@ -63,10 +63,12 @@ TEST(DsConfig0196, UnknownTopLevelKeysWarnUnknownSectionKeysFail) {
       R"({"train_batch_size": 4, "cuda_visible_devices": "0,1", "_comment": "x",
           "gradient_cliping": 0.5})",
       "t");
-  EXPECT_TRUE(has_warning(l, "[config] cuda_visible_devices: unknown key, ignored as DeepSpeed "
-                             "ignores unknown top-level keys"));
-  EXPECT_TRUE(has_warning(l, "[config] gradient_cliping: unknown key, ignored as DeepSpeed "
-                             "ignores unknown top-level keys; did you mean \"gradient_clipping\"?"));
+  EXPECT_TRUE(has_warning(l,
+                          "[config] cuda_visible_devices: unknown key, ignored as DeepSpeed "
+                          "ignores unknown top-level keys"));
+  EXPECT_TRUE(has_warning(l,
+                          "[config] gradient_cliping: unknown key, ignored as DeepSpeed "
+                          "ignores unknown top-level keys; did you mean \"gradient_clipping\"?"));
   EXPECT_DOUBLE_EQ(l.config.gradient_clipping, 1.0);
   EXPECT_NE(error_of(R"({"train_batch_size": 4, "fp16": {"enabeld": true}})")
                 .find("fp16.enabeld: unknown key; did you mean \"enabled\"?"),
@@ -114,11 +116,13 @@ TEST(DsConfig0196, AutoNoTrainerFillsTakesTheDefaultWithANote) {
   EXPECT_FALSE(z.gather_16bit_weights_on_model_save);
   EXPECT_EQ(z.max_live_parameters, 1'000'000'000);
   EXPECT_EQ(z.offload_param->buffer_size, 100'000'000);
-  EXPECT_TRUE(has_warning(l, "[config] zero_optimization.offload_param.buffer_size: \"auto\" that "
-                             "no trainer fills; DeepSpeed drops it for the key's default, "
-                             "100000000"));
-  EXPECT_TRUE(has_warning(l, "zero_optimization.stage3_max_live_parameters: \"auto\" that no "
-                             "trainer fills"));
+  EXPECT_TRUE(has_warning(l,
+                          "[config] zero_optimization.offload_param.buffer_size: \"auto\" that "
+                          "no trainer fills; DeepSpeed drops it for the key's default, "
+                          "100000000"));
+  EXPECT_TRUE(has_warning(l,
+                          "zero_optimization.stage3_max_live_parameters: \"auto\" that no "
+                          "trainer fills"));
   // Below stage 3 Hugging Face leaves the stage-3 bucket keys: the default, not "pass
   // --hidden-size" (which was passed).
   const LoadedConfig s2 = parse_ds_config(
@@ -126,8 +130,9 @@ TEST(DsConfig0196, AutoNoTrainerFillsTakesTheDefaultWithANote) {
           "stage3_param_persistence_threshold": "auto"}})",
       "t", o);
   EXPECT_EQ(s2.config.zero_optimization.param_persistence_threshold, 100'000);
-  EXPECT_TRUE(has_warning(s2, "stage3_param_persistence_threshold: \"auto\" that no trainer "
-                              "fills below stage 3"));
+  EXPECT_TRUE(has_warning(s2,
+                          "stage3_param_persistence_threshold: \"auto\" that no trainer "
+                          "fills below stage 3"));
   // A key a trainer fills still asks for its flag.
   EXPECT_NE(error_of(R"({"train_batch_size": 4, "zero_optimization": {"stage": 3,
                         "stage3_prefetch_bucket_size": "auto"}})")
@@ -143,20 +148,18 @@ TEST(DsConfig0196, DefaultsOfDeepSpeed0196) {
   EXPECT_DOUBLE_EQ(l.config.gradient_clipping, 1.0);
   EXPECT_TRUE(l.config.zero_optimization.offload_optimizer->pin_memory);
   EXPECT_TRUE(l.config.zero_optimization.offload_param->pin_memory);
-  EXPECT_DOUBLE_EQ(
-      parse_ds_config(R"({"train_batch_size": 4, "gradient_clipping": 0})", "t")
-          .config.gradient_clipping,
-      0.0);
+  EXPECT_DOUBLE_EQ(parse_ds_config(R"({"train_batch_size": 4, "gradient_clipping": 0})", "t")
+                       .config.gradient_clipping,
+                   0.0);
 }
 
 TEST(DsConfig0196, OldSchemasSayDeepSpeedRefusesThemToo) {
   EXPECT_NE(error_of(R"({"train_batch_size": 4, "fp16": {"enabled": true, "opt_level": "O2"}})")
                 .find("[config] fp16.opt_level: unknown key; DeepSpeed >= 0.17.1 refuses this too"),
             std::string::npos);
-  EXPECT_NE(
-      error_of(R"({"train_batch_size": 4, "bf16": {"enabled": true, "loss_scale": 0}})")
-          .find("[config] bf16.loss_scale: unknown key; an fp16 loss-scaling key"),
-      std::string::npos);
+  EXPECT_NE(error_of(R"({"train_batch_size": 4, "bf16": {"enabled": true, "loss_scale": 0}})")
+                .find("[config] bf16.loss_scale: unknown key; an fp16 loss-scaling key"),
+            std::string::npos);
   EXPECT_NE(error_of(R"({"train_batch_size": 4, "fp16": {"min_loss_scale": 1e-10}})")
                 .find("DeepSpeed >= 0.17.1 refuses this too"),
             std::string::npos);
@@ -169,8 +172,9 @@ TEST(DsConfig0196, OldSchemasSayDeepSpeedRefusesThemToo) {
 TEST(DsConfig0196, SequenceParallelKeysAtSizeOne) {
   const LoadedConfig l = parse_ds_config(
       R"({"train_batch_size": 4, "seq_parallel_communication_data_type": "bf16"})", "t");
-  EXPECT_TRUE(has_warning(l, "[config] seq_parallel_communication_data_type: ignored without "
-                             "sequence parallelism"));
+  EXPECT_TRUE(has_warning(l,
+                          "[config] seq_parallel_communication_data_type: ignored without "
+                          "sequence parallelism"));
   EXPECT_NE(error_of(R"({"train_batch_size": 4, "sequence_parallel_size": 2})")
                 .find("[config] sequence_parallel_size: not supported by zerotrain (no sequence "
                       "parallelism)"),

@@ -2,7 +2,8 @@
 // Hugging Face Trainer user runs them, through `zerotrain config check`'s code path
 // (config::load_ds_config, with values only where a file says "auto"), every file EXPECT.tsv
 // marks "accept" loads, and every "refuse" file fails with one "[config] ..." line naming the
-// feature (and, where DeepSpeed 0.19.6 refuses the file too, saying so). Prints the counts.
+// feature (and, where DeepSpeed 0.19.6 refuses the file too, saying so); what config check prints
+// for an accepted file loads again to the same values. Prints the counts.
 // Skips, saying why, when ../shared/ds-configs-real is absent.
 #include <gtest/gtest.h>
 
@@ -61,9 +62,17 @@ TEST(DsConfigReal, EveryFileAsDeepSpeedDecides) {
     const std::filesystem::path path = *dir / row.file;
     const nlohmann::json file = parse_json(read_text_file(path, "test"), "test", path.string());
     std::string error;
+    const config::ConfigOverrides overrides = trainer_overrides(file);
     try {
-      config::load_ds_config(path, trainer_overrides(file));
+      const config::LoadedConfig loaded = config::load_ds_config(path, overrides);
       ++accepted;
+      // What `config check` prints is itself a ds_config that resolves to the same values.
+      const std::string printed = config::ds_config_json(loaded.config);
+      config::ConfigOverrides world_only;
+      world_only.world_size = overrides.world_size;
+      EXPECT_EQ(
+          config::ds_config_json(config::parse_ds_config(printed, "printed", world_only).config),
+          printed);
     } catch (const Error& e) {
       error = e.what();
       ++refused;
@@ -93,10 +102,9 @@ TEST(DsConfigReal, EveryFileAsDeepSpeedDecides) {
       continue;
     }
     const std::string message = lower(error);
-    EXPECT_TRUE(std::any_of(rule.words.begin(), rule.words.end(),
-                            [&](const std::string& w) {
-                              return message.find(w) != std::string::npos;
-                            }))
+    EXPECT_TRUE(
+        std::any_of(rule.words.begin(), rule.words.end(),
+                    [&](const std::string& w) { return message.find(w) != std::string::npos; }))
         << "the refusal does not name the feature (" << row.reason << "): " << error;
     if (rule.deepspeed_refuses_too)
       EXPECT_NE(message.find("refuses this too"), std::string::npos)

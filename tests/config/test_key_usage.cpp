@@ -34,22 +34,23 @@ TEST(KeyUsage, EveryPrintedKeyHasARow) {
 TEST(KeyUsage, ExplainsEachKeyOfAFile) {
   const std::string text = R"({"train_micro_batch_size_per_gpu": "auto",
       "zero_optimization": {"stage": 2, "round_robin_gradients": true, "prefetch_bucket_size": 10},
-      "bfloat16": {"enabled": true}, "torch_autocast": {"enabled": false}, "cuda_visible_devices": "0",
+      "bfloat16": {"enabled": true}, "torch_autocast": {"enabled": false},
+      "cuda_visible_devices": "0",
       "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}})";
   ConfigOverrides o;
   o.micro_batch = 3;
   const LoadedConfig l = parse_ds_config(text, "t", o);
-  const std::string out = explain_config(nlohmann::json::parse(text),
-                                         nlohmann::json::parse(ds_config_json(l.config)));
-  for (const char* line : {
-           "train_micro_batch_size_per_gpu = \"auto\" -> 3: train: the batch",
-           "zero_optimization.stage = 2: train: the ZeRO stage",
-           "zero_optimization.round_robin_gradients = true: parsed; read nowhere",
-           "zero_optimization.prefetch_bucket_size = 10: train at stage 3",
-           "bfloat16 = {\"enabled\":true}: deprecated: read as bf16",
-           "torch_autocast = {\"enabled\":false}: unsupported, ignored because the feature is off",
-           "cuda_visible_devices = \"0\": unknown top-level key: ignored, as DeepSpeed does",
-           "optimizer.params.lr = 0.0001: train: the Adam/AdamW step"})
+  const std::string out =
+      explain_config(nlohmann::json::parse(text), nlohmann::json::parse(ds_config_json(l.config)));
+  for (const char* line :
+       {"train_micro_batch_size_per_gpu = \"auto\" -> 3: train: the batch",
+        "zero_optimization.stage = 2: train: the ZeRO stage",
+        "zero_optimization.round_robin_gradients = true: parsed; read nowhere",
+        "zero_optimization.prefetch_bucket_size = 10: train at stage 3",
+        "bfloat16 = {\"enabled\":true}: deprecated: read as bf16",
+        "torch_autocast = {\"enabled\":false}: unsupported, ignored because the feature is off",
+        "cuda_visible_devices = \"0\": unknown top-level key: ignored, as DeepSpeed does",
+        "optimizer.params.lr = 0.0001: train: the Adam/AdamW step"})
     EXPECT_NE(out.find(line), std::string::npos) << "missing: " << line << "\nin:\n" << out;
 }
 

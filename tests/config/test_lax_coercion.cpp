@@ -23,10 +23,19 @@ TEST(LaxCoercion, BoolsFromPydanticsSpellingsAndZeroOne) {
 }
 
 TEST(LaxCoercion, IntegersFromDigitStringsAndBools) {
-  const std::pair<const char*, int64_t> ok[] = {
-      {"5", 5},         {"5.0", 5},     {" 5 ", 5}, {"+5", 5},      {"-5", -5},
-      {"1_000", 1000},  {"00012", 12},  {"-0", 0},  {"5.000", 5},   {"\t5\n", 5},
-      {"1_0.0", 10},    {"-5.0", -5},   {"500000000", 500000000}};
+  const std::pair<const char*, int64_t> ok[] = {{"5", 5},
+                                                {"5.0", 5},
+                                                {" 5 ", 5},
+                                                {"+5", 5},
+                                                {"-5", -5},
+                                                {"1_000", 1000},
+                                                {"00012", 12},
+                                                {"-0", 0},
+                                                {"5.000", 5},
+                                                {"\t5\n", 5},
+                                                {"1_0.0", 10},
+                                                {"-5.0", -5},
+                                                {"500000000", 500000000}};
   for (const auto& [s, n] : ok)
     EXPECT_EQ(lax_int(Json(s)), n) << s;
   EXPECT_EQ(lax_int(Json(true)), 1);
@@ -38,9 +47,9 @@ TEST(LaxCoercion, IntegersFromDigitStringsAndBools) {
 
 TEST(LaxCoercion, NumbersFromNumericStringsAndBools) {
   const std::pair<const char*, double> ok[] = {
-      {"1e-5", 1e-5}, {"1.5", 1.5},    {" 1.5 ", 1.5}, {"-1", -1.0},   {"1_0", 10.0},
-      {".5", 0.5},    {"5.", 5.0},     {"1E5", 1e5},   {"1.5e+3", 1500}, {"1_000.5", 1000.5},
-      {"1.0_5", 1.05}, {"1e1_0", 1e10}};
+      {"1e-5", 1e-5},   {"1.5", 1.5},        {" 1.5 ", 1.5},  {"-1", -1.0},
+      {"1_0", 10.0},    {".5", 0.5},         {"5.", 5.0},     {"1E5", 1e5},
+      {"1.5e+3", 1500}, {"1_000.5", 1000.5}, {"1.0_5", 1.05}, {"1e1_0", 1e10}};
   for (const auto& [s, d] : ok)
     EXPECT_EQ(lax_double(Json(s)), d) << s;
   EXPECT_TRUE(std::isinf(*lax_double(Json("Infinity"))));
@@ -52,8 +61,8 @@ TEST(LaxCoercion, NumbersFromNumericStringsAndBools) {
 }
 
 TEST(LaxCoercion, OnlyDeepSpeedsPydanticSections) {
-  for (const char* s : {"fp16", "bf16", "zero_optimization", "tensorboard", "wandb",
-                        "csv_monitor", "comet", "comms_logger"})
+  for (const char* s : {"fp16", "bf16", "zero_optimization", "tensorboard", "wandb", "csv_monitor",
+                        "comet", "comms_logger"})
     EXPECT_TRUE(validated_leniently(s)) << s;
   for (const char* s : {"aio", "optimizer", "scheduler", "activation_checkpointing", "checkpoint",
                         "flops_profiler", "gradient_clipping", "data_types"})

@@ -94,7 +94,8 @@ void add_config_command(CLI::App& app, std::function<int()>& action) {
         std::fprintf(stderr, "%s\n", w.c_str());
       const std::string resolved = config::ds_config_json(loaded.config);
       if (a->explain) {
-        const nlohmann::json file = parse_json(read_text_file(a->file, "config"), "config", a->file);
+        const nlohmann::json file =
+            parse_json(read_text_file(a->file, "config"), "config", a->file);
         std::printf("%s", config::explain_config(file, nlohmann::json::parse(resolved)).c_str());
         return 0;
       }

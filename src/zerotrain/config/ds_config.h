@@ -214,7 +214,6 @@ struct CommsLoggerConfig {
   bool debug = false;
 };
 
-
 struct DsConfig {
   // The batch triple after DeepSpeed's rule (batch_rule.h), for `world_size` data-parallel ranks.
   int64_t train_batch_size = 0;

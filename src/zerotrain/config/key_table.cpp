@@ -73,13 +73,16 @@ constexpr std::array kDeprecated = {
 };
 
 constexpr std::string_view kSinceFp16Model =
-    "unknown key; DeepSpeed >= 0.17.1 refuses this too (its fp16 and bf16 sections forbid unknown keys; older "
+    "unknown key; DeepSpeed >= 0.17.1 refuses this too (its fp16 and bf16 sections forbid unknown "
+    "keys; older "
     "DeepSpeed ignored them)";
 constexpr std::string_view kLossScaleInBf16 =
-    "unknown key; an fp16 loss-scaling key, unknown in the bf16 section (bf16 needs no loss scale); DeepSpeed "
+    "unknown key; an fp16 loss-scaling key, unknown in the bf16 section (bf16 needs no loss "
+    "scale); DeepSpeed "
     ">= 0.17.1 refuses this too (older DeepSpeed ignored it)";
 constexpr std::string_view kOldCompile =
-    "unknown key; a key of DeepSpeed's former torch.compile section; DeepSpeed 0.19.6 refuses this too (its "
+    "unknown key; a key of DeepSpeed's former torch.compile section; DeepSpeed 0.19.6 refuses this "
+    "too (its "
     "compile section now configures DeepCompile)";
 
 constexpr std::array kOutdated = {

@@ -5,8 +5,8 @@
 #include <array>
 
 #include "zerotrain/config/json_walk.h"
-#include "zerotrain/config/load.h"
 #include "zerotrain/config/key_table.h"
+#include "zerotrain/config/load.h"
 #include "zerotrain/core/error.h"
 
 namespace zt::config {
@@ -21,12 +21,15 @@ struct Usage {
   bool warn_when_set = false;
 };
 
-constexpr std::string_view kBatch = "train: the batch (micro x accumulation x ranks, DeepSpeed's rule)";
-constexpr std::string_view kLossScaler = "train with fp16: the dynamic loss scaler (train/loss_scaler.h)";
+constexpr std::string_view kBatch =
+    "train: the batch (micro x accumulation x ranks, DeepSpeed's rule)";
+constexpr std::string_view kLossScaler =
+    "train with fp16: the dynamic loss scaler (train/loss_scaler.h)";
 constexpr std::string_view kScheduler = "train: the learning-rate schedule, DeepSpeed's formula";
 constexpr std::string_view kAdam = "train: the Adam/AdamW step";
 constexpr std::string_view kNotYet = "refused by train when on (not supported yet)";
-constexpr std::string_view kOffloadOpt = "train: the optimizer offload policy (zero/offload_policy.h)";
+constexpr std::string_view kOffloadOpt =
+    "train: the optimizer offload policy (zero/offload_policy.h)";
 constexpr std::string_view kOffloadParam =
     "train at stage 3: the parameter offload policy (ignored below stage 3, as DeepSpeed does)";
 
@@ -34,7 +37,8 @@ constexpr std::array kUsage = {
     Usage{"train_batch_size", kBatch},
     Usage{"train_micro_batch_size_per_gpu", kBatch},
     Usage{"gradient_accumulation_steps", kBatch},
-    Usage{"gradient_clipping", "train: global-norm clipping (0 off; DeepSpeed 0.19.6's default 1.0)"},
+    Usage{"gradient_clipping",
+          "train: global-norm clipping (0 off; DeepSpeed 0.19.6's default 1.0)"},
     Usage{"steps_per_print", "train: log every N steps (--log-every)"},
     Usage{"wall_clock_breakdown", "train: per-phase milliseconds in the log"},
     Usage{"memory_breakdown", kNotYet},
@@ -53,11 +57,13 @@ constexpr std::array kUsage = {
     Usage{"zero_force_ds_cpu_optimizer",
           "parsed; read nowhere: offload always steps zerotrain's own CPU Adam"},
     Usage{"disable_allgather", "parsed; read nowhere: stage 1-2 gather the updated shards always"},
-    Usage{"dataloader_drop_last", "parsed; read nowhere: zerotrain's data loader always drops the "
-                                  "last partial batch"},
+    Usage{"dataloader_drop_last",
+          "parsed; read nowhere: zerotrain's data loader always drops the "
+          "last partial batch"},
     Usage{"vocabulary_size", "parsed; read nowhere: the vocabulary comes from --model"},
     Usage{"communication_data_type", "train: the dtype gradients are reduced in (--comm-dtype)"},
-    Usage{"data_types.grad_accum_dtype", "train: the gradient accumulation dtype (--grad-accum-dtype)"},
+    Usage{"data_types.grad_accum_dtype",
+          "train: the gradient accumulation dtype (--grad-accum-dtype)"},
     Usage{"data_types.param_dtype", "parsed; read nowhere: parameters take --dtype"},
     Usage{"data_types.buffer_dtype", "parsed; read nowhere: zerotrain's models have no buffers"},
     Usage{"fp16.enabled", "train: f16 compute with f32 masters (--dtype fp16)"},
@@ -78,7 +84,8 @@ constexpr std::array kUsage = {
     Usage{"bf16.bf16_optimizer_states",
           "train with bf16_master_weights_and_grads: the low-precision mode (--precision low)"},
     Usage{"amp.*", "refused by train when enabled (no Apex; use bf16)"},
-    Usage{"optimizer.type", "train: Adam and AdamW (Lamb, Lion and SGD are refused by train for now)"},
+    Usage{"optimizer.type",
+          "train: Adam and AdamW (Lamb, Lion and SGD are refused by train for now)"},
     Usage{"optimizer.legacy_fusion", "parsed; read nowhere: one fused update per run"},
     Usage{"optimizer.params.lr", kAdam},
     Usage{"optimizer.params.betas", kAdam},
@@ -103,7 +110,8 @@ constexpr std::array kUsage = {
           "train at stage 3: parameter elements prefetched at most"},
     Usage{"zero_optimization.stage3_max_live_parameters",
           "train at stage 3: gathered parameter elements at most"},
-    Usage{"zero_optimization.sub_group_size", "train with offload: elements the host steps as one unit"},
+    Usage{"zero_optimization.sub_group_size",
+          "train with offload: elements the host steps as one unit"},
     Usage{"zero_optimization.offload_optimizer.cpuadam_cores_perc",
           "parsed; read nowhere: the host step uses OpenMP's threads"},
     Usage{"zero_optimization.offload_optimizer.pipeline_read",
@@ -193,7 +201,8 @@ std::string canonical(std::string_view path) {
 
 // "deprecated: read as ..." for a key of the deprecation table (or the boolean zero_optimization).
 std::optional<std::string> deprecation_of(const std::string& path, const nlohmann::json& value) {
-  if (path == "zero_optimization" && value.is_boolean()) return "deprecated boolean form: read as stage 1 (true) or 0";
+  if (path == "zero_optimization" && value.is_boolean())
+    return "deprecated boolean form: read as stage 1 (true) or 0";
   for (const DeprecatedKey& d : deprecated_keys())
     if (path == join_path(d.section, d.key))
       return str("deprecated: read as ", join_path(d.section, d.replacement));

@@ -90,8 +90,8 @@ std::optional<double> double_of_string(std::string_view raw) {
 
 bool validated_leniently(std::string_view key) {
   constexpr std::array<std::string_view, 8> sections = {
-      "fp16", "bf16", "zero_optimization", "tensorboard", "csv_monitor", "wandb", "comet",
-      "comms_logger"};
+      "fp16",  "bf16",  "zero_optimization", "tensorboard", "csv_monitor",
+      "wandb", "comet", "comms_logger"};
   for (std::string_view s : sections)
     if (s == key) return true;
   return false;
