@@ -106,9 +106,10 @@ TEST(DsConfigReal, EveryFileAsDeepSpeedDecides) {
         std::any_of(rule.words.begin(), rule.words.end(),
                     [&](const std::string& w) { return message.find(w) != std::string::npos; }))
         << "the refusal does not name the feature (" << row.reason << "): " << error;
-    if (rule.deepspeed_refuses_too)
+    if (rule.deepspeed_refuses_too) {
       EXPECT_NE(message.find("refuses this too"), std::string::npos)
           << "the refusal does not say DeepSpeed refuses it too: " << error;
+    }
   }
   std::cout << "[ds-configs-real] accepted " << accepted << " (EXPECT accept " << expect_accept
             << "), refused " << refused << " (EXPECT refuse " << expect_refuse << "), "
