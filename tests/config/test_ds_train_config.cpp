@@ -64,12 +64,13 @@ TEST(DsTrainConfig, AFileWithoutOptimizerKeepsTheCommandLinesAdamW) {
   TrainConfig c;
   c.schedule.lr = 2e-4;
   c.optimizer.weight_decay = 0.2;
+  c.clip = 0.5;
   apply_ds_config(load(R"({"train_batch_size": 8})", c, {}), {}, c);
   EXPECT_DOUBLE_EQ(c.schedule.lr, 2e-4);
   EXPECT_DOUBLE_EQ(c.optimizer.weight_decay, 0.2);
   EXPECT_EQ(c.data.micro_batch, 8);
   EXPECT_EQ(c.data.grad_accum, 1);
-  EXPECT_DOUBLE_EQ(c.clip, 0.0);  // DeepSpeed's default: no clipping
+  EXPECT_DOUBLE_EQ(c.clip, 1.0);  // DeepSpeed 0.19.6's default (0, no clipping, before)
   EXPECT_FALSE(c.activation_checkpointing);
 }
 

@@ -1,6 +1,7 @@
 // `zerotrain config check FILE`: loads a DeepSpeed ds_config.json as `zerotrain train --deepspeed`
 // would, resolving "auto" from the flags given, and prints the fully resolved configuration as
-// JSON on stdout (warnings on stderr). A bad file is one "[config] ..." line and exit 1.
+// JSON on stdout (warnings on stderr), or with --explain how zerotrain uses each key of the file
+// (config/key_usage.h). A bad file is one "[config] ..." line and exit 1.
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -8,7 +9,10 @@
 
 #include "zerotrain/cli/commands.h"
 #include "zerotrain/cli/given_flags.h"
+#include "zerotrain/config/key_usage.h"
 #include "zerotrain/config/load.h"
+#include "zerotrain/core/files.h"
+#include "zerotrain/core/json_util.h"
 
 namespace zt::cli {
 
@@ -17,6 +21,7 @@ namespace {
 struct CheckArgs {
   std::string file;
   int64_t world_size = 1;
+  bool explain = false;
 };
 
 template <typename T>
@@ -39,6 +44,9 @@ void add_config_command(CLI::App& app, std::function<int()>& action) {
   auto a = std::make_shared<CheckArgs>();
   auto o = std::make_shared<config::ConfigOverrides>();
   check->add_option("FILE", a->file, "DeepSpeed configuration (ds_config.json)")->required();
+  check->add_flag("--explain", a->explain,
+                  "instead of the JSON, one line per key of the file: its value (what an \"auto\" "
+                  "resolved to) and how zerotrain uses it");
   check->add_option("--world-size", o->world_size, "data-parallel ranks (for the batch rule)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -74,6 +82,7 @@ void add_config_command(CLI::App& app, std::function<int()>& action) {
       "file sets.\n"
       "Examples:\n"
       "  zerotrain config check ds_config.json\n"
+      "  zerotrain config check ds_config.json --explain\n"
       "  zerotrain config check ds_config_zero3.json --world-size 8 --hidden-size 4096 \\\n"
       "      --micro-batch 4 --grad-accum 2 --lr 2e-5 --beta1 0.9 --beta2 0.999 --eps 1e-8 \\\n"
       "      --weight-decay 0 --warmup 100 --steps 1000 --clip 1.0 --dtype bf16");
@@ -83,7 +92,14 @@ void add_config_command(CLI::App& app, std::function<int()>& action) {
       const config::LoadedConfig loaded = config::load_ds_config(a->file, *o);
       for (const std::string& w : loaded.warnings)
         std::fprintf(stderr, "%s\n", w.c_str());
-      std::printf("%s\n", config::ds_config_json(loaded.config).c_str());
+      const std::string resolved = config::ds_config_json(loaded.config);
+      if (a->explain) {
+        const nlohmann::json file =
+            parse_json(read_text_file(a->file, "config"), "config", a->file);
+        std::printf("%s", config::explain_config(file, nlohmann::json::parse(resolved)).c_str());
+        return 0;
+      }
+      std::printf("%s\n", resolved.c_str());
       return 0;
     };
   });

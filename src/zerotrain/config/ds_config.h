@@ -30,7 +30,7 @@ struct OffloadParamConfig {
   int64_t buffer_count = 5;
   int64_t buffer_size = 100'000'000;
   int64_t max_in_cpu = 1'000'000'000;
-  bool pin_memory = false;
+  bool pin_memory = true;  // DeepSpeed 0.19.6's default (false before)
 };
 
 // zero_optimization.offload_optimizer: valid with stages 1, 2 and 3.
@@ -38,7 +38,7 @@ struct OffloadOptimizerConfig {
   OffloadDevice device = OffloadDevice::none;
   std::optional<std::string> nvme_path;
   int64_t buffer_count = 4;
-  bool pin_memory = false;
+  bool pin_memory = true;  // DeepSpeed 0.19.6's default (false before)
   bool pipeline_read = false;
   bool pipeline_write = false;
   bool fast_init = false;
@@ -136,7 +136,6 @@ struct LambParams {  // FusedLamb
   double eps = 1e-8;
   double weight_decay = 0.0;
   bool bias_correction = true;
-  double max_grad_norm = 0.0;
   double max_coeff = 10.0;
   double min_coeff = 0.01;
   bool amsgrad = false;
@@ -215,7 +214,6 @@ struct CommsLoggerConfig {
   bool debug = false;
 };
 
-
 struct DsConfig {
   // The batch triple after DeepSpeed's rule (batch_rule.h), for `world_size` data-parallel ranks.
   int64_t train_batch_size = 0;
@@ -223,7 +221,7 @@ struct DsConfig {
   int64_t gradient_accumulation_steps = 0;
   int64_t world_size = 1;
 
-  double gradient_clipping = 0.0;  // 0: off
+  double gradient_clipping = 1.0;  // 0: off; DeepSpeed 0.19.6's default is 1.0 (0 before)
   std::optional<int64_t> steps_per_print;
   bool wall_clock_breakdown = false;
   bool memory_breakdown = false;

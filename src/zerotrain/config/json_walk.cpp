@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "zerotrain/config/key_table.h"
+#include "zerotrain/config/lax_coercion.h"
 #include "zerotrain/config/nearest_name.h"
 #include "zerotrain/config/resolve_auto.h"
 #include "zerotrain/core/error.h"
@@ -41,7 +42,8 @@ void wrong_type(std::string_view path, std::string_view expected, const Json& v)
   fail(path, str("expected ", expected, ", got ", describe_json(v)));
 }
 
-Section::Section(const Json& object, std::string path) : object_(&object), path_(std::move(path)) {
+Section::Section(const Json& object, std::string path, std::vector<std::string>* warnings)
+    : object_(&object), path_(std::move(path)), warnings_(warnings) {
   if (!object.is_object()) wrong_type(path_.empty() ? "(top level)" : path_, "an object", object);
 }
 
@@ -57,15 +59,28 @@ const Json* Section::lookup(std::string_view key) {
   return &*it;
 }
 
+const Json* Section::peek(std::string_view key) const {
+  const auto it = object_->find(key);
+  return it == object_->end() || it->is_null() ? nullptr : &*it;
+}
+
 const Json* Section::get_raw(std::string_view key) {
   return lookup(key);
+}
+
+void Section::note_conversion(std::string_view key, const Json& value, const std::string& result) {
+  warnings_->push_back(str("[config] ", path_of(key), ": ", describe_json(value), " read as ",
+                           result, ", as DeepSpeed's lax validation converts it; write ", result));
 }
 
 std::optional<bool> Section::get_opt_bool(std::string_view key) {
   const Json* v = lookup(key);
   if (!v) return std::nullopt;
-  if (!v->is_boolean()) wrong_type(path_of(key), "true or false", *v);
-  return v->get<bool>();
+  if (v->is_boolean()) return v->get<bool>();
+  const std::optional<bool> b = lax_ ? lax_bool(*v) : std::nullopt;
+  if (!b) wrong_type(path_of(key), "true or false", *v);
+  note_conversion(key, *v, *b ? "true" : "false");
+  return *b;
 }
 
 bool Section::get_bool(std::string_view key, bool def) {
@@ -88,6 +103,9 @@ std::optional<int64_t> Section::get_opt_int(std::string_view key, int64_t min) {
     if (std::trunc(d) != d || std::fabs(d) >= 9.2233720368547758e18)
       wrong_type(path_of(key), "an integer", *v);
     n = static_cast<int64_t>(d);
+  } else if (const std::optional<int64_t> lax = lax_ ? lax_int(*v) : std::nullopt) {
+    n = *lax;
+    note_conversion(key, *v, std::to_string(n));
   } else {
     wrong_type(path_of(key), "an integer", *v);
   }
@@ -102,8 +120,11 @@ int64_t Section::get_int(std::string_view key, int64_t def, int64_t min) {
 std::optional<double> Section::get_opt_double(std::string_view key) {
   const Json* v = lookup(key);
   if (!v) return std::nullopt;
-  if (!v->is_number()) wrong_type(path_of(key), "a number", *v);
-  return v->get<double>();
+  if (v->is_number()) return v->get<double>();
+  const std::optional<double> d = lax_ ? lax_double(*v) : std::nullopt;
+  if (!d) wrong_type(path_of(key), "a number", *v);
+  note_conversion(key, *v, Json(*d).dump());
+  return *d;
 }
 
 double Section::get_double(std::string_view key, double def, double min, double max) {
@@ -160,7 +181,9 @@ size_t Section::get_choice(std::string_view key, const std::vector<std::string>&
 std::optional<Section> Section::get_section(std::string_view key) {
   const Json* v = lookup(key);
   if (!v) return std::nullopt;
-  return Section(*v, path_of(key));
+  Section s(*v, path_of(key), warnings_);
+  s.lax_ = warnings_ && (lax_ || (path_.empty() && validated_leniently(key)));
+  return s;
 }
 
 std::string Section::pick_alias(std::string_view name, std::string_view alias) {
@@ -174,16 +197,55 @@ std::string Section::pick_alias(std::string_view name, std::string_view alias) {
 }
 
 void Section::finish() const {
-  for (const auto& [key, value] : object_->items()) {
-    if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;
-    const std::string path = path_of(key);
-    if (const UnsupportedKey* u = find_unsupported(path)) fail(path, u->reason);
-    std::vector<std::string> candidates = known_;
-    for (std::string& n : unsupported_names_under(path_))
-      candidates.push_back(std::move(n));
-    const std::optional<std::string> near = nearest_name(key, candidates);
-    fail(path, near ? str("unknown key; did you mean \"", *near, "\"?") : "unknown key");
+  for (const auto& [key, value] : object_->items())
+    if (std::find(known_.begin(), known_.end(), key) == known_.end()) unread_key(key, value);
+}
+
+void Section::refuse_unsupported() const {
+  for (const auto& [key, value] : object_->items())
+    if (const UnsupportedKey* u = find_unsupported(path_of(key)))
+      if (std::find(known_.begin(), known_.end(), key) == known_.end())
+        inert_or_fail(path_of(key), *u, value);
+}
+
+std::string Section::inert_or_fail(const std::string& path, const UnsupportedKey& u,
+                                   const Json& value) const {
+  // An older schema inside an unsupported section is the first thing to fix.
+  if (value.is_object())
+    for (const auto& [inner, inner_value] : value.items())
+      if (const OutdatedKey* o = find_outdated(join_path(path, inner)))
+        fail(join_path(path, inner), o->reason);
+  if (auto why = warnings_ ? inert_reason(u, value, *object_) : std::nullopt) return *why;
+  fail(path, u.reason);
+}
+
+void Section::unread_key(const std::string& key, const Json& value) const {
+  const std::string path = path_of(key);
+  if (const OutdatedKey* o = find_outdated(path)) fail(path, o->reason);
+  if (const UnsupportedKey* u = find_unsupported(path)) {
+    const std::string why = inert_or_fail(path, *u, value);
+    warnings_->push_back(str("[config] ", path, ": ", why));
+    return;
   }
+  const bool top_level = path_.empty() && warnings_;
+  if (const MisplacedKey* m = top_level ? find_misplaced(path) : nullptr) {
+    warnings_->push_back(str("[config] ", path, ": ignored at the top level; it belongs in ",
+                             m->section, " (DeepSpeed ignores it silently: nothing is set by it; ",
+                             "zerotrain warns, which is where it differs)"));
+    return;
+  }
+  std::vector<std::string> candidates = known_;
+  for (std::string& n : unsupported_names_under(path_))
+    candidates.push_back(std::move(n));
+  const std::optional<std::string> near = nearest_name(key, candidates);
+  const std::string did_you_mean = near ? str("; did you mean \"", *near, "\"?") : "";
+  // DeepSpeed reads the top level key by key and never looks at the others.
+  if (top_level) {
+    warnings_->push_back(str("[config] ", path, ": unknown key, ignored as DeepSpeed ignores ",
+                             "unknown top-level keys", did_you_mean));
+    return;
+  }
+  fail(path, str("unknown key", did_you_mean));
 }
 
 }  // namespace zt::config

@@ -3,6 +3,7 @@
 
 #include "zerotrain/config/batch_rule.h"
 #include "zerotrain/config/deprecations.h"
+#include "zerotrain/config/key_usage.h"
 #include "zerotrain/config/parse_sections.h"
 #include "zerotrain/config/resolve_auto.h"
 #include "zerotrain/core/error.h"
@@ -93,10 +94,11 @@ LoadedConfig parse_ds_config(std::string_view text, const std::string& source,
     throw ValueError("config", str(source, ": expected a JSON object at the top level, got ",
                                    describe_json(root)));
   apply_deprecations(root, out.warnings);
-  resolve_auto(root, overrides);
+  resolve_auto(root, overrides, out.warnings);
 
   DsConfig& c = out.config;
-  Section top(root, "");
+  Section top(root, "", &out.warnings);
+  top.refuse_unsupported();
   const std::optional<int64_t> train = top.get_opt_int("train_batch_size");
   const std::optional<int64_t> micro = top.get_opt_int("train_micro_batch_size_per_gpu");
   const std::optional<int64_t> gas = top.get_opt_int("gradient_accumulation_steps");
@@ -105,7 +107,7 @@ LoadedConfig parse_ds_config(std::string_view text, const std::string& source,
   parse_precision(top, c);
   if (auto s = top.get_section("optimizer")) {
     c.optimizer.emplace();
-    parse_optimizer(*s, *c.optimizer, out.warnings);
+    parse_optimizer(*s, *c.optimizer);
   }
   if (auto s = top.get_section("scheduler")) {
     c.scheduler.emplace();
@@ -121,6 +123,8 @@ LoadedConfig parse_ds_config(std::string_view text, const std::string& source,
   c.world_size = overrides.world_size;
   check_offload_stages(c.zero_optimization, out.warnings);
   check_consistency(c);
+  for (std::string& w : unread_setting_warnings(c))
+    out.warnings.push_back(std::move(w));
   return out;
 }
 

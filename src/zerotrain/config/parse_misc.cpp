@@ -100,6 +100,7 @@ void read_aio(Section& s, AioConfig& a) {
 
 }  // namespace
 
+// The monitors and comms_logger are pydantic models in DeepSpeed 0.19.6 (get_section).
 void parse_misc(Section& root, DsConfig& c) {
   if (auto s = root.get_section("activation_checkpointing"))
     read_activation_checkpointing(*s, c.activation_checkpointing);

@@ -53,14 +53,16 @@ void read_betas(Section& p, double& beta1, double& beta2) {
     fail(p.path_of("betas"), str("each beta must be in [0, 1), got ", v->dump()));
 }
 
-// DeepSpeed warns that max_grad_norm is not an optimizer parameter (gradient_clipping is).
-void warn_max_grad_norm(Section& p, std::vector<std::string>& warnings) {
-  if (const auto m = p.get_opt_double("max_grad_norm"); m && *m > 0)
-    warnings.push_back(str("[config] ", p.path_of("max_grad_norm"),
-                           " is not an optimizer parameter and is ignored; use gradient_clipping"));
+// DeepSpeed 0.19.6 refuses max_grad_norm among any of its optimizers' params, whatever the value
+// (engine.py, _configure_basic_optimizer): clipping is gradient_clipping.
+void refuse_max_grad_norm(const Section& p) {
+  if (p.peek("max_grad_norm"))
+    fail(p.path_of("max_grad_norm"),
+         "not an optimizer parameter: use gradient_clipping (DeepSpeed 0.19.6 refuses it too: "
+         "\"'max_grad_norm' is not supported as an optimizer parameter\")");
 }
 
-AdamParams read_adam(Section& p, bool adamw, std::vector<std::string>& warnings) {
+AdamParams read_adam(Section& p, bool adamw) {
   AdamParams a;
   a.lr = p.get_double("lr", a.lr, 0.0);
   read_betas(p, a.beta1, a.beta2);
@@ -71,7 +73,6 @@ AdamParams read_adam(Section& p, bool adamw, std::vector<std::string>& warnings)
   a.torch_adam = p.get_bool("torch_adam", a.torch_adam);
   a.amsgrad = p.get_bool("amsgrad", a.amsgrad);
   a.bias_correction = p.get_bool("bias_correction", a.bias_correction);
-  warn_max_grad_norm(p, warnings);
   return a;
 }
 
@@ -82,7 +83,6 @@ LambParams read_lamb(Section& p) {
   l.eps = p.get_double("eps", l.eps, 0.0);
   l.weight_decay = p.get_double("weight_decay", l.weight_decay, 0.0);
   l.bias_correction = p.get_bool("bias_correction", l.bias_correction);
-  l.max_grad_norm = p.get_double("max_grad_norm", l.max_grad_norm, 0.0);
   l.max_coeff = p.get_double("max_coeff", l.max_coeff, 0.0);
   l.min_coeff = p.get_double("min_coeff", l.min_coeff, 0.0);
   l.amsgrad = p.get_bool("amsgrad", l.amsgrad);
@@ -111,16 +111,17 @@ SgdParams read_sgd(Section& p) {
 
 }  // namespace
 
-void parse_optimizer(Section& s, OptimizerConfig& o, std::vector<std::string>& warnings) {
+void parse_optimizer(Section& s, OptimizerConfig& o) {
   o.type = read_type(s);
   o.legacy_fusion = s.get_bool("legacy_fusion", o.legacy_fusion);
   const Json empty = Json::object();
   const Json* raw = s.get_raw("params");
   Section p(raw ? *raw : empty, s.path_of("params"));
+  refuse_max_grad_norm(p);
   switch (o.type) {
     case OptimizerType::adam:
     case OptimizerType::adamw:
-      o.params = read_adam(p, o.type == OptimizerType::adamw, warnings);
+      o.params = read_adam(p, o.type == OptimizerType::adamw);
       break;
     case OptimizerType::lamb:
       o.params = read_lamb(p);

@@ -1,9 +1,11 @@
 // fp16, bf16 (the legacy `bfloat16` was renamed by deprecations.cpp), amp, communication_data_type
 // and data_types (DeepSpeed's precision_config.py and config.py).
 #include <array>
+#include <cmath>
 
 #include "zerotrain/config/parse_sections.h"
 #include "zerotrain/core/error.h"
+#include "zerotrain/core/json_util.h"
 
 namespace zt::config {
 
@@ -17,6 +19,13 @@ void read_fp16(Section& s, Fp16Config& f) {
   f.loss_scale_window = s.get_int("loss_scale_window", f.loss_scale_window, 1);
   f.hysteresis = s.get_int("hysteresis", f.hysteresis, 1);
   f.consecutive_hysteresis = s.get_bool("consecutive_hysteresis", f.consecutive_hysteresis);
+  // Older DeepSpeed kept min_loss_scale as a float; files with 1e-10 or 0.5 exist.
+  if (const Json* m = s.peek("min_loss_scale");
+      m && m->is_number_float() && std::trunc(m->get<double>()) != m->get<double>())
+    fail(s.path_of("min_loss_scale"),
+         str("expected an integer, got ", describe_json(*m),
+             "; DeepSpeed >= 0.17.1 refuses this too (an integer there; older DeepSpeed took a "
+             "fraction)"));
   f.min_loss_scale = s.get_int("min_loss_scale", f.min_loss_scale, 0);
   f.fp16_master_weights_and_grads =
       s.get_bool("fp16_master_weights_and_grads", f.fp16_master_weights_and_grads);

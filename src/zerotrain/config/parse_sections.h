@@ -13,7 +13,7 @@ namespace zt::config {
 
 void parse_zero(Section& s, ZeroConfig& z);        // zero_optimization
 void parse_precision(Section& root, DsConfig& c);  // fp16, bf16, amp, *data_type*
-void parse_optimizer(Section& s, OptimizerConfig& o, std::vector<std::string>& warnings);
+void parse_optimizer(Section& s, OptimizerConfig& o);
 void parse_scheduler(Section& s, SchedulerConfig& sc);  // scheduler
 void parse_misc(Section& root, DsConfig& c);            // checkpointing, monitors, aio, ...
 

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "zerotrain/config/lax_coercion.h"
+#include "zerotrain/config/load.h"
 #include "zerotrain/core/error.h"
 
 namespace zt::config {
@@ -13,9 +15,6 @@ namespace {
 
 constexpr std::string_view kHiddenHint =
     "pass --hidden-size (zerotrain train reads it from --model)";
-constexpr std::string_view kStage3Hint =
-    "pass --hidden-size (zerotrain train reads it from --model); resolved only with stage 3, as "
-    "Hugging Face does";
 
 struct Hint {
   std::string_view path;
@@ -38,10 +37,10 @@ constexpr std::array kHints = {
     Hint{"fp16.enabled", "pass --dtype"},
     Hint{"bf16.enabled", "pass --dtype"},
     Hint{"zero_optimization.reduce_bucket_size", kHiddenHint},
-    Hint{"zero_optimization.stage3_prefetch_bucket_size", kStage3Hint},
-    Hint{"zero_optimization.prefetch_bucket_size", kStage3Hint},
-    Hint{"zero_optimization.stage3_param_persistence_threshold", kStage3Hint},
-    Hint{"zero_optimization.param_persistence_threshold", kStage3Hint},
+    Hint{"zero_optimization.stage3_prefetch_bucket_size", kHiddenHint},
+    Hint{"zero_optimization.prefetch_bucket_size", kHiddenHint},
+    Hint{"zero_optimization.stage3_param_persistence_threshold", kHiddenHint},
+    Hint{"zero_optimization.param_persistence_threshold", kHiddenHint},
 };
 
 bool is_auto(const Json& v) {
@@ -74,6 +73,16 @@ bool same(const Json& a, const Json& b) {
   return a == b;
 }
 
+// Whether the file's value `a` at `path` equals `b` as DeepSpeed reads it: in a section it
+// validates as a pydantic model, "true" is true and "2" is 2 (lax_coercion.h).
+bool agrees(std::string_view path, const Json& a, const Json& b) {
+  if (same(a, b)) return true;
+  if (!a.is_string() || !validated_leniently(path.substr(0, path.find('.')))) return false;
+  if (b.is_boolean()) return lax_bool(a) == b.get<bool>();
+  if (b.is_number()) return lax_double(a) == b.get<double>();
+  return false;
+}
+
 // One key: "auto" takes `value`; an explicit value fills a missing key and must match a set one.
 void apply(Json& root, std::string_view path, const std::optional<Json>& value, bool given,
            std::string_view flag) {
@@ -85,7 +94,7 @@ void apply(Json& root, std::string_view path, const std::optional<Json>& value, 
     if (given && value) (*parent)[key] = *value;
   } else if (is_auto(*it)) {
     if (value) *it = *value;
-  } else if (given && value && !same(*it, *value)) {
+  } else if (given && value && !agrees(path, *it, *value)) {
     fail(path, str("the config gives ", it->dump(), " but ", flag, " gives ", value->dump(),
                    "; make them agree or set \"auto\""));
   }
@@ -280,9 +289,71 @@ void resolve_zero(Json& root, const ConfigOverrides& o) {
     apply(root, str("zero_optimization.", key), Json(10 * h), false, "");
 }
 
+// The stage-3 keys Hugging Face fills only at stage 3 (both spellings).
+bool stage3_only(std::string_view path) {
+  for (std::string_view key : {"prefetch_bucket_size", "param_persistence_threshold"})
+    if (path == str("zero_optimization.", key) || path == str("zero_optimization.stage3_", key))
+      return true;
+  return false;
+}
+
+// DeepSpeed's default of the key at `path` as `zerotrain config check` prints it, or "" when the
+// printed configuration has no such key.
+std::string default_text(std::string_view path) {
+  static const Json defaults = [] {
+    DsConfig c;
+    c.zero_optimization.offload_param.emplace();
+    c.zero_optimization.offload_optimizer.emplace();
+    return Json::parse(ds_config_json(c));
+  }();
+  std::string key;
+  std::string printed(path);
+  for (int spelling = 0; spelling < 2; ++spelling) {
+    Json copy = defaults;
+    if (const Json* parent = parent_of(copy, printed, key)) {
+      const auto it = parent->find(key);
+      if (it != parent->end()) return it->dump();
+    }
+    // The stage-3 keys print under their stage3_ names.
+    const size_t dot = printed.rfind('.');
+    printed.insert(dot + 1, "stage3_");
+  }
+  return "";
+}
+
+// [Note: auto no trainer fills] DeepSpeed's pydantic sections drop an "auto" value before
+// validating (DeepSpeedConfigModel.__init__ in config_utils.py), so the key takes its default.
+// An "auto" a trainer fills (auto_hint: the batch sizes, lr, ..., the bucket sizes from the
+// hidden size) stays for the parser, which asks for the flag; the others (offload_param's
+// buffer_size, stage3_max_live_parameters, stage3_gather_16bit_weights_on_model_save, and the
+// stage-3 bucket keys below stage 3, where Hugging Face leaves them) are dropped with a note.
+void drop_unfilled_autos(Json& object, const std::string& path, int64_t stage,
+                         std::vector<std::string>& warnings) {
+  for (auto it = object.begin(); it != object.end();) {
+    const std::string key_path = join_path(path, it.key());
+    if (it->is_object()) {
+      drop_unfilled_autos(*it, key_path, stage, warnings);
+      ++it;
+      continue;
+    }
+    const bool filled = !auto_hint(key_path).empty() && (stage == 3 || !stage3_only(key_path));
+    if (!is_auto(*it) || filled) {
+      ++it;
+      continue;
+    }
+    const std::string def = default_text(key_path);
+    warnings.push_back(str("[config] ", key_path, ": \"auto\" that no trainer fills",
+                           stage3_only(key_path) ? " below stage 3" : "",
+                           "; DeepSpeed drops it for the key's default",
+                           def.empty() ? std::string() : str(", ", def)));
+    it = object.erase(it);
+  }
+}
+
 }  // namespace
 
-void resolve_auto(Json& root, const ConfigOverrides& overrides) {
+void resolve_auto(Json& root, const ConfigOverrides& overrides,
+                  std::vector<std::string>& warnings) {
   if (overrides.world_size < 1)
     throw ValueError("config", str("world size must be >= 1, got ", overrides.world_size));
   // A section without params takes given flags like one with empty params.
@@ -298,6 +369,14 @@ void resolve_auto(Json& root, const ConfigOverrides& overrides) {
   resolve_zero_flags(root, overrides);
   resolve_offload_flags(root, overrides);
   resolve_zero(root, overrides);
+  const auto zero = root.find("zero_optimization");
+  int64_t stage = 0;
+  if (zero != root.end() && zero->is_object() && zero->contains("stage") &&
+      (*zero)["stage"].is_number())
+    stage = static_cast<int64_t>((*zero)["stage"].get<double>());
+  for (auto& [key, section] : root.items())
+    if (section.is_object() && validated_leniently(key))
+      drop_unfilled_autos(section, key, stage, warnings);
 }
 
 std::string auto_hint(std::string_view path) {

@@ -17,9 +17,11 @@
 //     --offload-param; the offloaded sections' nvme_path and pin_memory <- --nvme-path,
 //     --pin-memory (an error when no section offloads to where they apply)
 // A value the user gave explicitly (ConfigOverrides::given) must equal a value the file sets (an
-// error names both) and fills a key the file leaves out. An "auto" nothing resolves stays in place;
-// the parser then names the key and the flag that would resolve it (auto_hint). Tested by
-// tests/config/test_resolve_auto.cpp.
+// error names both) and fills a key the file leaves out. An "auto" nothing resolves stays in place
+// where a trainer would fill it: the parser then names the key and the flag that would resolve it
+// (auto_hint). Inside a section DeepSpeed validates as a pydantic model, an "auto" no trainer
+// fills is dropped with a warning, so the key takes DeepSpeed's default ([Note: auto no trainer
+// fills] in resolve_auto.cpp). Tested by tests/config/test_resolve_auto.cpp.
 #pragma once
 
 #include <string>
@@ -31,8 +33,8 @@
 
 namespace zt::config {
 
-// Rewrites `root` (an object, after apply_deprecations) in place.
-void resolve_auto(Json& root, const ConfigOverrides& overrides);
+// Rewrites `root` (an object, after apply_deprecations) in place; notes go to `warnings`.
+void resolve_auto(Json& root, const ConfigOverrides& overrides, std::vector<std::string>& warnings);
 
 // What would resolve an "auto" at `path` ("pass --lr"), or "" when zerotrain never resolves it.
 std::string auto_hint(std::string_view path);

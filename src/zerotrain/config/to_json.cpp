@@ -102,7 +102,6 @@ Json optimizer_params_json(const OptimizerConfig& o) {
                   {"eps", p.eps},
                   {"weight_decay", p.weight_decay},
                   {"bias_correction", p.bias_correction},
-                  {"max_grad_norm", p.max_grad_norm},
                   {"max_coeff", p.max_coeff},
                   {"min_coeff", p.min_coeff},
                   {"amsgrad", p.amsgrad}};
