@@ -35,6 +35,10 @@ void write_hf_config(const nn::ModelConfig& config, const std::filesystem::path&
 // The fields in which two configs differ ("num_kv_heads", ...), for messages and tests.
 std::vector<std::string> config_differences(const nn::ModelConfig& a, const nn::ModelConfig& b);
 
+// The config.json key of a ModelConfig size field (nn/model_size.h names fields): "num_layers" is
+// "num_hidden_layers" for llama and "n_layer" for gpt2.
+const char* hf_config_key(nn::Family family, std::string_view field);
+
 std::string hf_model_type(nn::Family family);    // "llama"
 std::string hf_architecture(nn::Family family);  // "LlamaForCausalLM"
 std::string hf_torch_dtype(DType dtype);         // "bfloat16"

@@ -18,6 +18,7 @@
 #include "zerotrain/train/checkpoint.h"
 #include "zerotrain/train/fp16_step.h"
 #include "zerotrain/train/memory_report.h"
+#include "zerotrain/train/model_fit.h"
 #include "zerotrain/train/out_of_memory.h"
 #include "zerotrain/train/run_log.h"
 #include "zerotrain/train/step_measures.h"
@@ -68,6 +69,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   if (mc.family == nn::Family::gpt2 && c.data.seq_len > mc.max_position_embeddings)
     throw ValueError("train", str("seq_len ", c.data.seq_len, " exceeds the model's n_positions ",
                                   mc.max_position_embeddings));
+  check_model_fits_machine(c, mc, c.comm ? c.comm->size() : 1);
 
   nn::TransformerOptions mo;
   mo.param_dtype = c.precision.dtype;

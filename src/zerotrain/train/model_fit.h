@@ -1,0 +1,20 @@
+// A model the machine cannot hold is refused before anything is built: this rank's share of the
+// parameters alone (the model's checked size, nn/model_size.h, in the run's dtype; a stage-3 rank
+// holds 1/world of them) against all the memory of this machine (the GPU's plus the host's
+// physical memory; the allocator caps that rehearse a smaller machine are left to the out-of-memory
+// path, [Note: out of memory]). One line names the config.json key that scales the largest part
+// of the model. Parameter shards offloaded to NVMe are not held in memory, so that setup is not
+// checked here. Gradients, optimizer state and activations are the estimator's business; this
+// check only stops a model that could never fit from being built until bad_alloc.
+// Tested by tests/train/test_model_fit.cpp.
+#pragma once
+
+#include "zerotrain/nn/model_config.h"
+#include "zerotrain/train/trainer.h"
+
+namespace zt::train {
+
+// ValueError("[train] <key>: ...") when the parameters cannot fit; `world` ranks on this machine.
+void check_model_fits_machine(const TrainConfig& config, const nn::ModelConfig& model, int world);
+
+}  // namespace zt::train
