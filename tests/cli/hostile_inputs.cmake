@@ -29,3 +29,28 @@ zt_cli_refusal(estimate_layers_1e9 1
 zt_cli_refusal(estimate_deep_config 1
   "deep_config\\.json: not valid JSON: nested deeper than 64 levels"
   estimate --model ${zt_hostile}/deep_config.json)
+
+# A model directory without weights is not trained from a silent random init.
+zt_cli_refusal(train_directory_without_weights 1
+  "\\[model\\] [^\n]*kjv-llama-4m: no loadable weights [^\n]*it holds no weight files\\. For a random init from its config give --init random"
+  train --model ${PROJECT_SOURCE_DIR}/assets/models/kjv-llama-4m
+  --data ${PROJECT_SOURCE_DIR}/CMakeLists.txt --out ${CMAKE_CURRENT_BINARY_DIR}/cli_refuses_no_weights
+  --device cpu)
+
+# Command-line errors exit 2 (cli/main.cpp), in one line naming the flag or the command.
+set(zt_kjv_config ${PROJECT_SOURCE_DIR}/assets/models/kjv-llama-4m/config.json)
+zt_cli_refusal(unknown_command 2
+  "\\[zerotrain\\] unknown command \"trian\" \\(did you mean train\\?\\)" trian --model x)
+zt_cli_refusal(steps_past_64_bits 2
+  "--steps: \"99999999999999999999\" does not fit in a 64-bit integer"
+  train --model ${zt_kjv_config} --data ${PROJECT_SOURCE_DIR}/CMakeLists.txt
+  --out ${CMAKE_CURRENT_BINARY_DIR}/cli_refuses_steps --steps 99999999999999999999)
+zt_cli_refusal(negative_clip 2 "--clip: must be >= 0, got \"-1\""
+  train --model ${zt_kjv_config} --data ${PROJECT_SOURCE_DIR}/CMakeLists.txt
+  --out ${CMAKE_CURRENT_BINARY_DIR}/cli_refuses_clip --clip -1)
+zt_cli_refusal(negative_plot_every 2 "--plot-every: must be >= 0, got \"-1\""
+  train --model ${zt_kjv_config} --data ${PROJECT_SOURCE_DIR}/CMakeLists.txt
+  --out ${CMAKE_CURRENT_BINARY_DIR}/cli_refuses_plot --plot-every -1)
+zt_cli_refusal(missing_data_file 2 "--data: File does not exist"
+  train --model ${zt_kjv_config} --data ${CMAKE_CURRENT_BINARY_DIR}/absent.bin
+  --out ${CMAKE_CURRENT_BINARY_DIR}/cli_refuses_data)
