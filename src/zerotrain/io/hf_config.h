@@ -3,7 +3,8 @@
 // transformers 5 one (rope_parameters, dtype); keys a config may omit take transformers' defaults
 // for that model_type, the sizes are required. Errors name the file and the key: FormatError for
 // a missing key or a value of the wrong JSON type, ValueError for a value zerotrain does not
-// support (model_type, rope type, activation, per-layer sliding windows) or an inconsistent shape.
+// support (model_type, rope type, activation, per-layer sliding windows), an inconsistent shape or
+// a size past its ceiling (nn/model_size.h, named by its config.json key: "num_hidden_layers").
 // Tested by tests/io/test_hf_config.cpp (published configs in tests/data/configs/) and
 // tests/io/test_hf_config_transformers.cpp (transformers.AutoConfig reads back what is written).
 #pragma once
