@@ -1,5 +1,6 @@
-// A model no machine of this size can hold is refused before anything is built, naming the
-// config.json key that scales its largest part (train/model_fit.h), and a small one passes.
+// A run no machine of this size can hold is refused before anything is built, naming the
+// config.json key that scales the model's largest part or the batch whose activations do not fit
+// (train/model_fit.h), and a small one passes.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -33,6 +34,21 @@ TEST(ModelFit, ParametersBeyondTheMachineAreRefusedByKey) {
   c.zero.stage = 3;
   test::expect_error<ValueError>([&] { train::check_model_fits_machine(c, huge_llama(), 4); },
                                  {"(1/4 at ZeRO stage 3)"});
+}
+
+TEST(ModelFit, ActivationsBeyondTheMachineNameTheBatch) {
+  train::TrainConfig c;
+  c.data.micro_batch = int64_t(1) << 40;
+  c.data.seq_len = 16;
+  test::expect_error<ValueError>(
+      [&] { train::check_model_fits_machine(c, test::tiny_config(nn::Family::llama), 1); },
+      {"[train] --micro-batch 1099511627776 x --seq-len 16: one micro-batch's activations need "
+       "about ",
+       "more than this machine's memory"});
+  c.data.micro_batch = int64_t(1) << 62;
+  test::expect_error<ValueError>(
+      [&] { train::check_model_fits_machine(c, test::tiny_config(nn::Family::llama), 1); },
+      {"tokens do not fit in 64 bits"});
 }
 
 TEST(ModelFit, ASmallModelPasses) {
