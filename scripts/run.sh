@@ -14,5 +14,5 @@ build/bin/zerotrain data prepare --tokenizer assets/tokenizers/kjv-bpe-4096/toke
 # libgomp's threads spin between parallel regions by default and starve OpenBLAS's threads of the
 # two cores; sleeping waiters make CPU training about twice as fast.
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}"
-build/bin/zerotrain train --model assets/models/kjv-llama-4m --data data/kjv.bin --out runs/kjv \
+build/bin/zerotrain train --model assets/models/kjv-llama-4m/config.json --data data/kjv.bin --out runs/kjv \
   --steps 500 --micro-batch 16 --seq-len 128 --lr 3e-3 --warmup 20 --log-every 25 "$@"

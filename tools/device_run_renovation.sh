@@ -31,7 +31,7 @@ echo "== default job, 40 steps, previous main vs this commit"
 for dt in f32 bf16; do
   for side in old new; do
     if [ $side = old ]; then run=("${old_env[@]}" .carry/base/bin/zerotrain); else run=("${new_env[@]}" "$bin/zerotrain"); fi
-    "${run[@]}" train --model assets/models/kjv-llama-4m --data .carry/kjv.bin --out "$OUT/job_${dt}_$side" \
+    "${run[@]}" train --model assets/models/kjv-llama-4m/config.json --data .carry/kjv.bin --out "$OUT/job_${dt}_$side" \
       --device cuda --dtype $dt --steps 40 --micro-batch 16 --seq-len 128 --lr 3e-3 --warmup 20 --log-every 5 \
       > "$OUT/job_${dt}_$side.log" 2>&1 || echo "job $dt $side failed"
     python3 -c "

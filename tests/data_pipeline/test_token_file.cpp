@@ -143,7 +143,44 @@ TEST_F(TokenFileHeaderErrors, CheckTokensFindsOutOfRangeIds) {
     f.check_tokens();
     ADD_FAILURE() << "expected an error";
   } catch (const TokenFileError& e) {
-    EXPECT_NE(std::string(e.what()).find("token 1 is 1000, not below vocab_size 1000"),
+    EXPECT_NE(
+        std::string(e.what()).find(
+            "token 1 (byte offset 66) is 1000, not below vocab_size 1000 (the file's header)"),
+        std::string::npos)
+        << e.what();
+  }
+  // The model's vocabulary can be the tighter bound (the file holds 1, 2, 3 and the eos 999).
+  EXPECT_NO_THROW(TokenFile(good_).check_tokens(1000));
+  try {
+    TokenFile(good_).check_tokens(999);
+    ADD_FAILURE() << "expected an error";
+  } catch (const TokenFileError& e) {
+    EXPECT_NE(std::string(e.what()).find(good_.string() + ": token 3 (byte offset 70) is 999, "
+                                                          "not below vocab_size 999 (the model's)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// The parallel scan reports the first bad token of a large file, wherever the threads split it.
+TEST_F(TokenFileHeaderErrors, CheckTokensReportsTheFirstOfManyBadIds) {
+  const auto path = dir_ / "large.bin";
+  {
+    TokenFileWriter w(path, 70000, std::nullopt);  // uint32 tokens
+    w.write_document(std::vector<uint32_t>(1 << 20, 5));
+    w.finish();
+  }
+  std::string b = file_bytes(path);
+  for (const size_t index : {size_t{900000}, size_t{654321}, size_t{1000000}}) {
+    const uint32_t bad = static_cast<uint32_t>(70000 + index);
+    std::memcpy(b.data() + 64 + 4 * index, &bad, 4);
+  }
+  const auto patched_path = dir_.write("large_bad.bin", b);
+  try {
+    TokenFile(patched_path).check_tokens();
+    ADD_FAILURE() << "expected an error";
+  } catch (const TokenFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("token 654321 (byte offset 2617348) is 724321"),
               std::string::npos)
         << e.what();
   }

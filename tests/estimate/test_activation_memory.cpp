@@ -67,6 +67,13 @@ TEST(ActivationMemory, BadInputs) {
   EXPECT_THROW(estimate_activations(c, opts(0, 1024, 2, false)), ValueError);
   EXPECT_THROW(estimate_activations(c, opts(1, -1, 2, false)), ValueError);
   EXPECT_THROW(estimate_activations(c, opts(1, 1024, 3, false)), ValueError);
+  try {  // the token count used to wrap
+    estimate_activations(c, opts(int64_t(1) << 62, 1024, 2, false));
+    ADD_FAILURE() << "accepted";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("x seq 1024: more than 2^63 tokens"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -153,5 +153,23 @@ TEST(DeepSpeedModelStates, BadInputsNameTheValue) {
   EXPECT_THROW(zero3_model_states(1e9, 1e6, setup(1), false, true, true), ValueError);
 }
 
+// Counts no model has are refused instead of printing negative or wrapped gigabytes.
+TEST(DeepSpeedModelStates, AbsurdCountsAreRefused) {
+  const auto refused = [](auto f, const std::string& part) {
+    try {
+      f();
+      ADD_FAILURE() << "accepted: " << part;
+    } catch (const ValueError& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  refused([] { zero2_table(1e30, setup(1)); },
+          "total_params: 1e+30 parameters is above the ceiling");
+  refused([] { zero3_table(1e30, 1e6, setup(1)); }, "total_params: 1e+30");
+  refused([] { zero3_table(1e9, 2e9, setup(1)); },
+          "largest_layer_params: 2e+09 parameters is more than the whole model's 1e+09");
+  EXPECT_NO_THROW(zero3_table(1e9, 1e9, setup(1)));
+}
+
 }  // namespace
 }  // namespace zt::estimate

@@ -285,5 +285,58 @@ TEST(HfConfig, MissingFileIsAnIoError) {
                         {"[hf_config]", "absent.json"});
 }
 
+// Hostile sizes are refused by their config.json key before anything is sized from them (the
+// cases of issue 17: each used to wrap to a 0-byte table, build layers until bad_alloc, or
+// estimate "0 B").
+TEST(HfConfig, AbsurdSizesAreRefusedByKey) {
+  const auto refused = [](const char* name, auto edit, std::vector<std::string> parts) {
+    expect_error<ValueError>([&] { parse_edited(name, edit); }, parts);
+  };
+  refused("llama3.1_8b.json", [](auto& j) { j["vocab_size"] = int64_t(1) << 62; },
+          {"llama3.1_8b.json: vocab_size: 4611686018427387904 is above the ceiling"});
+  refused("llama3.1_8b.json",
+          [](auto& j) {
+            j["vocab_size"] = int64_t(1) << 59;
+            j["hidden_size"] = 32;
+            j["num_attention_heads"] = 1;
+            j["num_key_value_heads"] = 1;
+          },
+          {"vocab_size: 576460752303423488 is above the ceiling"});
+  refused("llama3.1_8b.json", [](auto& j) { j["intermediate_size"] = int64_t(1) << 62; },
+          {"intermediate_size: 4611686018427387904 is above the ceiling"});
+  refused("llama3.1_8b.json", [](auto& j) { j["num_hidden_layers"] = 1000000000; },
+          {"num_hidden_layers: 1000000000 is above the ceiling"});
+  refused("llama3.1_8b.json",
+          [](auto& j) {
+            j["num_attention_heads"] = 1000000000;
+            j["num_key_value_heads"] = 1000000000;
+            j["head_dim"] = 128;
+          },
+          {"num_attention_heads: 1000000000 is above the ceiling"});
+  refused("gpt2.json", [](auto& j) { j["n_layer"] = 1000000000; },
+          {"n_layer: 1000000000 is above the ceiling"});
+  refused("gpt2.json", [](auto& j) { j["n_positions"] = int64_t(1) << 40; },
+          {"n_positions: 1099511627776 is above the ceiling"});
+}
+
+// A deeply nested config is one line, and strings from the file are quoted escaped and short.
+TEST(HfConfig, HostileJsonIsOneEscapedLine) {
+  expect_error<FormatError>(
+      [] { parse_hf_config("{\"model_type\": " + std::string(70000, '[') + "}", "deep.json"); },
+      {"deep.json: not valid JSON: nested deeper than 64 levels"});
+  try {
+    parse_edited("llama3.1_8b.json", [](auto& j) {
+      j["model_type"] = std::string("x\x1b[2J\n", 6) + std::string(5000, 'y');
+    });
+    FAIL() << "accepted";
+  } catch (const ValueError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("model_type: \"x\\u001b[2J\\n"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\x1b'), std::string::npos);
+    EXPECT_EQ(msg.find('\n'), std::string::npos);
+    EXPECT_LT(msg.size(), 200u);
+  }
+}
+
 }  // namespace
 }  // namespace zt::io

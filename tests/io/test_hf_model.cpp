@@ -174,6 +174,23 @@ TEST(HfModel, UnexpectedTensorsWarnOnOneLine) {
   expect_bitwise_equal(src.params[3].value, dst.params[3].value, src.params[3].name);
 }
 
+// A tensor name from the file with control bytes is shown escaped: the warning stays one line.
+TEST(HfModel, UnexpectedNamesAreEscaped) {
+  TempDir dir;
+  const nn::ModelConfig cfg = test::tiny_llama();
+  FakeModel src = make_fake_model(cfg, DType::f32, 15);
+  const std::vector<NamedTensor> extra = {
+      {std::string("evil\x1b[2J\nname"), Tensor::zeros({2}, DType::f32)}};
+  write_sharded_safetensors(dir.path(), checkpoint_of(src, {}, extra), kDefaultMaxShardBytes);
+  FakeModel dst = make_fake_model(cfg, DType::f32, 0, true);
+  std::ostringstream warnings;
+  load_pretrained(cfg, dst.pointers(), dir.path(), {}, &warnings);
+  const std::string w = warnings.str();
+  EXPECT_EQ(std::count(w.begin(), w.end(), '\n'), 1) << w;
+  EXPECT_NE(w.find(R"("evil\u001b[2J\nname")"), std::string::npos) << w;
+  EXPECT_EQ(w.find('\x1b'), std::string::npos) << w;
+}
+
 TEST(HfModel, BaseModelCheckpointWithoutPrefix) {
   // gpt2's published checkpoint names "h.0.attn.c_attn.weight", not "transformer.h.0...", and
   // carries the causal-mask buffers "h.N.attn.bias".

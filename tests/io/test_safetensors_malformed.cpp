@@ -54,6 +54,50 @@ TEST_F(SafetensorsMalformed, BadJson) {
   expect_refused(file_image("[1, 2]", ""), {"expected a JSON object"});
 }
 
+// safetensors pads a header with spaces; NUL bytes are not JSON whitespace.
+TEST_F(SafetensorsMalformed, NulPaddedHeader) {
+  const std::string json = R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})";
+  expect_refused(file_image(json + std::string(6, '\0'), k16),
+                 {"header: a NUL byte at offset " + std::to_string(8 + json.size())});
+  expect_refused(file_image(json + "  " + std::string(1, '\0') + "   ", k16), {"a NUL byte"});
+}
+
+// 70,000 nested arrays used to overflow the stack while the error message printed them.
+TEST_F(SafetensorsMalformed, DeeplyNestedHeader) {
+  const std::string deep = std::string(70000, '[') + std::string(70000, ']');
+  expect_refused(file_image(R"({"w":)" + deep + "}", k16),
+                 {"header: not valid JSON: nested deeper than 64 levels"});
+}
+
+// Names and dtypes from the file are quoted escaped and short, and so is the text around a syntax
+// error: no raw bytes on the terminal.
+TEST_F(SafetensorsMalformed, RawBytesAreEscaped) {
+  const auto path = dir_ / "bad.safetensors";
+  const auto expect_printable = [&](const std::string& header, const std::string& part) {
+    test::write_bytes(path, file_image(header, k16));
+    try {
+      SafetensorsReader r(path);
+      FAIL() << "accepted";
+    } catch (const FormatError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find(part), std::string::npos) << msg;
+      for (unsigned char ch : msg)
+        EXPECT_TRUE(ch >= 0x20 && ch < 0x7f) << int(ch) << " in " << msg;
+      EXPECT_LT(msg.size(), 400u);
+    }
+  };
+  const std::string long_name = R"(\u001b]0;pwned\u0007)" + std::string(3000, 'n');
+  expect_printable(R"({")" + long_name +
+                       R"(":{"dtype":"F\u0000","shape":[4],)"
+                       R"("data_offsets":[0,16]}})",
+                   R"(tensor "\u001b]0;pwned\u0007nnn)");
+  expect_printable(R"({"w":{"dtype":"F\u0000\u00ff","shape":[4],"data_offsets":[0,16]}})",
+                   R"(unknown dtype "F\u0000\u00ff")");
+  const std::string raw_name = std::string("\x1b]0;\xff\xfe", 6) + std::string(3000, 'n');
+  expect_printable(R"({")" + raw_name + R"(":{}})", "not valid JSON");
+  expect_printable(R"({"w":)" + std::string(3000, 'x') + "}", "not valid JSON");
+}
+
 TEST_F(SafetensorsMalformed, RepeatedName) {
   expect_refused(file_image(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
                             R"("a":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})",

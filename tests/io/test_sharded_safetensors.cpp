@@ -132,6 +132,9 @@ class ShardedIndexErrors : public ::testing::Test {
 TEST_F(ShardedIndexErrors, EveryProblemIsNamed) {
   expect_index_refused("{\"weight_map\": ", {"not valid JSON"});
   expect_index_refused("[]", {"expected a JSON object"});
+  expect_index_refused(
+      R"({"weight_map": )" + std::string(70000, '[') + std::string(70000, ']') + "}",
+      {"not valid JSON: nested deeper than 64 levels"});
   expect_index_refused(R"({"metadata": {}})", {"missing \"weight_map\""});
   expect_index_refused(R"({"weight_map": []})", {"weight_map: expected an object"});
   expect_index_refused(R"({"weight_map": {"x": 3}})",

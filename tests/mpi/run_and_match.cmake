@@ -1,5 +1,5 @@
 # Runs CMD and checks its exit status and output; ctest's own regex properties ignore the exit code.
-#   cmake "-DCMD=mpirun@@-n@@2@@prog" -DEXPECT_RC=nonzero|0 "-DEXPECT=regex" [-DNOT_EXPECT=regex]
+#   cmake "-DCMD=mpirun@@-n@@2@@prog" -DEXPECT_RC=nonzero|<code> "-DEXPECT=regex" [-DNOT_EXPECT=regex]
 #         -P run_and_match.cmake
 # CMD separates arguments with @@ (a ; would be split by add_test).
 string(REPLACE "@@" ";" cmd "${CMD}")
@@ -8,8 +8,8 @@ execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARI
 message("${out}${err}")
 if(EXPECT_RC STREQUAL "nonzero" AND rc EQUAL 0)
   message(FATAL_ERROR "expected a non-zero exit, got 0")
-elseif(EXPECT_RC STREQUAL "0" AND NOT rc EQUAL 0)
-  message(FATAL_ERROR "expected exit 0, got ${rc}")
+elseif(NOT EXPECT_RC STREQUAL "nonzero" AND NOT rc STREQUAL EXPECT_RC)
+  message(FATAL_ERROR "expected exit ${EXPECT_RC}, got ${rc}")
 endif()
 if(NOT "${out}${err}" MATCHES "${EXPECT}")
   message(FATAL_ERROR "exit ${rc}, but the output does not match: ${EXPECT}")

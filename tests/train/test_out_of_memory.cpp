@@ -35,6 +35,10 @@ class HostCap {
 
 train::TrainConfig config_in(const test::TempDir& dir, const std::string& name) {
   train::TrainConfig c = test::tiny_train_config(dir.path(), DType::f32);
+  // Sequences of 32 need 32 positions (RoPE: the weights, losses and memory do not depend on it).
+  nn::ModelConfig mc = test::tiny_config(nn::Family::llama);
+  mc.max_position_embeddings = 32;
+  io::write_hf_config(mc, c.paths.model);
   c.paths.out = dir / name;
   c.steps = 2;
   c.data.grad_accum = 1;

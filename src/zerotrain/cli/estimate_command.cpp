@@ -35,6 +35,7 @@ struct EstimateArgs {
   bool activation_checkpointing = false, json = false;
   bool amsgrad = false;
   bool gpus_per_node_given = false;
+  bool gpus_given = false;
   std::string offload_optimizer = "none", offload_param = "none", dtype = "bf16";
   std::string grad_accum_dtype = "f32", comm_dtype = "f32", precision = "mixed";
   std::string gpu_memory = "80GiB", host_memory;
@@ -82,7 +83,11 @@ int run_deepspeed(const EstimateArgs& a) {
     l = static_cast<double>(c.largest_layer);
   } else {
     p = parse_count(a.params, "--params");
-    if (!a.largest_layer.empty()) l = parse_count(a.largest_layer, "--largest-layer");
+    require_param_count(p, "--params");
+    if (!a.largest_layer.empty()) {
+      l = parse_count(a.largest_layer, "--largest-layer");
+      require_largest_layer(l, p, "--largest-layer");
+    }
     if (a.stage == 3 && a.largest_layer.empty())
       throw ValueError(kComponent, "--largest-layer: needed for stage 3 with --params");
   }
@@ -184,7 +189,8 @@ void add_estimate_command(CLI::App& app, std::function<int()>& action) {
                   "gradient between them")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->add_option("--gpus", a->gpus, "data-parallel GPUs in all (default: per node x nodes)");
+  auto* gpus =
+      cmd->add_option("--gpus", a->gpus, "data-parallel GPUs in all (default: per node x nodes)");
   cmd->add_flag("--activation-checkpointing", a->activation_checkpointing,
                 "recompute decoder layers in backward");
   cmd->add_flag("--amsgrad", a->amsgrad,
@@ -239,13 +245,14 @@ void add_estimate_command(CLI::App& app, std::function<int()>& action) {
   cmd->add_option("--max-live-parameters", a->max_live, "stage3_max_live_parameters (default 1e9)");
   cmd->add_flag("--json", a->json, "machine-readable output");
   cmd->footer(kFooter);
-  cmd->callback([&action, a, gpn] {
+  cmd->callback([&action, a, gpn, gpus] {
     a->gpus_per_node_given = gpn->count() > 0;
+    a->gpus_given = gpus->count() > 0;
     action = [a] {
       require_positive(a->gpus_per_node, "--num-gpus-per-node");
       require_positive(a->nodes, "--num-nodes");
       require_positive(a->buffer_factor, "--buffer-factor");
-      if (a->gpus < 0) throw ValueError(kComponent, str("--gpus: must be > 0, got ", a->gpus));
+      if (a->gpus_given || a->gpus < 0) require_positive(a->gpus, "--gpus");
       return a->seq != 0 ? run_peak(*a) : run_deepspeed(*a);
     };
   });

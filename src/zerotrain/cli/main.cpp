@@ -4,11 +4,16 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "zerotrain/cli/command_line_guards.h"
 #include "zerotrain/cli/commands.h"
 #include "zerotrain/core/error.h"
+
+using zt::cli::refuse_integer_overflow;
+using zt::cli::unknown_command;
 
 int main(int argc, char** argv) {
   CLI::App app{"zerotrain: ZeRO sharded data-parallel training of transformer language models"};
@@ -26,10 +31,17 @@ int main(int argc, char** argv) {
   zt::cli::add_launch_command(app, action);
   zt::cli::add_estimate_command(app, action);
   zt::cli::add_config_command(app, action);
+  refuse_integer_overflow(app);
+  if (argc > 1)
+    if (const std::optional<std::string> unknown = unknown_command(app, argv[1])) {
+      std::fprintf(stderr, "%s\n", unknown->c_str());
+      return 2;
+    }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version are successes; every other parse error is a bad command line.
+    return app.exit(e) == 0 ? 0 : 2;
   }
   try {
     return action ? action() : 0;

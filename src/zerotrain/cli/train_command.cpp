@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "zerotrain/cli/command_line_guards.h"
 #include "zerotrain/cli/commands.h"
 #include "zerotrain/cli/given_flags.h"
 #include "zerotrain/cli/progress.h"
@@ -20,6 +21,7 @@
 #include "zerotrain/core/error.h"
 #include "zerotrain/estimate/units.h"
 #include "zerotrain/io/hf_config.h"
+#include "zerotrain/io/model_source.h"
 #include "zerotrain/train/ds_train_config.h"
 #include "zerotrain/train/nvme_path_check.h"
 #include "zerotrain/train/offload_flags.h"
@@ -63,6 +65,7 @@ void print_summary(const train::TrainSummary& s, int world) {
   std::printf("%-22s %s\n", "memory at start", train::format_memory_report(s.memory_start).c_str());
   std::printf("%-22s step %lld: %s\n", "memory at peak", static_cast<long long>(s.memory_peak.step),
               train::format_memory_report(s.memory_peak).c_str());
+  std::printf("%-22s %s\n", "started from", s.init.c_str());
   std::printf("%-22s %s\n", "model", s.model_dir.string().c_str());
   std::printf("%-22s %s\n", "checkpoint", s.checkpoint_dir.string().c_str());
   std::printf("%-22s %s\n", "metrics", s.metrics_path.string().c_str());
@@ -151,8 +154,14 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
   auto gpu_cap = std::make_shared<std::string>();
   auto host_cap = std::make_shared<std::string>();
   cmd->add_option("--model", c->paths.model,
-                  "Hugging Face model directory, or a config.json for a random init")
+                  "Hugging Face model directory with its weights, or a config.json for a random "
+                  "init")
       ->required();
+  cmd->add_option_function<std::string>(
+         "--init", [c](const std::string& v) { c->paths.init = io::parse_model_init(v); },
+         "pretrained (the model directory's weights; default for a directory) or random (a "
+         "seeded random init from its config.json; default for a config.json)")
+      ->check(CLI::IsMember({"pretrained", "random"}));
   cmd->add_option("--data", c->paths.data, "token file from `zerotrain data prepare`")
       ->required()
       ->check(CLI::ExistingFile);
@@ -194,6 +203,7 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       "--no-bias-correction", [c](int64_t) { c->optimizer.bias_correction = false; },
       "Adam without bias correction of the moments (DeepSpeed's bias_correction false)");
   cmd->add_option("--clip", c->clip, "global gradient-norm clipping (0: off)")
+      ->check(non_negative())
       ->capture_default_str();
   cmd->add_option("--seed", c->data.seed, "seed for the init and the data order")
       ->capture_default_str();
@@ -246,6 +256,7 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       ->capture_default_str();
   cmd->add_option("--plot-every", c->reporting.plot_every,
                   "also redraw loss.png every N steps (0: at the end)")
+      ->check(non_negative())
       ->capture_default_str();
   auto nproc = std::make_shared<int>(1);
   cmd->add_option("--nproc", *nproc,
@@ -310,18 +321,21 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
                   "rehearse a smaller machine with --device cpu");
   cmd->footer(
       "Examples:\n"
-      "  zerotrain train --model assets/models/kjv-llama-5m --data data/kjv.tokens --out runs/kjv\n"
+      "  zerotrain train --model assets/models/kjv-llama-4m/config.json --data data/kjv.tokens "
+      "--out runs/kjv\n"
       "  zerotrain train --model ./Llama-3.2-1B --data tokens.bin --out runs/ft --device cuda "
       "--dtype bf16 \\\n"
       "      --micro-batch 2 --seq-len 4096 --lr 1e-5 --steps 1000 --activation-checkpointing\n"
-      "  zerotrain train --model assets/models/kjv-llama-5m --data data/kjv.tokens --out runs/kjv "
+      "  zerotrain train --model assets/models/kjv-llama-4m/config.json --data data/kjv.tokens "
+      "--out runs/kjv "
       "\\\n"
       "      --resume runs/kjv/checkpoint --steps 1000\n"
       "  zerotrain train --model config.json --data tokens.bin --out runs/ddp --nproc 4 --device "
       "cuda --dtype bf16\n"
       "  mpirun -n 4 zerotrain train --model config.json --data tokens.bin --out runs/ddp --device "
       "cpu\n"
-      "  zerotrain train --model assets/models/kjv-llama-5m --data data/kjv.tokens --out runs/ds "
+      "  zerotrain train --model assets/models/kjv-llama-4m/config.json --data data/kjv.tokens "
+      "--out runs/ds "
       "\\\n"
       "      --deepspeed ds_config.json --lr 3e-4\n"
       "  zerotrain train --model config.json --data tokens.bin --out runs/prof --device cuda "

@@ -1,6 +1,9 @@
 // Small helpers for reading JSON files (safetensors headers, shard indexes, config.json, ds_config)
-// with nlohmann::json: parsing that names the file, and short descriptions of bad values for error
-// messages. Included by .cpp files only (the public headers of io/ do not expose nlohmann).
+// with nlohmann::json: parsing that names the file and refuses what no such file holds (repeated
+// keys, nesting past kMaxJsonDepth), and short, escaped descriptions of bad values for error
+// messages (never the whole value: a hostile file can hold megabytes, 70,000 nested arrays or raw
+// control bytes). Included by .cpp files only (the public headers of io/ do not expose nlohmann).
+// Tested by tests/core/test_json_util.cpp.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -9,11 +12,20 @@
 
 namespace zt {
 
-// Parses `text`; a syntax error or a repeated key in any object is a FormatError naming `source`.
+// Deeper than any config, header, index or tokenizer file holds (they nest 2 to 6 levels).
+inline constexpr int kMaxJsonDepth = 64;
+
+// Parses `text`; a syntax error, a repeated key in any object or nesting deeper than kMaxJsonDepth
+// is a FormatError naming `source`.
 nlohmann::json parse_json(std::string_view text, std::string_view component,
                           const std::string& source);
 
-// "a string \"4096\"", "an integer 7", "null", ... (values longer than 40 characters are cut).
+// "a string \"4096\"", "an integer 7", "null", "an array [1, 2, ...]" ...: at most ~40 characters
+// of the value, escaped to printable ASCII; containers are described only a few levels deep.
 std::string describe_json(const nlohmann::json& v);
+
+// `text` as a quoted JSON string, escaped to printable ASCII and cut to `max_chars` source bytes
+// with "..." after the quote: for names and values read from files ("\"fp8\"", "\"\\u0000ab\"...").
+std::string quote_excerpt(std::string_view text, size_t max_chars = 40);
 
 }  // namespace zt

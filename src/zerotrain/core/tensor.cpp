@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "zerotrain/core/checked_math.h"
+
 namespace zt {
 
 std::string to_string(const Shape& s) {
@@ -14,7 +16,8 @@ std::string to_string(const Shape& s) {
 int64_t numel_of(const Shape& s) {
   int64_t n = 1;
   for (int64_t d : s)
-    n *= d;
+    if (__builtin_mul_overflow(n, d, &n))
+      throw ShapeError("tensor", str("shape ", to_string(s), " has more than 2^63 elements"));
   return n;
 }
 
@@ -42,12 +45,16 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device, Stream stre
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Allocator& alloc, Stream stream) {
   check_shape(shape);
+  const std::optional<int64_t> nbytes =
+      checked_mul(numel_of(shape), static_cast<int64_t>(dtype_size(dtype)));
+  if (!nbytes)
+    throw ShapeError("tensor", str("shape ", to_string(shape), " of ", dtype_name(dtype),
+                                   " needs more than 2^63 bytes"));
   Tensor t;
   t.shape_ = shape;
   t.strides_ = contiguous_strides(shape);
   t.dtype_ = dtype;
-  t.storage_ = std::make_shared<Storage>(static_cast<size_t>(numel_of(shape)) * dtype_size(dtype),
-                                         alloc, stream);
+  t.storage_ = std::make_shared<Storage>(static_cast<size_t>(*nbytes), alloc, stream);
   return t;
 }
 

@@ -17,7 +17,7 @@ namespace zt {
 
 using Shape = std::vector<int64_t>;
 std::string to_string(const Shape& s);  // "[2, 3, 4]"
-int64_t numel_of(const Shape& s);
+int64_t numel_of(const Shape& s);  // ShapeError past 2^63 elements
 
 class Tensor {
  public:

@@ -168,13 +168,34 @@ std::vector<uint32_t> TokenFile::read(uint64_t start, uint64_t count) const {
   return out;
 }
 
-void TokenFile::check_tokens() const {
-  for (uint64_t i = 0; i < size(); ++i) {
-    const uint32_t t = (*this)[i];
-    if (t >= header_.vocab_size)
-      throw TokenFileError(str(path_.string(), ": token ", i, " is ", t, ", not below vocab_size ",
-                               header_.vocab_size));
-  }
+namespace {
+
+// The index of the first token in [0, n) at or above `limit`, or n: a parallel scan (each thread
+// keeps the smallest bad index of its blocks).
+template <typename T>
+uint64_t first_token_at_or_above(const T* tokens, uint64_t n, uint64_t limit) {
+  uint64_t first = n;
+  const auto count = static_cast<int64_t>(n);
+#pragma omp parallel for schedule(static) reduction(min : first)
+  for (int64_t i = 0; i < count; ++i)
+    if (tokens[i] >= limit && static_cast<uint64_t>(i) < first) first = static_cast<uint64_t>(i);
+  return first;
+}
+
+}  // namespace
+
+void TokenFile::check_tokens(uint64_t model_vocab_size) const {
+  const bool model_bound = model_vocab_size < header_.vocab_size;
+  const uint64_t limit = model_bound ? model_vocab_size : header_.vocab_size;
+  const uint64_t first =
+      header_.token_bytes == 2
+          ? first_token_at_or_above(reinterpret_cast<const uint16_t*>(tokens_), size(), limit)
+          : first_token_at_or_above(reinterpret_cast<const uint32_t*>(tokens_), size(), limit);
+  if (first == size()) return;
+  throw TokenFileError(str(path_.string(), ": token ", first, " (byte offset ",
+                           header_.header_size + first * header_.token_bytes, ") is ",
+                           (*this)[first], ", not below vocab_size ", limit,
+                           model_bound ? " (the model's)" : " (the file's header)"));
 }
 
 }  // namespace zt::data

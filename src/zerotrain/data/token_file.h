@@ -73,8 +73,10 @@ class TokenFile {
   // Tokens [start, start + count) as int32 into `out`; throws TokenFileError past the end.
   void read(uint64_t start, uint64_t count, int32_t* out) const;
   std::vector<uint32_t> read(uint64_t start, uint64_t count) const;
-  // Throws TokenFileError naming the first token that is not below vocab_size (a full scan).
-  void check_tokens() const;
+  // Throws TokenFileError naming the file, the first token (index and byte offset) that is not
+  // below the header's vocab_size nor `model_vocab_size`, its id and the bound: a full scan over
+  // OpenMP threads. The trainer calls it before the first step.
+  void check_tokens(uint64_t model_vocab_size = UINT64_MAX) const;
 
  private:
   void check_range(uint64_t start, uint64_t count) const;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "zerotrain/core/checked_math.h"
 #include "zerotrain/estimate/checks.h"
 #include "zerotrain/nn/architecture.h"
 
@@ -47,14 +48,18 @@ ActivationEstimate estimate_activations(const nn::ModelConfig& c, const Activati
   if (o.dtype_bytes != 2 && o.dtype_bytes != 4)
     throw ValueError(kComponent,
                      str("dtype_bytes: must be 2 (bf16) or 4 (f32), got ", o.dtype_bytes));
+  const std::optional<int64_t> tokens = checked_mul(o.micro_batch, o.seq);
+  if (!tokens)
+    throw ValueError(kComponent, str("micro_batch ", o.micro_batch, " x seq ", o.seq,
+                                     ": more than 2^63 tokens"));
   c.validate();
   const double b = static_cast<double>(o.dtype_bytes);
   const PerToken t = per_token(c, b);
-  const double n = static_cast<double>(o.micro_batch * o.seq);
+  const double n = static_cast<double>(*tokens);
   const double layers = static_cast<double>(c.num_layers);
 
   ActivationEstimate e;
-  e.tokens = o.micro_batch * o.seq;
+  e.tokens = *tokens;
   e.layer_saved = t.saved * n;
   e.layer_input = b * static_cast<double>(c.hidden_size) * n;
   e.layer_backward_temp = t.backward_temp * n;

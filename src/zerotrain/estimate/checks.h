@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "zerotrain/core/error.h"
+#include "zerotrain/nn/model_size.h"
 
 namespace zt::estimate {
 
@@ -24,6 +25,23 @@ inline void require_positive(int64_t v, std::string_view name) {
 inline void require_non_negative(double v, std::string_view name) {
   if (!(v >= 0) || !std::isfinite(v))
     throw ValueError(kComponent, str(name, ": must be a finite number >= 0, got ", v));
+}
+
+// A parameter count: finite, > 0 and at most nn::kMaxModelParams (the ceiling every model config
+// is held to), so the byte counts derived from it stay far inside int64.
+inline void require_param_count(double v, std::string_view name) {
+  require_positive(v, name);
+  if (v > static_cast<double>(nn::kMaxModelParams))
+    throw ValueError(kComponent, str(name, ": ", v, " parameters is above the ceiling of 2^47 (",
+                                     nn::kMaxModelParams, ")"));
+}
+
+// DeepSpeed's largest layer is one module of the model: never more parameters than the model.
+inline void require_largest_layer(double largest_layer, double params, std::string_view name) {
+  require_param_count(largest_layer, name);
+  if (largest_layer > params)
+    throw ValueError(kComponent, str(name, ": ", largest_layer,
+                                     " parameters is more than the whole model's ", params));
 }
 
 }  // namespace zt::estimate

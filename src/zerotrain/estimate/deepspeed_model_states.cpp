@@ -41,7 +41,7 @@ std::string zero3_options(bool offload_param, bool offload_optimizer, bool zero_
 
 ModelStatesBytes zero2_model_states(double p, const DeepSpeedSetup& s, bool offload_optimizer,
                                     Zero2Formula formula) {
-  require_positive(p, "total_params");
+  require_param_count(p, "total_params");
   check_setup(s);
   const double g = static_cast<double>(s.total_gpus());
   const double abf = s.additional_buffer_factor;
@@ -62,8 +62,8 @@ int64_t zero3_largest_layer_memory(double l) {
 
 ModelStatesBytes zero3_model_states(double p, double l, const DeepSpeedSetup& s,
                                     bool offload_optimizer, bool offload_param, bool zero_init) {
-  require_positive(p, "total_params");
-  require_positive(l, "largest_layer_params");
+  require_param_count(p, "total_params");
+  require_largest_layer(l, p, "largest_layer_params");
   check_setup(s);
   if (offload_param && !offload_optimizer)
     throw ValueError(kComponent,

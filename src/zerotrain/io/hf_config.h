@@ -3,7 +3,8 @@
 // transformers 5 one (rope_parameters, dtype); keys a config may omit take transformers' defaults
 // for that model_type, the sizes are required. Errors name the file and the key: FormatError for
 // a missing key or a value of the wrong JSON type, ValueError for a value zerotrain does not
-// support (model_type, rope type, activation, per-layer sliding windows) or an inconsistent shape.
+// support (model_type, rope type, activation, per-layer sliding windows), an inconsistent shape or
+// a size past its ceiling (nn/model_size.h, named by its config.json key: "num_hidden_layers").
 // Tested by tests/io/test_hf_config.cpp (published configs in tests/data/configs/) and
 // tests/io/test_hf_config_transformers.cpp (transformers.AutoConfig reads back what is written).
 #pragma once
@@ -34,6 +35,10 @@ void write_hf_config(const nn::ModelConfig& config, const std::filesystem::path&
 
 // The fields in which two configs differ ("num_kv_heads", ...), for messages and tests.
 std::vector<std::string> config_differences(const nn::ModelConfig& a, const nn::ModelConfig& b);
+
+// The config.json key of a ModelConfig size field (nn/model_size.h names fields): "num_layers" is
+// "num_hidden_layers" for llama and "n_layer" for gpt2.
+const char* hf_config_key(nn::Family family, std::string_view field);
 
 std::string hf_model_type(nn::Family family);    // "llama"
 std::string hf_architecture(nn::Family family);  // "LlamaForCausalLM"

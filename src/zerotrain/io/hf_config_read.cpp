@@ -6,6 +6,7 @@
 #include "zerotrain/core/io_error.h"
 #include "zerotrain/core/json_util.h"
 #include "zerotrain/io/hf_config.h"
+#include "zerotrain/nn/model_size.h"
 
 namespace zt::io {
 
@@ -114,8 +115,8 @@ Family parse_family(const Fields& f) {
   if (t == "mistral") return Family::mistral;
   if (t == "qwen2") return Family::qwen2;
   if (t == "gpt2") return Family::gpt2;
-  f.unsupported("model_type",
-                str("\"", t, "\" is not supported (supported: llama, mistral, qwen2, gpt2)"));
+  f.unsupported("model_type", str(quote_excerpt(t),
+                                  " is not supported (supported: llama, mistral, qwen2, gpt2)"));
 }
 
 // A token id: an integer, a list (the first is kept), or null (-1).
@@ -137,7 +138,8 @@ void parse_rope_type(const Fields& r, ModelConfig& c) {
   const std::string type = r.has(type_key) ? r.req_str(type_key) : "default";
   if (type == "default") return;
   if (type != "llama3")
-    r.unsupported(type_key, str("\"", type, "\" is not supported (supported: default, llama3)"));
+    r.unsupported(type_key,
+                  str(quote_excerpt(type), " is not supported (supported: default, llama3)"));
   c.rope_scaling.factor = r.req_num("factor");
   c.rope_scaling.low_freq_factor = r.req_num("low_freq_factor");
   c.rope_scaling.high_freq_factor = r.req_num("high_freq_factor");
@@ -204,7 +206,8 @@ void parse_llama_like(const Fields& f, ModelConfig& c) {
   c.tie_word_embeddings = f.opt_bool("tie_word_embeddings", false);
   c.hidden_act = f.opt_str("hidden_act", "silu");
   if (c.hidden_act != "silu")
-    f.unsupported("hidden_act", str("\"", c.hidden_act, "\" is not supported (supported: silu)"));
+    f.unsupported("hidden_act",
+                  str(quote_excerpt(c.hidden_act), " is not supported (supported: silu)"));
   switch (c.family) {
     case Family::llama:
       c.attention_bias = f.opt_bool("attention_bias", false);
@@ -236,9 +239,9 @@ void parse_gpt2(const Fields& f, ModelConfig& c) {
   c.norm_eps = f.opt_num("layer_norm_epsilon", 1e-5);
   c.hidden_act = f.opt_str("activation_function", "gelu_new");
   if (c.hidden_act != "gelu_new" && c.hidden_act != "gelu_pytorch_tanh")
-    f.unsupported(
-        "activation_function",
-        str("\"", c.hidden_act, "\" is not supported (supported: gelu_new, gelu_pytorch_tanh)"));
+    f.unsupported("activation_function",
+                  str(quote_excerpt(c.hidden_act),
+                      " is not supported (supported: gelu_new, gelu_pytorch_tanh)"));
   c.tie_word_embeddings = f.opt_bool("tie_word_embeddings", true);
   c.attention_bias = true;
   c.mlp_bias = true;
@@ -278,13 +281,16 @@ void check_shape(const Fields& f, ModelConfig& c) {
   if (!(c.norm_eps > 0)) f.unsupported(k.eps, str("must be positive, got ", c.norm_eps));
   if (c.sliding_window < 0)
     f.unsupported("sliding_window", str("must not be negative, got ", c.sliding_window));
+  if (const std::optional<nn::SizeProblem> p = nn::find_size_problem(c))
+    f.unsupported(hf_config_key(c.family, p->field), p->message);
 }
 
 std::string parse_torch_dtype(const Fields& f) {
   const char* key = f.has("torch_dtype") ? "torch_dtype" : "dtype";
   const std::string d = f.opt_str(key, "float32");
   if (d != "float32" && d != "float16" && d != "bfloat16")
-    f.unsupported(key, str("\"", d, "\" is not supported (supported: float32, float16, bfloat16)"));
+    f.unsupported(
+        key, str(quote_excerpt(d), " is not supported (supported: float32, float16, bfloat16)"));
   return d;
 }
 }  // namespace
@@ -303,6 +309,18 @@ ModelConfig parse_hf_config(std::string_view json_text, const std::string& sourc
   c.torch_dtype = parse_torch_dtype(f);
   check_shape(f, c);
   return c;
+}
+
+const char* hf_config_key(Family family, std::string_view field) {
+  const KeyNames k = key_names(family);
+  if (field == "hidden_size") return k.hidden;
+  if (field == "intermediate_size") return k.inter;
+  if (field == "num_layers") return k.layers;
+  if (field == "num_heads") return k.heads;
+  if (field == "max_position_embeddings") return k.max_pos;
+  if (field == "num_kv_heads") return "num_key_value_heads";
+  if (field == "head_dim") return "head_dim";
+  return "vocab_size";
 }
 
 ModelConfig read_hf_config(const std::filesystem::path& path) {

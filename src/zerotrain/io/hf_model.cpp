@@ -1,10 +1,12 @@
 // load_pretrained / save_pretrained over a Parameter list (see hf_model.h).
 #include "zerotrain/io/hf_model.h"
 
+#include <algorithm>
 #include <set>
 
 #include "zerotrain/core/files.h"
 #include "zerotrain/core/io_error.h"
+#include "zerotrain/core/json_util.h"
 #include "zerotrain/io/hf_config.h"
 
 namespace zt::io {
@@ -30,10 +32,20 @@ std::string resolve(const ShardedReader& r, const std::string& name, const std::
   return "";
 }
 
+// A tensor name as read from a file: as it is when short and printable, else a short escaped
+// excerpt.
+std::string shown_name(const std::string& name) {
+  const bool plain =
+      name.size() <= 120 && std::all_of(name.begin(), name.end(), [](char ch) {
+        return static_cast<unsigned char>(ch) >= 0x20 && static_cast<unsigned char>(ch) < 0x7f;
+      });
+  return plain ? name : quote_excerpt(name, 120);
+}
+
 std::string join(const std::vector<std::string>& names, size_t limit) {
   std::string out;
   for (size_t i = 0; i < names.size() && i < limit; ++i)
-    out += (i ? ", " : "") + names[i];
+    out += (i ? ", " : "") + shown_name(names[i]);
   if (names.size() > limit) out += str(", ... (", names.size() - limit, " more)");
   return out;
 }

@@ -31,7 +31,7 @@ uint64_t read_u64(const json& v, const std::string& file, const std::string& wha
 }
 
 SafetensorsEntry parse_entry(const std::string& name, const json& v, const std::string& file) {
-  const std::string where = str("tensor \"", name, "\"");
+  const std::string where = str("tensor ", quote_excerpt(name));
   if (!v.is_object()) fail(file, str(where, ": expected an object, got ", describe_json(v)));
   for (const char* key : {"dtype", "shape", "data_offsets"})
     if (!v.contains(key)) fail(file, str(where, ": missing \"", key, "\""));
@@ -41,7 +41,7 @@ SafetensorsEntry parse_entry(const std::string& name, const json& v, const std::
   if (!dt.is_string())
     fail(file, str(where, ": dtype: expected a string, got ", describe_json(dt)));
   const auto st = parse_st_dtype(dt.get<std::string>());
-  if (!st) fail(file, str(where, ": unknown dtype \"", dt.get<std::string>(), "\""));
+  if (!st) fail(file, str(where, ": unknown dtype ", quote_excerpt(dt.get<std::string>())));
   e.dtype = *st;
 
   const json& shape = v["shape"];
@@ -52,12 +52,12 @@ SafetensorsEntry parse_entry(const std::string& name, const json& v, const std::
     const uint64_t n = read_u64(d, file, str(where, ": shape"));
     if (n > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
         __builtin_mul_overflow(numel, n, &numel))
-      fail(file, str(where, ": shape ", shape.dump(), " overflows 64 bits"));
+      fail(file, str(where, ": shape ", describe_json(shape), " overflows 64 bits"));
     e.shape.push_back(static_cast<int64_t>(n));
   }
   uint64_t nbytes = 0;
   if (__builtin_mul_overflow(numel, st_dtype_size(e.dtype), &nbytes))
-    fail(file, str(where, ": shape ", shape.dump(), " overflows 64 bits"));
+    fail(file, str(where, ": shape ", describe_json(shape), " overflows 64 bits"));
 
   const json& off = v["data_offsets"];
   if (!off.is_array() || off.size() != 2)
@@ -78,7 +78,8 @@ std::map<std::string, std::string> parse_metadata(const json& v, const std::stri
   std::map<std::string, std::string> out;
   for (const auto& [k, s] : v.items()) {
     if (!s.is_string())
-      fail(file, str("__metadata__ key \"", k, "\": expected a string, got ", describe_json(s)));
+      fail(file, str("__metadata__ key ", quote_excerpt(k), ": expected a string, got ",
+                     describe_json(s)));
     out[k] = s.get<std::string>();
   }
   return out;
@@ -92,13 +93,13 @@ void check_layout(const std::vector<SafetensorsEntry>& entries, uint64_t data_by
   const SafetensorsEntry* prev = nullptr;
   for (const SafetensorsEntry& e : entries) {
     const std::string where =
-        str("tensor \"", e.name, "\" data_offsets [", e.begin, ", ", e.end, "]");
+        str("tensor ", quote_excerpt(e.name), " data_offsets [", e.begin, ", ", e.end, "]");
     if (e.end > data_bytes)
       fail(file, str(where, " are out of range: the data section has ", data_bytes,
                      " bytes (truncated file?)"));
     if (e.begin < expected)
-      fail(file,
-           str(where, " overlap tensor \"", prev->name, "\" [", prev->begin, ", ", prev->end, "]"));
+      fail(file, str(where, " overlap tensor ", quote_excerpt(prev->name), " [", prev->begin, ", ",
+                     prev->end, "]"));
     if (e.begin > expected)
       fail(file, str(where, " leave bytes [", expected, ", ", e.begin,
                      ") unused: the data is not contiguous"));
@@ -127,6 +128,10 @@ SafetensorsHeader parse_safetensors_header(const std::byte* file_data, size_t fi
   h.header_bytes = n;
   h.data_bytes = file_size - 8 - n;
   const std::string_view text(reinterpret_cast<const char*>(file_data) + 8, n);
+  // JSON has no NUL outside or inside a string; writers pad headers with spaces.
+  if (const size_t nul = text.find('\0'); nul != std::string_view::npos)
+    fail(file,
+         str("header: a NUL byte at offset ", 8 + nul, " (headers are JSON, padded with spaces)"));
   const json j = parse_json(text, kComponent, str(file, ": header"));
   if (!j.is_object()) fail(file, str("header: expected a JSON object, got ", describe_json(j)));
   for (const auto& [key, value] : j.items()) {

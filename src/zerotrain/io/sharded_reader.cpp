@@ -65,24 +65,26 @@ void ShardedReader::open_index(const std::filesystem::path& index_path) {
   std::map<std::string, std::vector<std::string>> by_file;  // sorted: files_ in name order
   for (const auto& [tensor, file] : wm.items()) {
     if (!file.is_string())
-      throw FormatError(kComponent, str(src, ": weight_map[\"", tensor,
-                                        "\"]: expected a file name, got ", describe_json(file)));
+      throw FormatError(kComponent, str(src, ": weight_map[", quote_excerpt(tensor),
+                                        "]: expected a file name, got ", describe_json(file)));
     const std::string name = file.get<std::string>();
     if (!is_plain_file_name(name))
-      throw FormatError(kComponent, str(src, ": weight_map[\"", tensor, "\"] = \"", name,
-                                        "\" is not a file name in the directory"));
+      throw FormatError(
+          kComponent, str(src, ": weight_map[", quote_excerpt(tensor), "] = ", quote_excerpt(name),
+                          " is not a file name in the directory"));
     by_file[name].push_back(tensor);
   }
   for (const auto& [file, tensors] : by_file) {
     const auto path = dir_ / file;
     if (!std::filesystem::is_regular_file(path))
-      throw FormatError(kComponent, str(src, ": tensor \"", tensors.front(), "\" is mapped to \"",
-                                        file, "\", which does not exist"));
+      throw FormatError(kComponent,
+                        str(src, ": tensor ", quote_excerpt(tensors.front()), " is mapped to ",
+                            quote_excerpt(file), ", which does not exist"));
     files_.emplace_back(path);
     for (const std::string& t : tensors) {
       if (!files_.back().contains(t))
-        throw FormatError(kComponent, str(src, ": tensor \"", t, "\" is mapped to \"", file,
-                                          "\", which does not hold it"));
+        throw FormatError(kComponent, str(src, ": tensor ", quote_excerpt(t), " is mapped to ",
+                                          quote_excerpt(file), ", which does not hold it"));
       where_.emplace(t, files_.size() - 1);
     }
   }

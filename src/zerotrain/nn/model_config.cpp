@@ -1,11 +1,12 @@
-// ModelConfig: family names, shape validation and parameter counts (formulas from the shapes each
-// family's layers create; see architecture.h). Tested by tests/nn/test_model_config.cpp.
+// ModelConfig: family names, shape validation and parameter counts (checked sizes and the
+// formulas in model_size.cpp). Tested by tests/nn/test_model_config.cpp.
 #include "zerotrain/nn/model_config.h"
 
 #include <cmath>
 
 #include "zerotrain/core/error.h"
 #include "zerotrain/nn/architecture.h"
+#include "zerotrain/nn/model_size.h"
 
 namespace zt::nn {
 
@@ -19,26 +20,6 @@ void require(bool ok, const char* field, const std::string& why) {
 
 void require_positive(int64_t v, const char* field) {
   require(v > 0, field, str("must be > 0, got ", v));
-}
-
-int64_t norm_params(const Architecture& a, int64_t c) {
-  return a.layer_norm ? 2 * c : c;
-}
-
-int64_t layer_params(const ModelConfig& c, const Architecture& a) {
-  const int64_t C = c.hidden_size, q = c.num_heads * c.head_dim, kv = c.num_kv_heads * c.head_dim;
-  const int64_t I = c.intermediate_size;
-  int64_t n = C * q + 2 * C * kv + q * C;  // q, k, v, o (gpt2's c_attn holds q, k, v)
-  if (a.qkv_bias) n += q + 2 * kv;
-  if (a.o_bias) n += C;
-  if (a.gated_mlp) {
-    n += 3 * C * I;
-    if (a.mlp_bias) n += 2 * I + C;
-  } else {
-    n += 2 * C * I;
-    if (a.mlp_bias) n += I + C;
-  }
-  return n + 2 * norm_params(a, C);
 }
 
 }  // namespace
@@ -88,6 +69,8 @@ void ModelConfig::validate() const {
             str(head_dim, " * num_heads ", num_heads, " != hidden_size ", hidden_size));
   }
   if (a.learned_positions) require_positive(max_position_embeddings, "max_position_embeddings");
+  if (const std::optional<SizeProblem> p = find_size_problem(*this))
+    throw ValueError(kComponent, str(p->field, ": ", p->message));
   if (a.rotary) {
     require(head_dim % 2 == 0, "head_dim", str("RoPE needs an even head_dim, got ", head_dim));
     require(rope_theta > 0 && std::isfinite(rope_theta), "rope_theta",
@@ -108,20 +91,12 @@ void ModelConfig::validate() const {
 }
 
 int64_t ModelConfig::num_params() const {
-  const Architecture a = architecture_of(*this);
-  int64_t n = vocab_size * hidden_size;  // input embedding
-  if (a.learned_positions) n += max_position_embeddings * hidden_size;
-  n += num_layers * layer_params(*this, a);
-  n += norm_params(a, hidden_size);  // final norm
-  if (!tie_word_embeddings) n += vocab_size * hidden_size;
-  return n;
+  return model_size(*this).params;
 }
 
 int64_t ModelConfig::num_non_embedding_params() const {
-  const Architecture a = architecture_of(*this);
-  int64_t n = num_params() - vocab_size * hidden_size;
-  if (a.learned_positions) n -= max_position_embeddings * hidden_size;
-  return n;
+  const ModelSize s = model_size(*this);
+  return s.params - s.embedding_params;
 }
 
 }  // namespace zt::nn

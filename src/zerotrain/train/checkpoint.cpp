@@ -8,6 +8,7 @@
 #include "zerotrain/core/error.h"
 #include "zerotrain/core/files.h"
 #include "zerotrain/core/io_error.h"
+#include "zerotrain/core/json_util.h"
 #include "zerotrain/io/hf_model.h"
 #include "zerotrain/io/safetensors.h"
 #include "zerotrain/train/train_scheduler.h"
@@ -121,15 +122,14 @@ TrainState read_train_state(const fs::path& dir) {
                          " marker (not a checkpoint, or its save did not finish)"));
   const fs::path path = dir / kStateFile;
   const std::string text = read_text_file(path, kComponent);
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    throw FormatError(kComponent, str(path.string(), ": not a JSON object"));
+  const nlohmann::json j = parse_json(text, kComponent, path.string());
+  if (!j.is_object()) throw FormatError(kComponent, str(path.string(), ": not a JSON object"));
   for (const char* key : {"step", "data", "config"})
     if (!j.contains(key))
       throw FormatError(kComponent, str(path.string(), ": missing key \"", key, "\""));
   if (!j["step"].is_number_integer() || j["step"].get<int64_t>() < 0)
     throw FormatError(kComponent, str(path.string(), ": step must be a non-negative integer, got ",
-                                      j["step"].dump()));
+                                      describe_json(j["step"])));
   TrainState s;
   s.step = j["step"].get<int64_t>();
   s.data = data::data_loader_state_from_json(j["data"]);

@@ -4,12 +4,17 @@
 
 #include <filesystem>
 
+#include "zerotrain/io/model_source.h"
+
 namespace zt::train {
 
 struct RunPaths {
-  // A Hugging Face model directory (config.json, with or without weights) or a config.json file;
-  // without weights the model starts from a seeded random init.
+  // A Hugging Face model directory (config.json and its weights) or a config.json file.
   std::filesystem::path model;
+  // How the model starts (io/model_source.h): a directory's weights, or a seeded random init
+  // asked for by --init random or by a `model` that is a config.json; a directory without
+  // loadable weights is an error naming what it holds.
+  io::ModelInit init = io::ModelInit::from_path;
   std::filesystem::path data;  // token file (zerotrain data prepare)
   std::filesystem::path out;   // model/, checkpoint/, metrics.jsonl, loss.png
   // A checkpoint directory (`<out>/checkpoint` of an earlier run) to continue from: its weights,

@@ -1,16 +1,22 @@
 #include "zerotrain/train/trainer.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include "zerotrain/core/allocator.h"
 #include "zerotrain/core/error.h"
+#include "zerotrain/core/io_error.h"
 #include "zerotrain/core/stream.h"
 #include "zerotrain/data/data_loader.h"
 #include "zerotrain/io/hf_config.h"
 #include "zerotrain/io/hf_model.h"
+#include "zerotrain/io/model_source.h"
 #include "zerotrain/monitor/loss_plot.h"
 #include "zerotrain/nn/block_runner.h"
 #include "zerotrain/nn/transformer.h"
@@ -18,6 +24,7 @@
 #include "zerotrain/train/checkpoint.h"
 #include "zerotrain/train/fp16_step.h"
 #include "zerotrain/train/memory_report.h"
+#include "zerotrain/train/model_fit.h"
 #include "zerotrain/train/out_of_memory.h"
 #include "zerotrain/train/run_log.h"
 #include "zerotrain/train/step_measures.h"
@@ -32,9 +39,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool has_weights(const fs::path& dir) {
-  return fs::is_directory(dir) && (fs::exists(dir / "model.safetensors") ||
-                                   fs::exists(dir / "model.safetensors.index.json"));
+// --out, created if needed and writable, or one line naming the path and the reason.
+void create_out_directory(const fs::path& out) {
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec)
+    throw IoError("train",
+                  str("--out ", out.string(), ": cannot create the directory: ", ec.message()));
+  if (::access(out.c_str(), W_OK) != 0)
+    throw IoError("train", str("--out ", out.string(), ": not writable: ", std::strerror(errno)));
 }
 
 // Mean of the finite values, NaN when there are none.
@@ -59,22 +72,23 @@ monitor::MemorySplitGib gib_of(const MemoryReport& r) {
 // The run; `where` follows it ("setup", "step 3", "save") for the out-of-memory message.
 TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& where) {
   validate_train_config(c);
-  const fs::path config_path =
-      fs::is_directory(c.paths.model) ? c.paths.model / "config.json" : c.paths.model;
-  if (!fs::exists(config_path))
-    throw ValueError("train", str("no model config at ", config_path.string(),
-                                  " (give a Hugging Face model directory or a config.json)"));
-  const nn::ModelConfig mc = io::read_hf_config(config_path);
-  if (mc.family == nn::Family::gpt2 && c.data.seq_len > mc.max_position_embeddings)
-    throw ValueError("train", str("seq_len ", c.data.seq_len, " exceeds the model's n_positions ",
+  const bool resuming = !c.paths.resume.empty();
+  // A resumed run reads its weights from the checkpoint; otherwise the source is decided once.
+  const io::ModelSource source =
+      io::resolve_model_source(c.paths.model, resuming ? io::ModelInit::random : c.paths.init);
+  const nn::ModelConfig mc = io::read_hf_config(source.config);
+  // gpt2's learned positions end there; RoPE models were not trained past it either.
+  if (c.data.seq_len > mc.max_position_embeddings)
+    throw ValueError("train", str("seq_len ", c.data.seq_len, " (--seq-len) exceeds the model's ",
+                                  io::hf_config_key(mc.family, "max_position_embeddings"), " ",
                                   mc.max_position_embeddings));
+  check_model_fits_machine(c, mc, c.comm ? c.comm->size() : 1);
 
   nn::TransformerOptions mo;
   mo.param_dtype = c.precision.dtype;
   mo.grad_dtype = c.precision.grad_accum_dtype;
   mo.device = c.device;
   mo.allocate_grads = false;  // the ZeRO stage's buffers hold the gradients
-  const bool resuming = !c.paths.resume.empty();
   // zero.Init: the model gets no values; the stage-3 engine builds only this rank's shards.
   const bool zero_init = c.zero.stage == 3 && c.zero.zero_init && !resuming;
   mo.allocate = !zero_init;
@@ -90,13 +104,13 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
           "train", str("steps is ", c.steps, " but the checkpoint ", c.paths.resume.string(),
                        " is already at step ", resumed.step, " (steps counts from the first run)"));
   } else if (zero_init) {
-    if (has_weights(c.paths.model))
+    if (!source.weights.empty())
       shard_source =
-          std::make_unique<zero::PretrainedSource>(mc, model.parameters(), c.paths.model);
+          std::make_unique<zero::PretrainedSource>(mc, model.parameters(), source.weights);
     else
       shard_source = std::make_unique<zero::SeededInitSource>(mc, c.data.seed);
-  } else if (has_weights(c.paths.model)) {
-    io::load_pretrained(model, c.paths.model, stream);
+  } else if (!source.weights.empty()) {
+    io::load_pretrained(model, source.weights, stream);
   } else {
     model.init_random(c.data.seed);
   }
@@ -106,6 +120,8 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     throw ValueError(
         "train", str("token file ", c.paths.data.string(), " has vocab size ", tokens->vocab_size(),
                      " but the model's vocab_size is ", mc.vocab_size));
+  // Every id, before the first step: a bad one would otherwise surface hours later, or never.
+  tokens->check_tokens(static_cast<uint64_t>(mc.vocab_size));
   data::DataLoaderConfig dc;
   dc.seq_len = c.data.seq_len;
   dc.micro_batch = c.data.micro_batch;
@@ -159,7 +175,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   const double peak = peak_flops_of(c.device);
 
   const bool writer_rank = rank == 0;  // the one rank that writes files
-  if (writer_rank) fs::create_directories(c.paths.out);
+  if (writer_rank) create_out_directory(c.paths.out);
   TrainSummary sum;
   RunLog log(c.paths.out, c.reporting, writer_rank, resumed.step,
              c.data.micro_batch * c.data.grad_accum * world);
@@ -171,6 +187,9 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   sum.world_size = world;
   sum.zero_stage = c.zero.stage;
   if (shard_source) sum.zero_init = shard_source->describe();
+  sum.init = resuming ? str("the checkpoint ", c.paths.resume.string())
+                      : str(source.description,
+                            source.weights.empty() ? str(", seed ", c.data.seed) : std::string());
   sum.plot_path = c.paths.out / "loss.png";
   sum.model_dir = c.paths.out / "model";
   WallClockBreakdown wall(c.reporting.wall_clock_breakdown,
@@ -336,6 +355,9 @@ void validate_train_config(const TrainConfig& c) {
   if (c.steps <= 0)
     throw ValueError("config",
                      str("scheduler.params.total_num_steps (--steps): must be > 0, got ", c.steps));
+  if (!(c.clip >= 0) || !std::isfinite(c.clip))
+    throw ValueError("config",
+                     str("gradient_clipping (--clip): must be >= 0 (0: off), got ", c.clip));
   if (c.check_params_every < 0)
     throw ValueError("config",
                      str("--check-params-every: must be >= 0, got ", c.check_params_every));

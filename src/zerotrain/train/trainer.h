@@ -78,6 +78,9 @@ struct TrainSummary {
   // gradients, optimizer state incl. f32 masters), as the engine's buffers add up.
   int zero_stage = 0;
   int64_t param_bytes = 0, grad_bytes = 0, optimizer_bytes = 0;
+  // What the model started from: "the weights of DIR/model.safetensors", "a random init (...),
+  // seed 7", "the checkpoint DIR" (io/model_source.h).
+  std::string init;
   // Where zero.Init built the shards from ("seeded init (seed 5)", "safetensors DIR"); empty when
   // the full model was built.
   std::string zero_init;
