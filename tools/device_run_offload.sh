@@ -195,7 +195,7 @@ if want parity; then
   echo "== parity on the GPU: the 4M KJV model, ZeRO-3 bf16, offload none / cpu / nvme, bitwise"
   tokens=.carry/kjv.bin
   mkdir -p "$work/nvme"
-  run=(--model assets/models/kjv-llama-4m --data "$tokens" --device cuda --steps 10 --micro-batch 4
+  run=(--model assets/models/kjv-llama-4m/config.json --data "$tokens" --device cuda --steps 10 --micro-batch 4
     --seq-len 128 --lr 3e-3 --warmup 2 --log-every 1 --zero-stage 3 --dtype bf16 --clip 1.0)
   declare -A placements=([none]="" [cpu]="--offload-optimizer cpu --offload-param cpu"
     [nvme]="--offload-optimizer nvme --offload-param nvme --nvme-path $work/nvme"

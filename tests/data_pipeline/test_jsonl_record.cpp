@@ -53,6 +53,8 @@ TEST(JsonlRecord, MalformedRecords) {
   EXPECT_EQ(broken.rfind("not valid JSON: parse error at line 1, column ", 0), 0u) << broken;
   EXPECT_EQ(error_of(R"({"text": "a"} {"text": "b"})", f).rfind("not valid JSON", 0), 0u);
   EXPECT_EQ(error_of("{\"text\": \"\xFF\"}", f).rfind("not valid JSON", 0), 0u);
+  const std::string deep = std::string(70'000, '[') + std::string(70'000, ']');
+  EXPECT_EQ(error_of(deep, f), "not valid JSON: nested deeper than 64 levels");
 }
 
 }  // namespace

@@ -53,8 +53,8 @@ TEST(SentencePieceMetaspace, SplitKeepsRunsOfMetaSpacesWithTheNextWord) {
 
 TEST(SentencePieceDecoder, Llama2Sequence) {
   const TokenDecoder d({{DecoderStep::Kind::Replace, kMeta, " "},
-                        {DecoderStep::Kind::ByteFallback},
-                        {DecoderStep::Kind::Fuse},
+                        {DecoderStep::Kind::ByteFallback, "", ""},
+                        {DecoderStep::Kind::Fuse, "", ""},
                         {DecoderStep::Kind::Strip, "", " ", 1, 0}});
   EXPECT_EQ(d.decode({kMeta + "Hello", kMeta + "w", "<0xC3>", "<0xA9>", "<0x0a>"}),
             "Hello w\xC3\xA9\n");
@@ -69,7 +69,7 @@ TEST(SentencePieceDecoder, StripAndMetaspace) {
   const TokenDecoder strip({{DecoderStep::Kind::Strip, "", "x", 2, 1}});
   EXPECT_EQ(strip.decode({"xxxaxx", "ax"}), "xaxa");
   // Metaspace drops every meta space of the first token when the encoder prepends one.
-  DecoderStep meta{DecoderStep::Kind::Metaspace, kMeta};
+  DecoderStep meta{DecoderStep::Kind::Metaspace, kMeta, ""};
   EXPECT_EQ(TokenDecoder({meta}).decode({kMeta + "a" + kMeta, kMeta + "b"}), "a b");
   meta.prepends = false;
   EXPECT_EQ(TokenDecoder({meta}).decode({kMeta + "a", kMeta + "b"}), " a b");

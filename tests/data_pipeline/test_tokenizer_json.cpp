@@ -132,6 +132,18 @@ TEST(TokenizerJson, RepeatedKeysAreRefused) {
   }
 }
 
+// 70,000 nested arrays (what crashed every reader by recursion) are one line.
+TEST(TokenizerJson, DeepNestingIsOneLine) {
+  const std::string deep = std::string(70'000, '[') + std::string(70'000, ']');
+  try {
+    Tokenizer::from_json(deep, "t.json");
+    ADD_FAILURE() << "expected an error";
+  } catch (const TokenizerError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "[tokenizer] t.json: not valid JSON: nested deeper than 64 levels");
+  }
+}
+
 TEST(TokenizerJson, RepeatedIdsAreRefused) {
   json cfg = minimal_config();
   cfg["model"]["vocab"]["b"] = 0;

@@ -295,7 +295,7 @@ TEST(PeakEstimate, BadSetupsNameTheField) {
   s.offload_optimizer = OffloadDevice::cpu;
   expect_error(s, "offload_optimizer");
   s.stage = 3;
-  s.offload_buffers.sub_group_size = 0;
+  s.offload_buffers.sub_group_size = -1;  // 0 is DeepSpeed's: one block per sub-group
   expect_error(s, "sub_group_size");
   s = setup_of("gpt2.json", 0, 1, -8, 1, false);
   expect_error(s, "seq");

@@ -117,9 +117,11 @@ TEST(OptimSchedulers, BadConfigsNameTheProblem) {
             std::string::npos);
   EXPECT_NE(message({{"type", "WarmupLR"}, {"params", {{"warmup_max", 1}}}}).find("warmup_max"),
             std::string::npos);
-  EXPECT_NE(message({{"type", "WarmupLR"}, {"params", {{"warmup_num_steps", 0}}}})
+  EXPECT_NE(message({{"type", "WarmupLR"}, {"params", {{"warmup_num_steps", -1}}}})
                 .find("scheduler.params.warmup_num_steps"),
             std::string::npos);
+  // 0 is DeepSpeed's too (a Trainer's default warmup): it warms up over 2 steps.
+  EXPECT_EQ(message({{"type", "WarmupLR"}, {"params", {{"warmup_num_steps", 0}}}}), "(no error)");
   EXPECT_NE(message({{"type", "WarmupLR"}, {"params", {{"warmup_type", "exp"}}}}).find("exp"),
             std::string::npos);
   EXPECT_NE(message({{"type", "WarmupDecayLR"}}).find("total_num_steps"), std::string::npos);

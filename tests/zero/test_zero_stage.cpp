@@ -172,8 +172,10 @@ TEST(ZeroStageOneProcess, OffloadPolicyRulesNameTheKey) {
   p.aio.queue_depth = 0;
   refused(3, p, "[config] aio.queue_depth: must be >= 1, got 0");
   p = {};
-  p.sub_group_size = 0;
-  refused(3, p, "[config] zero_optimization.sub_group_size: must be >= 1, got 0");
+  p.sub_group_size = -1;
+  refused(3, p, "[config] zero_optimization.sub_group_size: must be >= 0, got -1");
+  p.sub_group_size = 0;  // DeepSpeed's too: one group per sub-group
+  zero::validate_offload_policy(p, 3);
 }
 
 // One optimizer step of `stage` through the engine's hooks; returns the engine.

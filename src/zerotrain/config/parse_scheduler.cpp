@@ -50,7 +50,7 @@ WarmupLrParams read_warmup_lr(Section& p) {
   WarmupLrParams w;
   w.warmup_min_lr = p.get_double("warmup_min_lr", w.warmup_min_lr, 0.0);
   w.warmup_max_lr = p.get_opt_double("warmup_max_lr");
-  w.warmup_num_steps = p.get_int("warmup_num_steps", w.warmup_num_steps, 1);
+  w.warmup_num_steps = p.get_int("warmup_num_steps", w.warmup_num_steps, 0);
   w.warmup_type = read_warmup_type(p);
   w.last_batch_iteration = p.get_int("last_batch_iteration", w.last_batch_iteration, -1);
   return w;
@@ -61,7 +61,7 @@ WarmupDecayLrParams read_warmup_decay(Section& p) {
   w.total_num_steps = required_int(p, "total_num_steps", 1);
   w.warmup_min_lr = p.get_double("warmup_min_lr", w.warmup_min_lr, 0.0);
   w.warmup_max_lr = p.get_double("warmup_max_lr", w.warmup_max_lr, 0.0);
-  w.warmup_num_steps = p.get_int("warmup_num_steps", w.warmup_num_steps, 1);
+  w.warmup_num_steps = p.get_int("warmup_num_steps", w.warmup_num_steps, 0);
   w.warmup_type = read_warmup_type(p);
   w.last_batch_iteration = p.get_int("last_batch_iteration", w.last_batch_iteration, -1);
   return w;
@@ -71,7 +71,7 @@ WarmupCosineLrParams read_warmup_cosine(Section& p) {
   WarmupCosineLrParams w;
   w.total_num_steps = required_int(p, "total_num_steps", 1);
   w.warmup_min_ratio = p.get_double("warmup_min_ratio", w.warmup_min_ratio, 0.0, 1.0);
-  w.warmup_num_steps = p.get_int("warmup_num_steps", w.warmup_num_steps, 1);
+  w.warmup_num_steps = p.get_int("warmup_num_steps", w.warmup_num_steps, 0);
   w.cos_min_ratio = p.get_double("cos_min_ratio", w.cos_min_ratio, 0.0, 1.0);
   w.warmup_type = read_warmup_type(p);
   w.last_batch_iteration = p.get_int("last_batch_iteration", w.last_batch_iteration, -1);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "zerotrain/core/error.h"
+#include "zerotrain/core/json_util.h"
 
 namespace zt::data {
 namespace {
@@ -39,8 +40,18 @@ const std::string* string_field(const json& record, const std::string& field, st
 RecordText jsonl_record_text(std::string_view line, const JsonlFields& fields) {
   RecordText out;
   json record;
+  struct TooDeep {};  // describing a deeper value would recurse as deep
+  const auto depth_limit = [](int depth, json::parse_event_t event, json&) {
+    if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
+        depth >= kMaxJsonDepth)
+      throw TooDeep{};
+    return true;
+  };
   try {
-    record = json::parse(line);
+    record = json::parse(line, depth_limit);
+  } catch (const TooDeep&) {
+    out.error = str("not valid JSON: nested deeper than ", kMaxJsonDepth, " levels");
+    return out;
   } catch (const json::parse_error& e) {
     // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 5: ...".
     std::string what = e.what();

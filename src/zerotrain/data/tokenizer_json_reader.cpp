@@ -5,6 +5,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "zerotrain/core/json_util.h"
+
 namespace zt::data {
 
 using nlohmann::json;
@@ -19,8 +21,11 @@ json TokenizerJsonReader::parse(std::string_view text) const {
   };
   std::vector<Frame> frames;
   std::string last_key, duplicate_path, duplicate_key;
-  auto callback = [&](int, json::parse_event_t event, json& parsed) {
+  struct TooDeep {};  // thrown out of the callback at the first level past kMaxJsonDepth
+  auto callback = [&](int depth, json::parse_event_t event, json& parsed) {
     using Event = json::parse_event_t;
+    if ((event == Event::object_start || event == Event::array_start) && depth >= kMaxJsonDepth)
+      throw TooDeep{};
     if (event == Event::object_start || event == Event::array_start) {
       std::string path;
       if (!frames.empty())
@@ -41,6 +46,9 @@ json TokenizerJsonReader::parse(std::string_view text) const {
   json j;
   try {
     j = json::parse(text.begin(), text.end(), callback);
+  } catch (const TooDeep&) {
+    throw TokenizerError(str(source_, ": not valid JSON: nested deeper than ", kMaxJsonDepth,
+                             " levels"));
   } catch (const json::exception& e) {
     throw TokenizerError(str(source_, ": not valid JSON: ", e.what()));
   }

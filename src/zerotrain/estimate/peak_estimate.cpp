@@ -36,7 +36,7 @@ void validate(const RunSetup& s) {
     throw ValueError(kComponent, str("offload_param: needs ZeRO stage 3, got stage ", s.stage));
   if (s.host_run && (opt_off || param_off))
     throw ValueError(kComponent, "offload_optimizer: does not apply to a run on the CPU");
-  require_positive(s.offload_buffers.sub_group_size, "sub_group_size");
+  require_non_negative(s.offload_buffers.sub_group_size, "sub_group_size");
   require_positive(s.offload_buffers.optimizer_buffer_count, "offload_optimizer.buffer_count");
   require_positive(s.offload_buffers.param_buffer_count, "offload_param.buffer_count");
   require_positive(s.offload_buffers.param_buffer_size, "offload_param.buffer_size");

@@ -51,8 +51,9 @@ config::WarmupLrParams with_max_lr(config::WarmupLrParams p) {
 
 WarmupLR::WarmupLR(const config::WarmupLrParams& p)
     : p_(with_max_lr(p)), warmup_num_steps_(std::max<int64_t>(2, p.warmup_num_steps)) {
-  require(p.warmup_num_steps > 0, type(), "warmup_num_steps",
-          static_cast<double>(p.warmup_num_steps), "a positive integer");
+  // DeepSpeed warms up over max(2, n) steps, so 0 (a Trainer's default warmup) is accepted.
+  require(p.warmup_num_steps >= 0, type(), "warmup_num_steps",
+          static_cast<double>(p.warmup_num_steps), "0 or more");
   check_finite("WarmupLR", "warmup_min_lr", p_.warmup_min_lr);
   check_finite("WarmupLR", "warmup_max_lr", *p_.warmup_max_lr);
 }
@@ -88,8 +89,9 @@ double WarmupDecayLR::gamma(int64_t it) const {
 
 WarmupCosineLR::WarmupCosineLR(const config::WarmupCosineLrParams& p, double base_lr)
     : p_(p), base_lr_(base_lr), warmup_num_steps_(std::max<int64_t>(2, p.warmup_num_steps)) {
-  require(p.warmup_num_steps > 0, type(), "warmup_num_steps",
-          static_cast<double>(p.warmup_num_steps), "a positive integer");
+  // DeepSpeed warms up over max(2, n) steps, so 0 (a Trainer's default warmup) is accepted.
+  require(p.warmup_num_steps >= 0, type(), "warmup_num_steps",
+          static_cast<double>(p.warmup_num_steps), "0 or more");
   require(p.total_num_steps >= 1, type(), "total_num_steps", static_cast<double>(p.total_num_steps),
           ">= 1 (it is required)");
   check_finite("WarmupCosineLR", "warmup_min_ratio", p.warmup_min_ratio);

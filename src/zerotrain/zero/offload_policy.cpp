@@ -46,7 +46,7 @@ void validate_offload_policy(const OffloadPolicy& p, int stage) {
     at_least("offload_param.buffer_size", q.buffer_size, 1);
     at_least("offload_param.max_in_cpu", q.max_in_cpu, 0);
   }
-  at_least("sub_group_size", p.sub_group_size, 1);
+  at_least("sub_group_size", p.sub_group_size, 0);  // 0: one group per sub-group
   if (o.device == OffloadDevice::nvme || q.device == OffloadDevice::nvme) {
     at_least("aio.block_size", p.aio.block_size, 1);
     at_least("aio.queue_depth", p.aio.queue_depth, 1);
