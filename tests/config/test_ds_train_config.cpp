@@ -110,6 +110,23 @@ TEST(DsTrainConfig, Fp16SectionMapsOntoTheLossScaler) {
             std::string::npos);
 }
 
+// bf16.check_grad_overflow: DeepSpeed 0.19.6's default (true) runs; false is honoured too.
+TEST(DsTrainConfig, Bf16CheckGradOverflowMapsOntoThePrecisionSection) {
+  TrainConfig c;
+  apply_ds_config(load(R"({"train_batch_size": 8, "bf16": {"enabled": true}})", c, {}), {}, c);
+  EXPECT_EQ(c.precision.dtype, DType::bf16);
+  EXPECT_TRUE(c.precision.check_grad_overflow);
+  TrainConfig off;
+  apply_ds_config(load(R"({"train_batch_size": 8, "bf16": {"enabled": true,
+                      "check_grad_overflow": false}})",
+                       off, {}),
+                  {}, off);
+  EXPECT_FALSE(off.precision.check_grad_overflow);
+  EXPECT_EQ(error_of(R"({"train_batch_size": 8, "bf16": {"enabled": true,
+                 "check_grad_overflow": true}})"),
+            "no error");
+}
+
 TEST(DsTrainConfig, ZeroStageAndStage3BoundsMapOntoTrainConfig) {
   TrainConfig c;
   const config::DsConfig ds = load(R"({

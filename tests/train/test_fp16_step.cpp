@@ -28,6 +28,11 @@ TEST(Fp16Step, WithoutAScalerANonFiniteNormSkipsOnlyTheUpdate) {
   EXPECT_TRUE(bad.overflow);
   EXPECT_FALSE(bad.update);
   EXPECT_TRUE(bad.step_scheduler);
+  // bf16's check_grad_overflow: an overflow as in fp16, the scheduler waits too.
+  const StepPlan checked = plan_step(kInf, 1.0, none, true);
+  EXPECT_FALSE(checked.update);
+  EXPECT_FALSE(checked.step_scheduler);
+  EXPECT_TRUE(plan_step(3.0, 1.0, none, true).step_scheduler);
 }
 
 TEST(Fp16Step, WithAScalerTheNormIsUnscaledAndAnOverflowSkipsTheScheduler) {

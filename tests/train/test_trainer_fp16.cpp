@@ -130,6 +130,33 @@ TEST(TrainerFp16, SkippedStepLeavesWeightsOptimizerStateAndScheduleUnchanged) {
   EXPECT_NE(state(5).scheduler, state(4).scheduler);
 }
 
+// bf16 (no scaler): a non-finite gradient always skips the update; with check_grad_overflow
+// (DeepSpeed's default in a ds_config) the scheduler does not step either, as after an fp16
+// overflow.
+TEST(TrainerFp16, Bf16CheckGradOverflowSkipsTheSchedulerStepToo) {
+  for (bool check : {false, true}) {
+    test::TempDir dir;
+    train::TrainConfig c = fp16_config(dir.path());
+    c.precision.dtype = DType::bf16;
+    c.precision.check_grad_overflow = check;
+    c.steps = 5;
+    c.test_hooks.inject_overflow_steps = {3};
+    const train::TrainSummary s = train::train(c);
+    EXPECT_EQ(s.skipped_steps, 1) << "check " << check;
+    const std::vector<nlohmann::json> m = metrics_lines(c.paths.out / "metrics.jsonl");
+    ASSERT_EQ(m.size(), 5u);
+    const std::vector<double> lr = column(m, "lr");
+    EXPECT_FALSE(std::isfinite(column(m, "grad_norm")[2]));
+    EXPECT_LT(lr[1], lr[2]);
+    if (check)
+      EXPECT_EQ(lr[2], lr[3]) << "the skipped step advanced the schedule";
+    else
+      EXPECT_LT(lr[2], lr[3]);
+    const train::TrainState st = train::read_train_state(c.paths.out / "checkpoint");
+    EXPECT_EQ(st.scheduler.at("last_batch_iteration"), check ? 3 : 4) << "check " << check;
+  }
+}
+
 TEST(TrainerFp16, StaticScaleStaysAndStillSkipsOverflows) {
   test::TempDir dir;
   train::TrainConfig c = fp16_config(dir.path());

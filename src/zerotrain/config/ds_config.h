@@ -104,7 +104,7 @@ struct Fp16Config {
 struct Bf16Config {
   bool enabled = false;
   bool immediate_grad_update = false;
-  bool check_grad_overflow = false;
+  bool check_grad_overflow = true;  // DeepSpeed 0.19.6's default
   bool bf16_master_weights_and_grads = false;
   bool bf16_optimizer_states = false;
 };

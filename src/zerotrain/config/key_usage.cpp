@@ -78,7 +78,9 @@ constexpr std::array kUsage = {
     Usage{"bf16.enabled", "train: bf16 compute with f32 masters (--dtype bf16)"},
     Usage{"bf16.immediate_grad_update",
           "parsed; read nowhere: the update happens once per step after accumulation"},
-    Usage{"bf16.check_grad_overflow", kNotYet},
+    Usage{"bf16.check_grad_overflow",
+          "train: a non-finite bf16 gradient skips the step and its scheduler step, as an fp16 "
+          "overflow does (without it the update is skipped and the scheduler steps)"},
     Usage{"bf16.bf16_master_weights_and_grads",
           "train with bf16_optimizer_states: the low-precision mode (--precision low)"},
     Usage{"bf16.bf16_optimizer_states",

@@ -33,8 +33,6 @@ const std::vector<NotYet>& not_yet() {
        "fp16 masters and gradients (masters and gradients are f32)"},
       {"amp.enabled", [](const DsConfig& d) { return d.amp.enabled; },
        "NVIDIA Apex AMP (use bf16)"},
-      {"bf16.check_grad_overflow", [](const DsConfig& d) { return d.bf16.check_grad_overflow; },
-       "bf16 overflow checks"},
       {"optimizer.type",
        [](const DsConfig& d) {
          return d.optimizer && d.optimizer->type != config::OptimizerType::adam &&
@@ -184,6 +182,7 @@ void apply_precision(const DsConfig& ds, const GivenFlags& g, PrecisionConfig& p
              ds.bf16.bf16_master_weights_and_grads ? "true" : "false", "--precision",
              std::string(optim::precision_name(p.mode)));
   p.mode = mode;
+  p.check_grad_overflow = ds.bf16.enabled && ds.bf16.check_grad_overflow;
   // Gradient accumulation and reduction dtypes of every stage (zero/grad_comm.h).
   set_dtype(has(g, "--grad-accum-dtype"), "data_types.grad_accum_dtype", "--grad-accum-dtype",
             ds.data_types.grad_accum_dtype, p.grad_accum_dtype);

@@ -9,14 +9,15 @@
 
 namespace zt::train {
 
-StepPlan plan_step(double scaled_norm, double clip, std::optional<LossScaler>& scaler) {
+StepPlan plan_step(double scaled_norm, double clip, std::optional<LossScaler>& scaler,
+                   bool check_overflow) {
   StepPlan p;
   p.loss_scale = scaler ? scaler->scale() : 1.0;
   p.overflow = !std::isfinite(scaled_norm);
   p.norm = scaled_norm / p.loss_scale;
   if (scaler) scaler->update(p.overflow);
   p.update = !p.overflow;
-  p.step_scheduler = !(p.overflow && scaler);
+  p.step_scheduler = !(p.overflow && (scaler || check_overflow));
   if (p.update) p.grad_scale = static_cast<float>(clip_coefficient(p.norm, clip) / p.loss_scale);
   return p;
 }

@@ -19,7 +19,9 @@
 // where the scale doubles its gradients come out halved; zerotrain divides by the scale the
 // backward used, which gives the true gradient on every step.
 // f32 and bf16 runs have no scaler (scale 1): a non-finite norm skips the update but the
-// scheduler still steps ([Note: trainer scheduler]), as before fp16 existed.
+// scheduler still steps ([Note: trainer scheduler]), as before fp16 existed; bf16 with
+// check_grad_overflow (DeepSpeed's default in a ds_config) treats it as an fp16 overflow: no
+// scheduler step either.
 #pragma once
 
 #include <cstdint>
@@ -40,9 +42,10 @@ struct StepPlan {
 };
 
 // Decides the step from the norm of the gradients as they are (loss_scale x the true ones);
-// `scaler`: the fp16 run's, updated here; nullopt for f32/bf16. `clip` <= 0: no clipping. See
-// [Note: fp16 step].
-StepPlan plan_step(double scaled_norm, double clip, std::optional<LossScaler>& scaler);
+// `scaler`: the fp16 run's, updated here; nullopt for f32/bf16. `clip` <= 0: no clipping.
+// check_overflow: bf16's check_grad_overflow. See [Note: fp16 step].
+StepPlan plan_step(double scaled_norm, double clip, std::optional<LossScaler>& scaler,
+                   bool check_overflow = false);
 
 // The fp16 run's scaler (c.precision.loss_scaler), nullopt for other dtypes.
 std::optional<LossScaler> make_loss_scaler(const TrainConfig& c);

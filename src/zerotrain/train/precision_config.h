@@ -26,6 +26,10 @@ struct PrecisionConfig {
   DType grad_accum_dtype = DType::f32;
   DType comm_dtype = DType::f32;
   LossScalerOptions loss_scaler;  // f16 only: ds_config's fp16 section (DeepSpeed's defaults)
+  // bf16 (ds_config bf16.check_grad_overflow): a non-finite gradient is an overflow as in fp16,
+  // so the skipped step does not step the scheduler either ([Note: fp16 step]). Without it the
+  // update is skipped all the same and the scheduler steps.
+  bool check_grad_overflow = false;
 };
 
 // The one check of these values and of the optimizer's amsgrad against the mode: dtype f32, bf16

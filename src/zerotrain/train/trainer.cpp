@@ -255,7 +255,8 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     wall.lap(Phase::comm);
     // One norm for every stage ([Note: chunked gradient norm]); a non-finite one skips the step
     // ([Note: fp16 step]).
-    const StepPlan plan = plan_step(engine->grad_norm(), c.clip, scaler);
+    const StepPlan plan = plan_step(engine->grad_norm(), c.clip, scaler,
+                                    c.precision.dtype == DType::bf16 && c.precision.check_grad_overflow);
     const double norm = plan.norm;
     const double lr = scheduler->lr();
     if (const auto betas = scheduler->betas())
