@@ -1,11 +1,15 @@
 // ParamSwap (zero/param_swap.h): stage 3's value shards in a swap file, staged through a few
 // buffers: every shard round-trips bit for bit through pin and load; groups pack into units of
 // buffer_size elements, each read once while resident; a store updates a resident unit and the
-// file; the least recently used buffer is reused; all buffers pinned at once is one line.
+// file; the least recently used buffer is reused; a second thread waits for an unpin; all buffers
+// pinned by one thread is one line.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "io/io_test_util.h"
@@ -125,6 +129,32 @@ TEST(ParamSwap, AllBuffersPinnedIsOneLine) {
   swap.unpin(0, {});
   swap.pin(2);
   swap.unpin(2, {});
+}
+
+// The engine's two threads: a gather pins a shard while the host optimizer stores another group
+// of the same unit (allowed) and loads a unit that needs the one buffer (it waits for the unpin).
+TEST(ParamSwap, AnotherThreadWaitsForTheUnpinAndMayStoreBesideAPin) {
+  test::TempDir dir;
+  ParamSwap swap(four_shards(), target(dir, 4000, 1), {}, Device::cpu());
+  std::vector<Tensor> values = store_random(swap, four_shards(), 21);
+  const Tensor pinned = swap.pin(0);  // unit 0 (groups 0, 1) in the one buffer
+  values[1] = test::random_any({3000}, DType::f32, 77);
+  std::atomic<bool> loaded{false};
+  std::thread optimizer([&] {
+    swap.store(1, values[1], {});  // beside the pin, into the resident unit
+    const Tensor back = Tensor::empty({10}, DType::bf16);
+    swap.load(2, back);  // unit 1 needs the buffer: waits for the unpin
+    loaded = true;
+    EXPECT_TRUE(same_bytes(back, values[2]));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(loaded) << "a pinned buffer was taken";
+  EXPECT_TRUE(same_bytes(pinned, values[0]));
+  swap.unpin(0, {});
+  optimizer.join();
+  EXPECT_TRUE(loaded);
+  EXPECT_TRUE(same_bytes(swap.pin(1), values[1]));  // read back from the file
+  swap.unpin(1, {});
 }
 
 TEST(ParamSwap, AMissingPathNamesItAndTheBytes) {

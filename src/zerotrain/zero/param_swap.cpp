@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <thread>
 
 #include "zerotrain/core/error.h"
 #include "zerotrain/io/aligned_host_buffer.h"
@@ -30,6 +31,7 @@ struct ParamSwap::Buffer {
   int64_t bytes = 0;
   size_t unit = kNoUnit;
   int pins = 0;
+  std::thread::id pinner;  // the thread holding the pins
   uint64_t used = 0;                // clock of the last use, for least recently used
   std::optional<CudaEvent> copies;  // the last copies queued from it (GPU only)
 };
@@ -89,33 +91,44 @@ ParamSwap::Buffer* ParamSwap::holding(size_t unit) {
   return nullptr;
 }
 
-ParamSwap::Buffer& ParamSwap::free_buffer() {
+ParamSwap::Buffer& ParamSwap::free_buffer(std::unique_lock<std::mutex>& lock) {
   Buffer* best = nullptr;
-  for (auto& b : buffers_)
-    if (b->pins == 0 && (!best || b->used < best->used)) best = b.get();
-  if (!best)
-    throw ValueError("config", str("zero_optimization.offload_param.buffer_count: all ",
-                                   buffers_.size(), " staging buffers are in use at once"));
+  for (;;) {
+    bool mine = true;  // every pinned buffer is this thread's: waiting would never end
+    for (auto& b : buffers_) {
+      if (b->pins == 0 && (!best || b->used < best->used)) best = b.get();
+      if (b->pins > 0 && b->pinner != std::this_thread::get_id()) mine = false;
+    }
+    if (best) break;
+    if (mine)
+      throw ValueError("config", str("zero_optimization.offload_param.buffer_count: all ",
+                                     buffers_.size(), " staging buffers are in use at once"));
+    unpinned_.wait(lock);
+  }
   if (best->copies) best->copies->synchronize();  // the device has what it copied from it
   best->unit = kNoUnit;
   return *best;
 }
 
-ParamSwap::Buffer& ParamSwap::resident(size_t unit) {
+ParamSwap::Buffer& ParamSwap::resident(size_t unit, std::unique_lock<std::mutex>& lock) {
   Buffer* b = holding(unit);
   if (!b) {
-    b = &free_buffer();
-    file_->read(units_[unit].offset, b->data, units_[unit].bytes).wait();
-    b->unit = unit;
+    Buffer& free = free_buffer(lock);  // may wait, while the other thread reads `unit` in
+    b = holding(unit);
+    if (!b) {
+      b = &free;
+      file_->read(units_[unit].offset, b->data, units_[unit].bytes).wait();
+      b->unit = unit;
+    }
   }
   b->used = ++clock_;
   return *b;
 }
 
 Tensor ParamSwap::pin(size_t g) {
-  std::lock_guard lock(mu_);
-  Buffer& b = resident(unit_of_.at(g));
-  ++b.pins;
+  std::unique_lock lock(mu_);
+  Buffer& b = resident(unit_of_.at(g), lock);
+  if (b.pins++ == 0) b.pinner = std::this_thread::get_id();
   return Tensor::wrap(b.data + offset_in_[g], {shards_[g].numel}, shards_[g].dtype, Device::cpu());
 }
 
@@ -125,14 +138,15 @@ void ParamSwap::unpin(size_t g, Stream copies) {
   ZT_ASSERT(b && b->pins > 0, "zero", "a parameter shard unpinned without being pinned");
   --b->pins;
   if (b->copies) b->copies->record(copies);
+  if (b->pins == 0) unpinned_.notify_all();
 }
 
 void ParamSwap::load(size_t g, const Tensor& dst) {
   if (dst.device() != Device::cpu() || dst.numel() != shards_.at(g).numel ||
       dst.dtype() != shards_[g].dtype || !dst.is_contiguous())
     throw ValueError("zero", str("parameter swap: group ", g, " loads into ", dst.describe()));
-  std::lock_guard lock(mu_);
-  const Buffer& b = resident(unit_of_[g]);
+  std::unique_lock lock(mu_);
+  const Buffer& b = resident(unit_of_[g], lock);
   std::memcpy(dst.data(), b.data + offset_in_[g], dst.nbytes());
 }
 
@@ -144,18 +158,17 @@ void ParamSwap::store(size_t g, const Tensor& src, Stream stream) {
     host = host.to(Device::cpu(), stream);
     synchronize(stream);
   }
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   const size_t u = unit_of_[g];
-  // The group's bytes go into the buffer holding its unit (which stays valid), or through a free
-  // buffer that holds no unit afterwards.
+  // The group's bytes go into the buffer holding its unit (which stays valid; other groups of it
+  // may be pinned, this one is not), or through a free buffer that holds no unit afterwards.
   Buffer* b = holding(u);
-  const bool keep = b != nullptr;
-  if (b) {
-    ZT_ASSERT(b->pins == 0, "zero", "a pinned parameter shard was stored");
-    if (b->copies) b->copies->synchronize();
-  } else {
-    b = &free_buffer();
+  if (!b) {
+    Buffer& free = free_buffer(lock);  // may wait, while the other thread reads `u` in
+    b = holding(u);
+    if (!b) b = &free;
   }
+  const bool keep = b->unit == u;
   const auto n = static_cast<int64_t>(host.nbytes());
   const int64_t region = aligned(n);
   std::memcpy(b->data + offset_in_[g], host.data(), static_cast<size_t>(n));

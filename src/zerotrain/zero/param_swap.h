@@ -6,10 +6,15 @@
 // reused only after the copies queued from it are done. Gathers pin a shard while they copy it to
 // the device ([Note: param group states] in param_group.h); the host optimizer loads and stores
 // shards around its update (shard_optimizer.h). Every call is serialized by one lock: gathers run
-// on the engine's thread, the host update on the optimizer's worker. Tested by
+// on the engine's thread, the host update on the optimizer's worker. A shard is stored only while
+// no copy of it is in flight (the optimizer steps a group after its gathers are done), so a store
+// may go into a unit another group of which is pinned. A call that needs a buffer while the other
+// thread pins every one waits for an unpin; one thread pinning them all is an error. The copies
+// from a buffer are queued on one stream (a run gathers on one). Tested by
 // tests/zero/test_param_swap.cpp and tests/mpi/test_zero_parity.cpp.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -52,8 +57,10 @@ class ParamSwap final : public SwappedShards {
     int64_t offset = 0, bytes = 0;  // its region of the file
   };
   struct Buffer;
-  Buffer& resident(size_t unit);  // the buffer holding `unit`, read into one when needed
-  Buffer& free_buffer();          // least recently used, unpinned, its copies done
+  // The buffer holding `unit`, read into one when needed; `lock` holds mu_.
+  Buffer& resident(size_t unit, std::unique_lock<std::mutex>& lock);
+  // Least recently used, unpinned, its copies done; waits while another thread pins them all.
+  Buffer& free_buffer(std::unique_lock<std::mutex>& lock);
   Buffer* holding(size_t unit);
 
   std::vector<Shard> shards_;
@@ -63,6 +70,7 @@ class ParamSwap final : public SwappedShards {
   std::vector<std::unique_ptr<Buffer>> buffers_;
   uint64_t clock_ = 0;
   std::mutex mu_;
+  std::condition_variable unpinned_;
   std::unique_ptr<io::SwapDirectory> dir_;
   std::unique_ptr<io::SwapFile> file_;
 };
