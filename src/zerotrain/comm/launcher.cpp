@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -80,10 +81,17 @@ pid_t spawn(const LaunchConfig& cfg, const ChildSpec& spec, int& out_fd, int& er
   int po[2], pe[2];
   if (::pipe2(po, O_CLOEXEC) != 0 || ::pipe2(pe, O_CLOEXEC) != 0)
     throw BackendError("launch", str("pipe: ", std::strerror(errno)));
+  const pid_t launcher = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) throw BackendError("launch", str("fork: ", std::strerror(errno)));
   if (pid == 0) {
     ::setpgid(0, 0);  // its own process group: stopping it reaches its children too
+    // A job dies whole: when the launcher dies, even by SIGKILL, the child gets SIGTERM (a rank
+    // cleans up and exits; mpirun stops its ranks). A launcher gone before this line: exit now.
+    // The signal follows the thread that forked, which is run_children's caller (the command's
+    // main thread).
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != launcher) ::_exit(143);
     ::dup2(po[1], STDOUT_FILENO);
     ::dup2(pe[1], STDERR_FILENO);
     ::execvpe(argv[0], argv.data(), envp.data());

@@ -1,6 +1,8 @@
 // Starts local ranks as child processes, forwards their output line by line with a "[rank N] "
 // prefix, and when one fails stops the others (SIGTERM, then SIGKILL after a grace period). The
-// engine of `zerotrain launch`. Tested by tests/comm/test_launcher.cpp.
+// engine of `zerotrain launch`. The children die with the launcher, even when it is killed with
+// SIGKILL (a parent-death signal, SIGTERM). Tested by tests/comm/test_launcher.cpp and
+// tests/cli/launcher_death.sh.
 #pragma once
 
 #include <functional>
