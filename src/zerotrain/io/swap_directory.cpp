@@ -18,6 +18,7 @@
 #include "zerotrain/core/allocator.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/core/io_error.h"
+#include "zerotrain/core/process_info.h"
 #include "zerotrain/io/swap_cleanup.h"
 
 namespace zt::io {
@@ -27,10 +28,8 @@ namespace fs = std::filesystem;
 
 // The host name with anything but letters, digits, '.' and '_' replaced by '_', so the directory
 // name splits back into host, pid and random part at its last two '-'.
-std::string host_name() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "localhost";
-  std::string h(buf);
+std::string file_safe_host_name() {
+  std::string h = host_name();
   for (char& c : h)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_') c = '_';
   return h;
@@ -62,7 +61,7 @@ void warn_about_stale_directories(const fs::path& nvme_path, const std::string& 
     char* end_of_pid = nullptr;
     const long pid = std::strtol(rest.c_str(), &end_of_pid, 10);
     if (end_of_pid != rest.c_str() + dash || pid <= 0) continue;
-    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    if (process_exists(pid)) continue;
     std::fprintf(stderr,
                  "[offload] warning: %s holds the swap files of process %ld of this host, which no "
                  "longer runs; zerotrain leaves it alone, delete it to free the space\n",
@@ -124,7 +123,7 @@ SwapDirectory SwapDirectory::create(const std::string& nvme_path, int64_t bytes_
     throw ValueError("offload", line);
   }
 
-  const std::string host = host_name();
+  const std::string host = file_safe_host_name();
   warn_about_stale_directories(nvme_path, host);
   for (int attempt = 0;; ++attempt) {
     const fs::path dir =

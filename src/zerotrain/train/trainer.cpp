@@ -25,6 +25,7 @@
 #include "zerotrain/train/fp16_step.h"
 #include "zerotrain/train/memory_report.h"
 #include "zerotrain/train/model_fit.h"
+#include "zerotrain/train/out_lock.h"
 #include "zerotrain/train/out_of_memory.h"
 #include "zerotrain/train/run_log.h"
 #include "zerotrain/train/step_measures.h"
@@ -175,7 +176,11 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   const double peak = peak_flops_of(c.device);
 
   const bool writer_rank = rank == 0;  // the one rank that writes files
-  if (writer_rank) create_out_directory(c.paths.out);
+  std::optional<OutLock> out_lock;  // held until train() returns or throws
+  if (writer_rank) {
+    create_out_directory(c.paths.out);
+    out_lock.emplace(OutLock::acquire(c.paths.out));
+  }
   TrainSummary sum;
   RunLog log(c.paths.out, c.reporting, writer_rank, resumed.step,
              c.data.micro_batch * c.data.grad_accum * world);
