@@ -75,6 +75,20 @@ TEST(DsConfig0196, UnknownTopLevelKeysWarnUnknownSectionKeysFail) {
             std::string::npos);
 }
 
+// A hostile key (an escape sequence, a long run of bytes) is shown as a short escaped excerpt.
+TEST(DsConfig0196, UnknownKeysAreShownEscaped) {
+  const std::string esc = "\\u001b[31mred";  // JSON's escape: the key holds a raw ESC
+  const LoadedConfig l =
+      parse_ds_config(str(R"({"train_batch_size": 4, ")", esc, R"(": 1})"), "t");
+  ASSERT_EQ(l.warnings.size(), 1u);
+  EXPECT_EQ(l.warnings[0].find('\x1b'), std::string::npos) << l.warnings[0];
+  EXPECT_TRUE(has_warning(l, "[config] \"\\u001b[31mred\": unknown key")) << l.warnings[0];
+  const std::string error = error_of(
+      str(R"({"train_batch_size": 4, "fp16": {")", std::string(5000, 'k'), R"(": true}})"));
+  EXPECT_LT(error.size(), 200u) << error;
+  EXPECT_NE(error.find("fp16.\"kkkk"), std::string::npos) << error;
+}
+
 TEST(DsConfig0196, MisplacedOffloadSectionWarnsThatZerotrainDiffers) {
   const LoadedConfig l = parse_ds_config(
       R"({"train_batch_size": 4, "zero_optimization": {"stage": 2},

@@ -219,8 +219,22 @@ std::string Section::inert_or_fail(const std::string& path, const UnsupportedKey
   fail(path, u.reason);
 }
 
+namespace {
+
+// A key as messages show it: as written when it is a plain name, else a short escaped excerpt,
+// so a hostile file cannot send raw bytes (escape sequences, megabytes) to the terminal.
+std::string shown_key(const std::string& key) {
+  const bool plain = !key.empty() && key.size() <= 64 &&
+                     std::all_of(key.begin(), key.end(), [](unsigned char c) {
+                       return std::isalnum(c) || c == '_' || c == '-' || c == '.';
+                     });
+  return plain ? key : quote_excerpt(key);
+}
+
+}  // namespace
+
 void Section::unread_key(const std::string& key, const Json& value) const {
-  const std::string path = path_of(key);
+  const std::string path = path_of(shown_key(key));
   if (const OutdatedKey* o = find_outdated(path)) fail(path, o->reason);
   if (const UnsupportedKey* u = find_unsupported(path)) {
     const std::string why = inert_or_fail(path, *u, value);
