@@ -1,6 +1,6 @@
 // Facts about processes on this machine that files written by one run record for the next: the
 // host name and whether a process ID still runs. Used by the swap directories' stale check
-// (io/swap_directory.h) and the --out lock (train/out_lock.h). Tested by
+// (io/swap_directory.h), the --out lock (train/out_lock.h) and the monitors' file names. Tested by
 // tests/core/test_process_info.cpp.
 #pragma once
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "zerotrain/core/error.h"
+#include "zerotrain/core/process_info.h"
 #include "zerotrain/monitor/crc32.h"
 #include "zerotrain/monitor/proto_wire.h"
 
@@ -30,16 +31,10 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::string hostname() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "localhost";
-  return buf;
-}
-
 fs::path event_file_name(double wall_time) {
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%010lld", static_cast<long long>(wall_time));
-  return str("events.out.tfevents.", seconds, ".", hostname(), ".", ::getpid(), ".",
+  return str("events.out.tfevents.", seconds, ".", host_name(), ".", ::getpid(), ".",
              g_writers.fetch_add(1));
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "zerotrain/core/error.h"
+#include "zerotrain/core/process_info.h"
 #include "zerotrain/monitor/metrics_csv.h"
 #include "zerotrain/monitor/proto_wire.h"
 
@@ -41,12 +42,6 @@ std::string random_id() {
   for (int i = 0; i < 8; ++i)
     id += kChars[pick(rd)];
   return id;
-}
-
-std::string hostname() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "localhost";
-  return buf;
 }
 
 // A JSON number as wandb's value_json holds it.
@@ -108,7 +103,7 @@ WandbMonitor::WandbMonitor(const fs::path& wandb_dir, const config::WandbConfig&
   run.bytes(3, settings.project);
   run.bytes(4, config.data());
   if (settings.group) run.bytes(6, *settings.group);
-  run.bytes(13, hostname());
+  run.bytes(13, host_name());
   run.bytes(17, start_time.data());
   write_record(kRun, run.data(), true);
 }
