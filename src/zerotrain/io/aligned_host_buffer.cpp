@@ -13,8 +13,7 @@ namespace zt::io {
 AlignedHostBuffer::AlignedHostBuffer(int64_t bytes) : bytes_(bytes) {
   if (bytes < 0) throw ValueError("offload", str("aligned host buffer of ", bytes, " bytes"));
   if (bytes == 0) return;
-  const auto rounded =
-      static_cast<size_t>((bytes + kSwapAlignment - 1) / kSwapAlignment * kSwapAlignment);
+  const auto rounded = static_cast<size_t>(swap_aligned(bytes));
   data_ = static_cast<std::byte*>(std::aligned_alloc(static_cast<size_t>(kSwapAlignment), rounded));
   if (!data_)
     throw OutOfMemoryError("offload", str("cannot allocate ", format_bytes(rounded),

@@ -19,6 +19,10 @@ inline bool is_swap_aligned(int64_t value) {
 inline bool is_swap_aligned(const void* p) {
   return reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(kSwapAlignment) == 0;
 }
+// `bytes` rounded up to whole kSwapAlignment blocks.
+inline int64_t swap_aligned(int64_t bytes) {
+  return (bytes + kSwapAlignment - 1) / kSwapAlignment * kSwapAlignment;
+}
 
 // `bytes` rounded up to whole 4096-byte blocks, zero-filled; move-only.
 class AlignedHostBuffer {

@@ -14,10 +14,6 @@ namespace zt::zero {
 
 namespace {
 
-int64_t aligned(int64_t bytes) {
-  return (bytes + io::kSwapAlignment - 1) / io::kSwapAlignment * io::kSwapAlignment;
-}
-
 constexpr size_t kNoUnit = static_cast<size_t>(-1);
 
 }  // namespace
@@ -40,7 +36,7 @@ ParamSwap::ParamSwap(std::vector<Shard> shards, const ParamOffload& target,
                      const config::AioConfig& aio, Device device)
     : shards_(std::move(shards)) {
   const auto bytes_of = [](const Shard& s) {
-    return aligned(s.numel * static_cast<int64_t>(dtype_size(s.dtype)));
+    return io::swap_aligned(s.numel * static_cast<int64_t>(dtype_size(s.dtype)));
   };
   int64_t largest = 0, widest = 1;
   for (const Shard& s : shards_) {
@@ -48,7 +44,7 @@ ParamSwap::ParamSwap(std::vector<Shard> shards, const ParamOffload& target,
     widest = std::max(widest, static_cast<int64_t>(dtype_size(s.dtype)));
   }
   // A unit holds consecutive groups up to max(buffer_size, the largest shard) elements.
-  const int64_t capacity = std::max(largest, aligned(target.buffer_size * widest));
+  const int64_t capacity = std::max(largest, io::swap_aligned(target.buffer_size * widest));
   int64_t total = 0;
   for (const Shard& s : shards_) {
     const int64_t b = bytes_of(s);
@@ -170,7 +166,7 @@ void ParamSwap::store(size_t g, const Tensor& src, Stream stream) {
   }
   const bool keep = b->unit == u;
   const auto n = static_cast<int64_t>(host.nbytes());
-  const int64_t region = aligned(n);
+  const int64_t region = io::swap_aligned(n);
   std::memcpy(b->data + offset_in_[g], host.data(), static_cast<size_t>(n));
   std::memset(b->data + offset_in_[g] + n, 0, static_cast<size_t>(region - n));
   file_->write(units_[u].offset + offset_in_[g], b->data + offset_in_[g], region).wait();

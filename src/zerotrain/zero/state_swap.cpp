@@ -10,14 +10,10 @@ namespace zt::zero {
 
 namespace {
 
-int64_t aligned(int64_t bytes) {
-  return (bytes + io::kSwapAlignment - 1) / io::kSwapAlignment * io::kSwapAlignment;
-}
-
 // Bytes of one tensor's place in a sub-group's region: whole 4096-byte pages, so every transfer
 // of a tensor is direct.
 int64_t slot_bytes(const StateSwap::Slot& s) {
-  return aligned(s.numel * static_cast<int64_t>(dtype_size(s.dtype)));
+  return io::swap_aligned(s.numel * static_cast<int64_t>(dtype_size(s.dtype)));
 }
 
 }  // namespace
