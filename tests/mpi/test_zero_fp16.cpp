@@ -16,6 +16,7 @@
 
 #include "mpi/mpi_test_env.h"
 #include "mpi/training_inputs.h"
+#include "support/checkpoint_tensors.h"
 #include "zerotrain/train/checkpoint.h"
 #include "zerotrain/train/trainer.h"
 
@@ -92,8 +93,8 @@ void run_fp16_parity(const Fp16Case& k) {
       EXPECT_EQ(m0[i].at("grad_norm").is_null(), skipped[i] == 1) << k.name << " step " << i + 1;
     }
     const std::string model0 = test::file_bytes(ref / "model" / "model.safetensors");
-    const std::string opt0 = test::file_bytes(ref / "checkpoint" / "optimizer.safetensors");
-    const nlohmann::json scaler0 = train::read_train_state(ref / "checkpoint").loss_scaler;
+    const auto opt0 = test::checkpoint_tensor_bytes(ref);
+    const nlohmann::json scaler0 = train::read_train_state(ref).loss_scaler;
     ASSERT_FALSE(model0.empty());
     EXPECT_EQ(scaler0.at("cur_scale"), 64.0);
     for (int stage = 1; stage <= 3; ++stage) {
@@ -106,9 +107,9 @@ void run_fp16_parity(const Fp16Case& k) {
               << k.name << " stage " << stage << " step " << i + 1 << " " << key;
       EXPECT_TRUE(test::file_bytes(out / "model" / "model.safetensors") == model0)
           << k.name << " stage " << stage << ": final weights differ from stage 0";
-      EXPECT_TRUE(test::file_bytes(out / "checkpoint" / "optimizer.safetensors") == opt0)
+      EXPECT_TRUE(test::checkpoint_tensor_bytes(out) == opt0)
           << k.name << " stage " << stage << ": optimizer state differs from stage 0";
-      EXPECT_EQ(train::read_train_state(out / "checkpoint").loss_scaler, scaler0)
+      EXPECT_EQ(train::read_train_state(out).loss_scaler, scaler0)
           << k.name << " stage " << stage;
     }
     fs::remove_all(dir);

@@ -23,6 +23,7 @@
 
 #include "mpi/mpi_test_env.h"
 #include "mpi/training_inputs.h"
+#include "support/checkpoint_tensors.h"
 #include "support/one_cycle.h"
 #include "zerotrain/config/scheduler_config.h"
 #include "zerotrain/train/trainer.h"
@@ -121,7 +122,7 @@ void run_parity(const ParityCase& k, std::string* stage0_model = nullptr) {
     EXPECT_EQ(skipped, k.overflow_steps.size()) << k.name;
     const std::string model0 = test::file_bytes(ref / "model" / "model.safetensors");
     if (stage0_model) *stage0_model = model0;
-    const std::string opt0 = test::file_bytes(ref / "checkpoint" / "optimizer.safetensors");
+    const auto opt0 = test::checkpoint_tensor_bytes(ref);
     ASSERT_FALSE(model0.empty());
     ASSERT_FALSE(opt0.empty());
     for (int stage = 1; stage <= 3; ++stage) {
@@ -137,7 +138,7 @@ void run_parity(const ParityCase& k, std::string* stage0_model = nullptr) {
       }
       EXPECT_TRUE(test::file_bytes(out / "model" / "model.safetensors") == model0)
           << k.name << " stage " << stage << ": final weights differ from stage 0";
-      EXPECT_TRUE(test::file_bytes(out / "checkpoint" / "optimizer.safetensors") == opt0)
+      EXPECT_TRUE(test::checkpoint_tensor_bytes(out) == opt0)
           << k.name << " stage " << stage << ": optimizer state differs from stage 0";
     }
     fs::remove_all(dir);
@@ -375,7 +376,7 @@ void run_resume_in_another_stage(const ParityCase& k) {
   EXPECT_THROW(train::train(first, stop), Interrupted);
   comm.barrier();
   train::TrainConfig second = config_for(dir, k, 3);
-  second.paths.resume = dir / "stage2" / "checkpoint";
+  second.paths.resume = dir / "stage2";
   second.paths.out = dir / "resumed";
   EXPECT_EQ(train::train(second).steps, kSteps - 4);
   comm.barrier();

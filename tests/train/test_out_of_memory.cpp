@@ -94,7 +94,7 @@ TEST(OutOfMemory, AStepThatDoesNotFitSaysWhatFitsAndTheAdviceRuns) {
   EXPECT_NE(msg.find("the run needs about "), std::string::npos) << msg;
   EXPECT_NE(msg.find("(estimated peak of stage 0, micro-batch 8)"), std::string::npos) << msg;
   EXPECT_FALSE(fs::exists(c.paths.out / "model"));
-  EXPECT_FALSE(fs::exists(c.paths.out / "checkpoint"));
+  EXPECT_FALSE(fs::exists(c.paths.out / "checkpoints"));
   // The advice, as flags, then runs under the same cap.
   const std::regex flags(
       "--zero-stage ([0-3]) --micro-batch ([0-9]+)( --grad-accum ([0-9]+))?"

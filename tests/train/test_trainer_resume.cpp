@@ -17,6 +17,7 @@
 
 #include "io/io_test_util.h"
 #include "nn/nn_test_util.h"
+#include "support/checkpoint_tensors.h"
 #include "train/train_test_util.h"
 #include "zerotrain/config/scheduler_config.h"
 #include "zerotrain/core/error.h"
@@ -79,9 +80,9 @@ void expect_resume_matches_straight_run(
   EXPECT_THROW(train::train(c, record_losses(interrupted, 4)), Interrupted);
   ASSERT_EQ(interrupted.size(), 4u);
   EXPECT_EQ(metrics_lines(c.paths.out / "metrics.jsonl").size(), 4u);
-  const fs::path ckpt = c.paths.out / "checkpoint";
+  const fs::path ckpt = checkpoint::resolve_checkpoint(c.paths.out);
+  EXPECT_EQ(ckpt, c.paths.out / "checkpoints" / "step-00000003");
   EXPECT_TRUE(fs::exists(ckpt / "COMPLETE"));
-  EXPECT_FALSE(fs::exists(c.paths.out / "checkpoint.tmp"));
   EXPECT_FALSE(fs::exists(c.paths.out / "model"));  // the interrupted run never reached its end
 
   c.paths.resume = ckpt;
@@ -105,11 +106,11 @@ void expect_resume_matches_straight_run(
 
   EXPECT_EQ(test::read_bytes(dir / "straight" / "model" / "model.safetensors"),
             test::read_bytes(dir / "resumed" / "model" / "model.safetensors"));
-  EXPECT_EQ(test::read_bytes(dir / "straight" / "checkpoint" / "optimizer.safetensors"),
-            test::read_bytes(dir / "resumed" / "checkpoint" / "optimizer.safetensors"));
-  const train::TrainState st = train::read_train_state(dir / "resumed" / "checkpoint");
+  EXPECT_EQ(test::checkpoint_tensor_bytes(dir / "straight"),
+            test::checkpoint_tensor_bytes(dir / "resumed"));
+  const train::TrainState st = train::read_train_state(dir / "resumed");
   EXPECT_EQ(st.step, 6);
-  EXPECT_EQ(st.scheduler, train::read_train_state(dir / "straight" / "checkpoint").scheduler);
+  EXPECT_EQ(st.scheduler, train::read_train_state(dir / "straight").scheduler);
   EXPECT_EQ(st.scheduler.at("last_batch_iteration"), 5);  // six updates from -1
 
   // metrics.csv: one header, the resumed run's rows replace the interrupted run's step 4.
@@ -118,7 +119,7 @@ void expect_resume_matches_straight_run(
   EXPECT_EQ(csv[0].rfind("step,loss,lr,", 0), 0u) << csv[0];
   for (size_t i = 1; i < 7; ++i)
     EXPECT_EQ(csv[i].substr(0, csv[i].find(',')), std::to_string(i));
-  EXPECT_EQ(st.data, train::read_train_state(dir / "straight" / "checkpoint").data);
+  EXPECT_EQ(st.data, train::read_train_state(dir / "straight").data);
 }
 
 TEST(TrainerResume, InterruptedAndResumedRunMatchesAStraightRunF32) {
@@ -159,7 +160,7 @@ TEST(TrainerResume, RefusesAnotherSeqLenOrAnIncompleteCheckpoint) {
   c.steps = 2;
   c.paths.out = dir / "run";
   train::train(c);
-  const fs::path ckpt = c.paths.out / "checkpoint";
+  const fs::path ckpt = checkpoint::resolve_checkpoint(c.paths.out);
 
   train::TrainConfig r = c;
   r.steps = 4;

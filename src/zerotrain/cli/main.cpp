@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   zt::cli::add_launch_command(app, action);
   zt::cli::add_estimate_command(app, action);
   zt::cli::add_config_command(app, action);
+  zt::cli::add_checkpoint_command(app, action);
   refuse_integer_overflow(app);
   if (argc > 1)
     if (const std::optional<std::string> unknown = unknown_command(app, argv[1])) {

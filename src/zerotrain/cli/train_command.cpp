@@ -166,12 +166,14 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", c->paths.out,
-                  "output directory (model/, checkpoint/, metrics.jsonl, metrics.csv, loss.png)")
+                  "output directory (model/, checkpoints/, metrics.jsonl, metrics.csv, loss.png)")
       ->required();
   cmd->add_option(
          "--resume", c->paths.resume,
-         "continue from a checkpoint directory (<out>/checkpoint of an earlier run) up to --steps "
-         "in all; --seq-len, --micro-batch, --grad-accum, --seed and --dtype must match it")
+         "continue from a checkpoint (<out>/checkpoints/step-N, or an earlier run's --out for its "
+         "latest) up to --steps in all, at any world size or ZeRO stage; the model, --dtype, "
+         "--precision, --seq-len, --seed and the global batch (micro-batch x grad-accum x ranks) "
+         "must match it")
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--steps", c->steps,
                   "optimizer steps in all (a resumed run counts its earlier steps)")
@@ -311,8 +313,16 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
                   "start only)")
       ->capture_default_str();
   cmd->add_option("--save-every", c->reporting.save_every,
-                  "also write <out>/checkpoint every N steps (0: only at the end)")
+                  "also write a checkpoint <out>/checkpoints/step-N every N steps (0: only at the "
+                  "end); each rank writes its own shard")
       ->capture_default_str();
+  cmd->add_option("--keep-checkpoints", c->reporting.keep_checkpoints,
+                  "keep the newest K complete checkpoints (an older one is deleted only once a "
+                  "newer one is complete)")
+      ->capture_default_str();
+  cmd->add_flag("!--sync-save", c->reporting.async_save,
+                "write checkpoints before training goes on (default: training waits only for the "
+                "copy to host memory; the files are written in the background)");
   cmd->add_option("--gpu-memory-cap", *gpu_cap,
                   "cap what the GPU allocator may reserve (24GiB, 24GB, 24 = GiB), to rehearse a "
                   "smaller GPU; a run that does not fit stops with what it needed and what fits");
@@ -329,7 +339,7 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       "  zerotrain train --model assets/models/kjv-llama-4m/config.json --data data/kjv.tokens "
       "--out runs/kjv "
       "\\\n"
-      "      --resume runs/kjv/checkpoint --steps 1000\n"
+      "      --resume runs/kjv --steps 1000   # its latest checkpoint\n"
       "  zerotrain train --model config.json --data tokens.bin --out runs/ddp --nproc 4 --device "
       "cuda --dtype bf16\n"
       "  mpirun -n 4 zerotrain train --model config.json --data tokens.bin --out runs/ddp --device "
@@ -356,7 +366,7 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       "      --precision low --lr 1e-3 --zero-stage 3 --nproc 8\n"
       "\n"
       "Writes <out>/metrics.jsonl and metrics.csv (one row per logged step), loss.png (loss and\n"
-      "tokens/s; redrawn at each checkpoint), model/ and checkpoint/. With --deepspeed, a "
+      "tokens/s; redrawn at each checkpoint), model/ and checkpoints/ (`zerotrain checkpoint --help`).\nWith --deepspeed, a "
       "scheduler\n"
       "section replaces --schedule/--warmup (DeepSpeed's formulas; without one --schedule "
       "applies),\n"

@@ -25,6 +25,8 @@ struct FdGuard {
   }
 };
 
+}  // namespace
+
 void fsync_directory(const std::filesystem::path& dir) {
   const std::filesystem::path d = dir.empty() ? std::filesystem::path(".") : dir;
   const int fd = ::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -33,7 +35,6 @@ void fsync_directory(const std::filesystem::path& dir) {
   // Some file systems do not sync directories (EINVAL); the rename is then as durable as it gets.
   if (::fsync(fd) != 0 && errno != EINVAL) throw_errno(kComponent, "cannot fsync directory", d);
 }
-}  // namespace
 
 MappedFile::MappedFile(const std::filesystem::path& path) : path_(path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -61,6 +61,10 @@ class AtomicFile {
   bool committed_ = false;
 };
 
+// fsyncs a directory, so that renames and creations in it survive a power cut (file systems that
+// cannot sync a directory are taken as they are).
+void fsync_directory(const std::filesystem::path& dir);
+
 // Whole-file helpers.
 std::string read_text_file(const std::filesystem::path& path, std::string_view component);
 void write_file_atomic(const std::filesystem::path& path, std::string_view contents);

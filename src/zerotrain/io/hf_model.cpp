@@ -123,28 +123,43 @@ LoadReport load_pretrained(const nn::ModelConfig& config, const std::vector<nn::
   return report;
 }
 
-void save_pretrained(const nn::ModelConfig& config, const std::vector<nn::Parameter*>& params,
-                     const std::filesystem::path& dir, DType dtype, uint64_t max_shard_bytes,
-                     Stream stream) {
-  nn::ModelConfig out = config;
-  out.torch_dtype = hf_torch_dtype(dtype);
-  const std::string config_text = hf_config_json(out);  // refuses before any file is written
-
-  std::vector<NamedTensor> tensors;
+std::vector<const nn::Parameter*> saved_parameters(const nn::ModelConfig& config,
+                                                   const std::vector<nn::Parameter*>& params) {
+  std::vector<const nn::Parameter*> out;
   std::set<std::string> seen;
-  for (nn::Parameter* p : params) {
+  for (const nn::Parameter* p : params) {
     if (p == nullptr) throw ValueError(kComponent, "a null parameter in the list");
     if (!seen.insert(p->name).second) continue;
     if (config.tie_word_embeddings && p->name == kHead) continue;
-    check_value(*p);
-    tensors.push_back({p->name, p->value});
+    out.push_back(p);
   }
+  return out;
+}
+
+void write_pretrained(const nn::ModelConfig& config, const std::vector<NamedTensor>& tensors,
+                      const std::filesystem::path& dir, DType dtype, uint64_t max_shard_bytes,
+                      Stream stream) {
+  nn::ModelConfig out = config;
+  out.torch_dtype = hf_torch_dtype(dtype);
+  const std::string config_text = hf_config_json(out);  // refuses before any file is written
   SafetensorsWriteOptions options;
   options.metadata = {{"format", "pt"}};
   options.float_dtype = dtype;
   options.stream = stream;
   write_sharded_safetensors(dir, tensors, max_shard_bytes, options);
   write_file_atomic(dir / "config.json", config_text);
+}
+
+void save_pretrained(const nn::ModelConfig& config, const std::vector<nn::Parameter*>& params,
+                     const std::filesystem::path& dir, DType dtype, uint64_t max_shard_bytes,
+                     Stream stream) {
+  hf_config_json(config);  // a config HF cannot express is refused before the values are looked at
+  std::vector<NamedTensor> tensors;
+  for (const nn::Parameter* p : saved_parameters(config, params)) {
+    check_value(*p);
+    tensors.push_back({p->name, p->value});
+  }
+  write_pretrained(config, tensors, dir, dtype, max_shard_bytes, stream);
 }
 
 }  // namespace zt::io

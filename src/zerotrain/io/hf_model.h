@@ -50,6 +50,16 @@ CheckpointSources resolve_checkpoint(const nn::ModelConfig& config,
 void warn_unexpected(const std::filesystem::path& dir, const std::vector<std::string>& unexpected,
                      std::ostream* warnings);
 
+// The parameters a Hugging Face checkpoint holds, in order: each once, without a tied lm_head
+// (transformers omits it).
+std::vector<const nn::Parameter*> saved_parameters(const nn::ModelConfig& config,
+                                                   const std::vector<nn::Parameter*>& params);
+// Writes config.json (torch_dtype = `dtype`) and `tensors` (HF names; made one at a time when
+// lazy) stored as `dtype`, sharded past max_shard_bytes, with metadata {"format": "pt"}.
+void write_pretrained(const nn::ModelConfig& config, const std::vector<NamedTensor>& tensors,
+                      const std::filesystem::path& dir, DType dtype,
+                      uint64_t max_shard_bytes = kDefaultMaxShardBytes, Stream stream = {});
+
 // Writes config.json (torch_dtype = `dtype`) and the parameters' values stored as `dtype` (a
 // floating dtype), sharded past max_shard_bytes as transformers does, with metadata
 // {"format": "pt"}. A tied lm_head is not written, as transformers omits it.

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
+#include <utility>
 #include <map>
 #include <optional>
 #include <string>
@@ -59,8 +61,28 @@ class SafetensorsReader {
 };
 
 struct NamedTensor {
+  NamedTensor() = default;
+  NamedTensor(std::string n, Tensor t) : name(std::move(n)), tensor(std::move(t)) {}
+  // A tensor made when it is written, of this shape and dtype: a writer then holds one such tensor
+  // at a time (a consolidated checkpoint stays bounded by its largest tensor).
+  static NamedTensor lazy(std::string n, Shape s, DType d, std::function<Tensor()> make) {
+    NamedTensor t;
+    t.name = std::move(n);
+    t.shape = std::move(s);
+    t.dtype = d;
+    t.load = std::move(make);
+    return t;
+  }
+
   std::string name;
-  Tensor tensor;  // any device, any dtype, any strides
+  Tensor tensor;  // any device, any dtype, any strides; undefined for a lazy one
+  Shape shape;    // a lazy one's
+  DType dtype = DType::f32;
+  std::function<Tensor()> load;
+
+  const Shape& shape_of() const { return tensor.defined() ? tensor.shape() : shape; }
+  DType dtype_of() const { return tensor.defined() ? tensor.dtype() : dtype; }
+  bool defined() const { return tensor.defined() || static_cast<bool>(load); }
 };
 
 struct SafetensorsWriteOptions {
@@ -78,5 +100,6 @@ void write_safetensors(const std::filesystem::path& path, const std::vector<Name
 
 // The bytes a tensor occupies once written with `options` (its stored dtype's size * numel).
 uint64_t stored_nbytes(const Tensor& t, const SafetensorsWriteOptions& options);
+uint64_t stored_nbytes(const NamedTensor& t, const SafetensorsWriteOptions& options);
 
 }  // namespace zt::io

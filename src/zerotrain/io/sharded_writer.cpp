@@ -87,12 +87,12 @@ std::vector<std::string> write_sharded_safetensors(const std::filesystem::path& 
   uint64_t total_parameters = 0;
   std::set<std::string_view> seen;
   for (const NamedTensor& nt : tensors) {
-    if (!nt.tensor.defined())
+    if (!nt.defined())
       throw ValueError(kComponent, str(dir.string(), ": tensor \"", nt.name, "\" is undefined"));
     if (!seen.insert(nt.name).second)
       throw ValueError(kComponent, str(dir.string(), ": tensor \"", nt.name, "\" given twice"));
-    sizes.push_back(stored_nbytes(nt.tensor, options));
-    total_parameters += static_cast<uint64_t>(nt.tensor.numel());
+    sizes.push_back(stored_nbytes(nt, options));
+    total_parameters += static_cast<uint64_t>(numel_of(nt.shape_of()));
   }
   ShardPlan plan = plan_shards(sizes, max_shard_bytes);
   if (plan.shards.empty()) plan.shards.emplace_back();  // no tensors: one empty file

@@ -1,65 +1,60 @@
-// The single-process trainer's checkpoint: everything a run needs to continue exactly where it
-// stopped. Layout of `<out>/checkpoint/`:
-//   model/                  the parameters in Hugging Face layout, stored in the training dtype
-//   optimizer.safetensors   the full optimizer state (optim/optimizer_state.h: f32, bf16 moments
-//                           in low precision), metadata {"step": updates taken}
-//   train_state.json        {"step", "data": DataLoaderState, "config": resume_config_json,
-//                            "scheduler": the lr scheduler's state,
-//                            "loss_scaler": LossScaler::state(), fp16 runs only}
-//   COMPLETE                written last; a directory without it is never resumed from
-// A save goes into `<out>/checkpoint.tmp/`, which is renamed over `<out>/checkpoint/` once
-// COMPLETE is in it, so an interrupted save never leaves a checkpoint that looks complete.
-// Tested by tests/train/test_trainer_resume.cpp.
+// The trainer's side of checkpoints: what a run saves besides its shards (the train state: step,
+// data position, scheduler, loss scaler and the settings a resume must share) and the checks a
+// resume makes against the manifest. The files themselves are checkpoint/'s ([Note: sharded
+// checkpoint format] in checkpoint/manifest.h, [Note: checkpoint save protocol] in
+// checkpoint/checkpoint_saver.h): `<out>/checkpoints/<tag>/` with one shard file per rank, and
+// `<out>/checkpoints/latest`. Tested by tests/train/test_trainer_resume.cpp and
+// tests/mpi/test_sharded_checkpoint.cpp.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "zerotrain/core/stream.h"
+#include "zerotrain/checkpoint/manifest.h"
 #include "zerotrain/data/data_loader.h"
-#include "zerotrain/nn/transformer.h"
-#include "zerotrain/optim/optimizer_state.h"
+#include "zerotrain/nn/model_config.h"
 #include "zerotrain/train/trainer.h"
 
 namespace zt::train {
 
-inline constexpr const char* kCheckpointDirName = "checkpoint";
-inline constexpr const char* kCheckpointCompleteName = "COMPLETE";
-
 struct TrainState {
-  int64_t step = 0;            // optimizer steps completed by the run
+  int64_t step = 0;            // optimizer steps completed by the run (skipped ones included)
   data::DataLoaderState data;  // where the next step's batches start
   nlohmann::json config;       // resume_config_json of the run that saved it
-  nlohmann::json scheduler;    // optim::Scheduler::state(); null in checkpoints older than it
+  nlohmann::json scheduler;    // optim::Scheduler::state()
   nlohmann::json loss_scaler;  // LossScaler::state() of an fp16 run; null otherwise
 };
 
 // The TrainConfig fields that describe the run being resumed: the model config path, seq_len,
-// micro_batch, grad_accum, seed, dtype and the learning-rate schedule.
-nlohmann::json resume_config_json(const TrainConfig& config);
+// micro_batch, grad_accum, seed, dtype, the world size and the learning-rate schedule.
+nlohmann::json resume_config_json(const TrainConfig& config, int world);
 
-// Throws ValueError naming the field and both values when seq_len, micro_batch, grad_accum, seed
-// or dtype of `config` differ from the saved ones (or are missing from them); `dir` names the
-// checkpoint in the message.
-void check_resume_config(const nlohmann::json& saved, const TrainConfig& config,
-                         const std::filesystem::path& dir);
+// The manifest of a save at `state.step` without its files: layout, precision, the model config
+// and the train state (checkpoint::CheckpointSaver fills in the files).
+checkpoint::Manifest checkpoint_header(const TrainConfig& config, const nn::ModelConfig& model,
+                                       int world, int64_t optimizer_step, const TrainState& state);
 
-// Writes `<out>/checkpoint/` as described above, replacing an earlier one; returns its path.
-// `optimizer`: the full state (the ZeRO engine's full_optimizer_state, zero/zero_stage.h).
-std::filesystem::path save_checkpoint(const std::filesystem::path& out, nn::Transformer& model,
-                                      DType dtype, const optim::OptimizerState& optimizer,
-                                      const TrainState& state, Stream stream = {});
+// The train state of a checkpoint's manifest. Throws FormatError naming the key.
+TrainState train_state_of(const checkpoint::Manifest& m, const std::filesystem::path& dir);
 
-// Reads train_state.json of the checkpoint `dir`. Throws ValueError when `dir` has no COMPLETE
-// marker, FormatError naming the file or key when train_state.json is missing or malformed.
-TrainState read_train_state(const std::filesystem::path& dir);
+// The train state of the checkpoint `given` names (checkpoint::resolve_checkpoint: a checkpoint, a
+// checkpoints directory or a run's --out).
+TrainState read_train_state(const std::filesystem::path& given);
 
-// Loads the model weights of the checkpoint `dir` (read_train_state checks it first) and returns
-// its full optimizer state (tensors as saved, read as f32 into host memory), which the ZeRO
-// engine starts from (zero::make_zero_stage).
-optim::OptimizerState load_checkpoint_weights(const std::filesystem::path& dir,
-                                              nn::Transformer& model, Stream stream = {});
+// A resume's checks, each one line naming `dir` and what differs: the model (config.json keys),
+// the dtype and precision mode, seq_len and seed, and the global batch (micro_batch x grad_accum x
+// world: any split of the same global batch reads the same sequences, so the world size and the
+// ZeRO stage may change); steps must be beyond the checkpoint's.
+void check_resume(const checkpoint::Manifest& m, const TrainConfig& config,
+                  const nn::ModelConfig& model, int world, const std::filesystem::path& dir);
+
+// Bytes one checkpoint of this model takes on disk (values and optimizer state of every
+// parameter, as state_slots stores them).
+uint64_t checkpoint_bytes(const TrainConfig& config, const nn::ModelConfig& model);
+// Throws ValueError naming the directory, the bytes needed and free when `dir`'s file system has
+// no room for one checkpoint of `bytes`.
+void check_checkpoint_space(const std::filesystem::path& dir, uint64_t bytes);
 
 // Rewrites a metrics JSONL file (atomically) without the lines of steps after `step`, and without
 // lines that do not parse (one cut short by a crash): what a run interrupted after its last

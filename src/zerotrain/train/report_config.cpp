@@ -13,6 +13,8 @@ void validate_report_config(const ReportConfig& r) {
     throw ValueError("config", str("--plot-every: must be >= 0, got ", r.plot_every));
   if (r.save_every < 0)
     throw ValueError("config", str("--save-every: must be >= 0, got ", r.save_every));
+  if (r.keep_checkpoints < 1)
+    throw ValueError("config", str("--keep-checkpoints: must be >= 1, got ", r.keep_checkpoints));
 }
 
 }  // namespace zt::train

@@ -15,7 +15,11 @@ namespace zt::train {
 struct ReportConfig {
   int64_t log_every = 10;
   int64_t plot_every = 0;  // also write loss.png every N steps (0: at the end only)
-  int64_t save_every = 0;  // also write the checkpoint every N steps (0: at the end only)
+  int64_t save_every = 0;  // also write a checkpoint every N steps (0: at the end only)
+  int keep_checkpoints = 2;  // the newest K complete checkpoints are kept (train/checkpoint.h)
+  // Writing, fsync and the markers of a save run in the background while training goes on
+  // ([Note: checkpoint save protocol] in checkpoint/checkpoint_saver.h).
+  bool async_save = true;
   // Per-phase milliseconds (forward, backward, comm, step) in the metrics; synchronizes the device
   // at each phase boundary (wall_clock.h).
   bool wall_clock_breakdown = false;
@@ -29,7 +33,8 @@ struct ReportConfig {
   config::WandbConfig wandb;
 };
 
-// The one check of these values: log_every > 0, plot_every and save_every >= 0. Throws ValueError
+// The one check of these values: log_every > 0, plot_every and save_every >= 0,
+// keep_checkpoints >= 1. Throws ValueError
 // "[config] <ds_config key> (--<flag>): ...".
 void validate_report_config(const ReportConfig& r);
 

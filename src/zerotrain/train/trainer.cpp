@@ -7,8 +7,12 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <random>
 #include <vector>
 
+#include "zerotrain/checkpoint/checkpoint_reader.h"
+#include "zerotrain/checkpoint/checkpoint_saver.h"
+#include "zerotrain/checkpoint/checkpoint_store.h"
 #include "zerotrain/core/allocator.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/core/io_error.h"
@@ -51,6 +55,29 @@ void create_out_directory(const fs::path& out) {
     throw IoError("train", str("--out ", out.string(), ": not writable: ", std::strerror(errno)));
 }
 
+// The same id on every rank, different between runs: names this run's saves in progress
+// ([Note: checkpoint save protocol]).
+std::string make_run_id(zero::ZeroStage& engine, int rank) {
+  std::random_device rd;
+  const uint64_t mine = rank == 0 ? ((uint64_t{rd()} << 16) ^ rd()) & ((uint64_t{1} << 48) - 1) : 0;
+  const auto id = static_cast<uint64_t>(engine.sum_over_ranks(static_cast<double>(mine)));
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%012llx", static_cast<unsigned long long>(id));
+  return buf;
+}
+
+// The loss curve; a failure to draw it is a warning, never a lost checkpoint or model.
+void write_plot_or_warn(const fs::path& path, const std::vector<monitor::StepMetrics>& points,
+                        const TrainCallbacks& cb) {
+  try {
+    monitor::write_loss_plot(path, points);
+  } catch (const Error& e) {
+    const std::string line = str("[train] warning: the loss plot was not written: ", e.what());
+    if (cb.on_warning) cb.on_warning(line);
+    else std::fprintf(stderr, "%s\n", line.c_str());
+  }
+}
+
 // Mean of the finite values, NaN when there are none.
 double mean_of(const std::vector<double>& xs) {
   double s = 0;
@@ -85,25 +112,38 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
                                   mc.max_position_embeddings));
   check_model_fits_machine(c, mc, c.comm ? c.comm->size() : 1);
 
+  const int world = c.comm ? c.comm->size() : 1;
+  const int rank = c.comm ? c.comm->rank() : 0;
+  // The checkpoint a resume reads: every rank reads its own shard from it, whatever the world
+  // size and stage that saved it.
+  std::optional<checkpoint::CheckpointReader> saved;
+  TrainState resumed;  // step 0 and the start of the data when not resuming
+  if (resuming) {
+    std::string note;
+    const fs::path dir = checkpoint::resolve_checkpoint(c.paths.resume, &note);
+    if (!note.empty() && rank == 0 && cb.on_warning) cb.on_warning(note);
+    saved.emplace(dir);
+    check_resume(saved->manifest(), c, mc, world, dir);
+    resumed = train_state_of(saved->manifest(), dir);
+  }
+
   nn::TransformerOptions mo;
   mo.param_dtype = c.precision.dtype;
   mo.grad_dtype = c.precision.grad_accum_dtype;
   mo.device = c.device;
   mo.allocate_grads = false;  // the ZeRO stage's buffers hold the gradients
-  // zero.Init: the model gets no values; the stage-3 engine builds only this rank's shards.
-  const bool zero_init = c.zero.stage == 3 && c.zero.zero_init && !resuming;
+  // zero.Init: the model gets no values; the stage-3 engine builds only this rank's shards (from
+  // the checkpoint when resuming).
+  const bool zero_init = c.zero.stage == 3 && c.zero.zero_init;
   mo.allocate = !zero_init;
   nn::Transformer model(mc, mo);
   const Stream stream = c.device.is_cuda() ? Stream::default_for(c.device) : Stream{};
   std::unique_ptr<zero::ShardSource> shard_source;
-  TrainState resumed;  // step 0 and the start of the data when not resuming
   if (resuming) {
-    resumed = read_train_state(c.paths.resume);
-    check_resume_config(resumed.config, c, c.paths.resume);
-    if (resumed.step >= c.steps)
-      throw ValueError(
-          "train", str("steps is ", c.steps, " but the checkpoint ", c.paths.resume.string(),
-                       " is already at step ", resumed.step, " (steps counts from the first run)"));
+    // Values and optimizer state come from the shards (ZeroStage::load_shard below).
+    if (zero_init)
+      shard_source = std::make_unique<zero::SavedShardSource>(
+          *saved, str("the checkpoint ", saved->dir().string()));
   } else if (zero_init) {
     if (!source.weights.empty())
       shard_source =
@@ -127,8 +167,6 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   dc.seq_len = c.data.seq_len;
   dc.micro_batch = c.data.micro_batch;
   dc.seed = c.data.seed;
-  const int world = c.comm ? c.comm->size() : 1;
-  const int rank = c.comm ? c.comm->rank() : 0;
   dc.rank = rank;
   dc.world = world;
   data::DataLoader loader(tokens, dc, resumed.data);
@@ -138,7 +176,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
                                   " x ", c.data.seq_len + 1, " tokens"));
 
   // The ZeRO stage, chosen once, with the optimizer it steps; one process runs it with a one-rank
-  // communicator. It starts from the checkpoint's optimizer state when resuming.
+  // communicator. A resume then reads this rank's shard of the checkpoint into it.
   zero::ZeroOptions zo;
   zo.config = c.zero;
   zo.grad_dtype = c.precision.grad_accum_dtype;
@@ -150,9 +188,9 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   if (rank == 0) zo.optimizer.guard = optim::make_precision_guard(cb.on_warning);
   const zero::ZeroContext zero_context = c.comm ? zero::ZeroContext(*c.comm, c.device, stream)
                                                 : zero::ZeroContext::one_process(c.device, stream);
-  const std::unique_ptr<zero::ZeroStage> engine = zero::make_zero_stage(
-      zo, model.blocks(), zero_context,
-      resuming ? load_checkpoint_weights(c.paths.resume, model, stream) : optim::OptimizerState{});
+  const std::unique_ptr<zero::ZeroStage> engine =
+      zero::make_zero_stage(zo, model.blocks(), zero_context);
+  if (saved) engine->load_shard(*saved);
   if (c.comm) engine->check_parameters_identical();
   // See [Note: trainer scheduler].
   const std::unique_ptr<optim::Scheduler> scheduler = make_train_scheduler(c);
@@ -161,8 +199,8 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   std::optional<LossScaler> scaler = make_loss_scaler(c);
   if (resuming && scaler) {
     if (resumed.loss_scaler.is_null())
-      throw ValueError("train", str("cannot resume fp16 from ", c.paths.resume.string(),
-                                    ": its train_state.json has no loss_scaler"));
+      throw ValueError("train", str("cannot resume fp16 from ", saved->dir().string(),
+                                    ": its manifest has no loss scaler state"));
     scaler->load_state(resumed.loss_scaler);
   }
   nn::RunnerOptions ro;
@@ -177,10 +215,22 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
 
   const bool writer_rank = rank == 0;  // the one rank that writes files
   std::optional<OutLock> out_lock;  // held until train() returns or throws
+  const fs::path checkpoints = c.paths.out / checkpoint::kCheckpointsDirName;
   if (writer_rank) {
     create_out_directory(c.paths.out);
     out_lock.emplace(OutLock::acquire(c.paths.out));
+    // Learnt now rather than at the first save, hours in.
+    check_checkpoint_space(checkpoints, checkpoint_bytes(c, mc));
   }
+  if (c.comm) c.comm->barrier();  // the other ranks write their shards into --out too
+  checkpoint::SaveTarget target;
+  target.root = checkpoints;
+  target.rank = rank;
+  target.world = world;
+  target.run_id = make_run_id(*engine, rank);
+  target.keep = c.reporting.keep_checkpoints;
+  target.async = c.reporting.async_save;
+  checkpoint::CheckpointSaver saver(target);
   TrainSummary sum;
   RunLog log(c.paths.out, c.reporting, writer_rank, resumed.step,
              c.data.micro_batch * c.data.grad_accum * world);
@@ -192,7 +242,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   sum.world_size = world;
   sum.zero_stage = c.zero.stage;
   if (shard_source) sum.zero_init = shard_source->describe();
-  sum.init = resuming ? str("the checkpoint ", c.paths.resume.string())
+  sum.init = resuming ? str("the checkpoint ", saved->dir().string())
                       : str(source.description,
                             source.weights.empty() ? str(", seed ", c.data.seed) : std::string());
   sum.plot_path = c.paths.out / "loss.png";
@@ -214,23 +264,20 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   int64_t interval_skipped = 0;
   int64_t interval_tokens = 0;
   bool logged = false;
-  // Collective: every rank takes part in gathering the (sharded) state; rank 0 writes it.
+  // Every rank saves its own shard; training waits only for the copy to the host. The loss plot
+  // comes after, and its failure is a warning: it never costs a checkpoint.
   auto save = [&](int64_t done) {
     where = "save";
-    const optim::OptimizerState opt_state = engine->full_optimizer_state();
-    engine->begin_full_parameters();
-    if (writer_rank) {
-      TrainState st;
-      st.step = done;
-      st.data = loader.state();
-      st.config = resume_config_json(c);
-      st.scheduler = scheduler->state();
-      if (scaler) st.loss_scaler = scaler->state();
-      monitor::write_loss_plot(sum.plot_path, plot_points);
-      sum.checkpoint_dir =
-          save_checkpoint(c.paths.out, model, c.precision.dtype, opt_state, st, stream);
-    }
-    engine->end_full_parameters();
+    checkpoint::RankShard shard;
+    if (!engine->shard_is_replica()) engine->save_shard(shard);
+    TrainState st;
+    st.step = done;
+    st.data = loader.state();
+    st.config = resume_config_json(c, world);
+    st.scheduler = scheduler->state();
+    if (scaler) st.loss_scaler = scaler->state();
+    saver.save(std::move(shard), checkpoint_header(c, mc, world, engine->step_count(), st));
+    if (writer_rank) write_plot_or_warn(sum.plot_path, plot_points, cb);
   };
   for (int64_t step = resumed.step; step < c.steps; ++step) {
     where = str("step ", step + 1);
@@ -323,7 +370,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
       log.write(r);
       if (cb.on_log) cb.on_log(r);
       if (writer_rank && c.reporting.plot_every > 0 && (step + 1) % c.reporting.plot_every == 0)
-        monitor::write_loss_plot(sum.plot_path, plot_points);
+        write_plot_or_warn(sum.plot_path, plot_points, cb);
       interval_losses.clear();
       interval_norms.clear();
       interval_skipped = 0;
@@ -339,14 +386,14 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   sum.tokens_per_s = tokens_per_second(sum.tokens, sum.seconds);
   sum.mfu = mfu(sum.tokens_per_s, per_token, peak);
   sum.memory_peak = memory.peak_report();
+  save(c.steps);
   where = "save";
   engine->begin_full_parameters();
-  if (writer_rank) {
-    monitor::write_loss_plot(sum.plot_path, plot_points);
+  if (writer_rank)
     io::save_pretrained(model, sum.model_dir, c.precision.dtype, io::kDefaultMaxShardBytes, stream);
-  }
   engine->end_full_parameters();
-  save(c.steps);
+  saver.wait();
+  if (writer_rank) sum.checkpoint_dir = saver.last_saved();
   return sum;
 }
 

@@ -1,10 +1,10 @@
 // The seam of sharded checkpoints: each ZeRO stage writes and reads its own rank's shard (values,
 // masters, moments of every piece it steps, and the step) as named tensors with the element
 // ranges of the full flattened tensors they cover, through a ShardWriter / ShardReader
-// (ZeroStage::save_shard / load_shard). The on-disk checkpoint does not use it yet: rank 0 still
-// writes the full single-process format from ZeroStage::full_optimizer_state
-// (train/checkpoint.h). MemoryShardStore keeps shards in host memory. Tested by
-// tests/zero/test_zero_shard_checkpoint.cpp and tests/mpi/test_zero_shard_checkpoint.cpp.
+// (ZeroStage::save_shard / load_shard). On disk: checkpoint/ (checkpoint::RankShard and
+// checkpoint::CheckpointReader, [Note: sharded checkpoint format] in checkpoint/manifest.h);
+// MemoryShardStore keeps shards in host memory. Tested by tests/zero/test_zero_shard_checkpoint.cpp
+// and tests/mpi/test_zero_shard_checkpoint.cpp.
 #pragma once
 
 #include <cstdint>

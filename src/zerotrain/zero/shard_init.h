@@ -29,6 +29,7 @@
 #include "zerotrain/nn/model_config.h"
 #include "zerotrain/nn/parameter.h"
 #include "zerotrain/zero/param_group.h"
+#include "zerotrain/zero/shard_checkpoint.h"
 
 namespace zt::zero {
 
@@ -72,6 +73,22 @@ class PretrainedSource final : public ShardSource {
  private:
   io::ShardedReader reader_;
   std::vector<std::pair<const nn::Parameter*, std::string>> sources_;
+};
+
+// A saved shard (a checkpoint, shard_checkpoint.h): each parameter's values under its own name,
+// so a resumed stage 3 builds only its shards from the files (the reader is not owned).
+class SavedShardSource final : public ShardSource {
+ public:
+  SavedShardSource(ShardReader& reader, std::string description)
+      : reader_(reader), description_(std::move(description)) {}
+  void fill(const nn::Parameter& p, int64_t begin, int64_t end, Tensor dst, Stream stream) override {
+    reader_.read({p.name, p.shape, begin, end}, dst, stream);
+  }
+  std::string describe() const override { return description_; }
+
+ private:
+  ShardReader& reader_;
+  std::string description_;
 };
 
 // This rank's value shard of `group` ([shard_numel] `dtype` on `device`, padding zero) with every

@@ -507,18 +507,29 @@ optim::OptimizerState ShardOptimizer::full_state(comm::Communicator& comm, bool 
   return st;
 }
 
-std::vector<optim::FlatAdam::PieceTensor> ShardOptimizer::piece_tensors() {
+void ShardOptimizer::for_each_piece(
+    bool fill, const std::function<void(optim::FlatAdam::PieceTensor&)>& use) {
   drain();
-  if (swap_ || values_swapped_)
-    throw ValueError("zero", "a rank's shard of an optimizer state or of parameters swapped to "
-                             "NVMe cannot be handed out whole (save a full checkpoint instead)");
-  std::vector<optim::FlatAdam::PieceTensor> out = device_adam_ ? device_adam_->piece_tensors()
-                                                               : std::vector<optim::FlatAdam::PieceTensor>{};
-  for (auto& a : host_adams_) {
-    std::vector<optim::FlatAdam::PieceTensor> part = a->piece_tensors();
-    out.insert(out.end(), part.begin(), part.end());
+  if (device_adam_)
+    for (optim::FlatAdam::PieceTensor& t : device_adam_->piece_tensors())
+      use(t);
+  for (size_t s = 0; s < host_adams_.size(); ++s) {
+    optim::FlatAdam& adam = *host_adams_[s];
+    if (swap_) adam.restore_state(swap_->load(s));
+    try {
+      read_swapped_values(s);
+      for (optim::FlatAdam::PieceTensor& t : adam.piece_tensors())
+        use(t);
+      if (fill) write_swapped_values(s);
+    } catch (...) {
+      if (swap_) adam.evict_state();
+      throw;
+    }
+    if (swap_) {
+      adam.evict_state();
+      if (fill) swap_->write_back(s);
+    }
   }
-  return out;
 }
 
 void ShardOptimizer::shard_loaded(int64_t step, Stream stream) {

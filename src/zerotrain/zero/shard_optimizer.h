@@ -92,10 +92,12 @@ class ShardOptimizer {
   // (the others get only the step), one group's padded state tensor gathered at a time.
   // Waits for the host update (drain), as do the calls below.
   optim::OptimizerState full_state(comm::Communicator& comm, bool keep, Stream stream);
-  // Every piece's value and state slots (optim::FlatAdam::piece_tensors), device groups first.
-  std::vector<optim::FlatAdam::PieceTensor> piece_tensors();
-  // After piece_tensors() were filled from a saved shard: the step, and the host groups' values
-  // copied to the device.
+  // Calls `use` with every piece's value and state slots (optim::FlatAdam::piece_tensors),
+  // device groups first, then host sub-group by sub-group: state and values swapped to NVMe are
+  // read in for the call and, with `fill` (use writes into the tensors), written back after it.
+  void for_each_piece(bool fill, const std::function<void(optim::FlatAdam::PieceTensor&)>& use);
+  // After for_each_piece filled the pieces from a saved shard: the step, and the host groups'
+  // values copied to the device.
   void shard_loaded(int64_t step, Stream stream);
 
   // Bytes of optimizer state on the device and in host memory; host copies of values (none when

@@ -58,15 +58,22 @@ optim::OptimizerState ZeroStage::full_optimizer_state() {
   return optimizer_->full_state(comm_, comm_.rank() == 0, stream_);
 }
 
+bool ZeroStage::shard_is_replica() const {
+  return comm_.rank() != 0 && !groups_.empty() && groups_.front()->world() == 1;
+}
+
 void ZeroStage::save_shard(ShardWriter& out) {
   out.write_step(optimizer_->step_count());
-  for (const optim::FlatAdam::PieceTensor& t : optimizer_->piece_tensors())
+  optimizer_->for_each_piece(false, [&](optim::FlatAdam::PieceTensor& t) {
     out.write({t.name, t.full_shape, t.begin, t.end}, t.tensor, stream_);
+  });
+  synchronize(stream_);
 }
 
 void ZeroStage::load_shard(ShardReader& in) {
-  for (optim::FlatAdam::PieceTensor& t : optimizer_->piece_tensors())
+  optimizer_->for_each_piece(true, [&](optim::FlatAdam::PieceTensor& t) {
     in.read({t.name, t.full_shape, t.begin, t.end}, t.tensor, stream_);
+  });
   optimizer_->shard_loaded(in.read_step(), stream_);
   after_shard_load();
   synchronize(stream_);

@@ -107,6 +107,9 @@ class ZeroStage {
   // The seam of sharded checkpoints (shard_checkpoint.h): this rank's values, masters and moments
   // of every piece its optimizer steps, and the step. Not collective.
   void save_shard(ShardWriter& out);
+  // True on the ranks other than 0 of a replicated stage (0): their shard is a copy of rank 0's,
+  // which a checkpoint needs once.
+  bool shard_is_replica() const;
   // Collective: reads back what save_shard wrote with the same stage, world and model (a fresh
   // engine continues bitwise where the saving one stood), then refreshes the full values the
   // stage keeps from the shards.

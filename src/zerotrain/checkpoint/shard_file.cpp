@@ -1,0 +1,71 @@
+// See shard_file.h.
+#include "zerotrain/checkpoint/shard_file.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "zerotrain/checkpoint/fault_injection.h"
+#include "zerotrain/core/error.h"
+#include "zerotrain/core/files.h"
+#include "zerotrain/io/safetensors.h"
+
+namespace zt::checkpoint {
+
+namespace fs = std::filesystem;
+
+void RankShard::write(const zero::ShardRange& range, const Tensor& data, Stream stream) {
+  if (data.numel() != range.end - range.begin)
+    throw ValueError("checkpoint", str(range.name, ": ", data.numel(), " elements for the range [",
+                                       range.begin, ", ", range.end, ")"));
+  for (const Piece& p : pieces_)
+    if (p.range.name == range.name)
+      throw ValueError("checkpoint", str("a rank's shard holds two pieces of ", range.name));
+  Tensor host = data.device().is_cuda() ? data.to(Device::cpu(), stream) : data.clone();
+  synchronize(stream);
+  pieces_.push_back({range, std::move(host)});
+}
+
+uint64_t RankShard::bytes() const {
+  uint64_t b = 0;
+  for (const Piece& p : pieces_)
+    b += p.host.nbytes();
+  return b;
+}
+
+std::string rank_file_name(int rank, int world) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "rank-%05d-of-%05d.safetensors", rank, world);
+  return buf;
+}
+
+std::string rank_marker_name(int rank) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "rank-%05d.json", rank);
+  return buf;
+}
+
+std::string rank_failure_name(int rank) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "rank-%05d.failed", rank);
+  return buf;
+}
+
+SavedFile write_rank_file(const fs::path& dir, int rank, int world, const RankShard& shard) {
+  SavedFile entry;
+  entry.name = rank_file_name(rank, world);
+  entry.rank = rank;
+  std::vector<io::NamedTensor> tensors;
+  for (const RankShard::Piece& p : shard.pieces()) {
+    tensors.push_back({p.range.name, p.host});
+    entry.tensors.push_back({p.range.name, p.range.full_shape, p.range.begin, p.range.end,
+                             p.host.dtype(), crc32_of(p.host.data(), p.host.nbytes())});
+  }
+  fault_point("write rank file");
+  io::write_safetensors(dir / entry.name, tensors);
+  entry.bytes = static_cast<uint64_t>(fs::file_size(dir / entry.name));
+  fault_point("write rank marker");
+  write_file_atomic(dir / rank_marker_name(rank), to_json(entry).dump() + "\n");
+  return entry;
+}
+
+}  // namespace zt::checkpoint
