@@ -105,7 +105,7 @@ json.dump(d, open(sys.argv[2], 'w'), indent=1)" bench/configs/zero3_offload_conf
       --stop-after "$work/runs/gpt2_offload_$prec/metrics.jsonl" -- \
       "$bin/zerotrain" train "${common[@]}" --out "$work/runs/gpt2_offload_$prec" --deepspeed "$cfg" \
       --micro-batch 16 --steps 8 --warmup 1 --weight-decay 0.0 --clip 1.0 --activation-checkpointing
-    rm -rf "$work/runs/gpt2_offload_$prec/model" "$work/runs/gpt2_offload_$prec/checkpoint"
+    rm -rf "$work/runs/gpt2_offload_$prec/model" "$work/runs/gpt2_offload_$prec/checkpoints"
   done
   rm -rf "$work/gpt2-xl"
 fi

@@ -38,8 +38,8 @@ for dt in f32 bf16; do
 import json,sys
 for l in open('$OUT/job_${dt}_$side/metrics.jsonl'):
     r=json.loads(l); print(json.dumps({k:r[k] for k in ('step','loss','lr','grad_norm')}))" > "$OUT/job_${dt}_$side.losses"
-    (cd "$OUT/job_${dt}_$side" && sha256sum model/model.safetensors checkpoint/optimizer.safetensors checkpoint/train_state.json) > "$OUT/job_${dt}_$side.sha"
-    rm -f "$OUT/job_${dt}_$side"/model/*.safetensors "$OUT/job_${dt}_$side"/checkpoint/*.safetensors "$OUT/job_${dt}_$side"/checkpoint/model/*.safetensors
+    (cd "$OUT/job_${dt}_$side" && sha256sum model/model.safetensors checkpoints/step-*/rank-*.safetensors) > "$OUT/job_${dt}_$side.sha"
+    rm -f "$OUT/job_${dt}_$side"/model/*.safetensors "$OUT/job_${dt}_$side"/checkpoints/step-*/*.safetensors
   done
   if cmp -s "$OUT/job_${dt}_old.losses" "$OUT/job_${dt}_new.losses" && cmp -s "$OUT/job_${dt}_old.sha" "$OUT/job_${dt}_new.sha"; then
     echo "job $dt: losses and files bitwise equal"; else echo "job $dt: DIFFER"; fi

@@ -302,8 +302,12 @@ def parity(runs):
         return out
 
     def files(run):
+        # The final weights and the last checkpoint's shard (one rank: its one file).
+        latest = os.path.join(run, "checkpoints", "latest")
+        tag = open(latest).read().strip() if os.path.exists(latest) else "missing"
         return {name: digest(os.path.join(run, name))
-                for name in ("model/model.safetensors", "checkpoint/optimizer.safetensors")}
+                for name in ("model/model.safetensors",
+                             f"checkpoints/{tag}/rank-00000-of-00001.safetensors")}
 
     ref = os.path.join(runs, "parity_none")
     ref_losses, ref_files = losses(ref), files(ref)

@@ -72,7 +72,13 @@ void CheckpointSaver::save(RankShard shard, Manifest header) {
   });
 }
 
+CheckpointSaver::Written CheckpointSaver::written() const {
+  std::lock_guard lock(mu_);
+  return written_;
+}
+
 void CheckpointSaver::run(const RankShard& shard, Manifest header) {
+  const auto start = std::chrono::steady_clock::now();
   const std::string tag = tag_for_step(header.step);
   const fs::path work = target_.root / str(tag, ".partial-", target_.run_id);
   try {
@@ -87,6 +93,11 @@ void CheckpointSaver::run(const RankShard& shard, Manifest header) {
     throw ValueError(kComponent, str("saving ", tag, " failed on rank ", target_.rank, ": ", e.what()));
   }
   if (target_.rank == 0) finish_as_rank0(work, std::move(header));
+  std::lock_guard lock(mu_);
+  ++written_.saves;
+  written_.bytes += shard.bytes();
+  written_.seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 void CheckpointSaver::finish_as_rank0(const fs::path& work, Manifest header) {

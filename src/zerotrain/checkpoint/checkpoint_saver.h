@@ -53,6 +53,14 @@ class CheckpointSaver {
   void wait();
   // Rank 0: the directory of the newest save that completed; empty before one did.
   std::filesystem::path last_saved() const;
+  // This rank's saves that finished: their shard bytes and the seconds spent writing them (file,
+  // fsync, marker; rank 0 also the manifest and `latest`), in the background when async.
+  struct Written {
+    int saves = 0;
+    uint64_t bytes = 0;
+    double seconds = 0;
+  };
+  Written written() const;
 
  private:
   void run(const RankShard& shard, Manifest header);
@@ -63,6 +71,7 @@ class CheckpointSaver {
   std::exception_ptr failure_;
   mutable std::mutex mu_;
   std::filesystem::path last_saved_;
+  Written written_;
 };
 
 }  // namespace zt::checkpoint

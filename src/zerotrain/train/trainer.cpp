@@ -190,7 +190,12 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
                                                 : zero::ZeroContext::one_process(c.device, stream);
   const std::unique_ptr<zero::ZeroStage> engine =
       zero::make_zero_stage(zo, model.blocks(), zero_context);
-  if (saved) engine->load_shard(*saved);
+  double resume_load_s = 0;
+  if (saved) {
+    StepTimer load_timer;
+    engine->load_shard(*saved);
+    resume_load_s = load_timer.lap();
+  }
   if (c.comm) engine->check_parameters_identical();
   // See [Note: trainer scheduler].
   const std::unique_ptr<optim::Scheduler> scheduler = make_train_scheduler(c);
@@ -268,6 +273,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   // comes after, and its failure is a warning: it never costs a checkpoint.
   auto save = [&](int64_t done) {
     where = "save";
+    StepTimer blocked;
     checkpoint::RankShard shard;
     if (!engine->shard_is_replica()) engine->save_shard(shard);
     TrainState st;
@@ -277,6 +283,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     st.scheduler = scheduler->state();
     if (scaler) st.loss_scaler = scaler->state();
     saver.save(std::move(shard), checkpoint_header(c, mc, world, engine->step_count(), st));
+    sum.checkpoint_blocked_s += blocked.lap();
     if (writer_rank) write_plot_or_warn(sum.plot_path, plot_points, cb);
   };
   for (int64_t step = resumed.step; step < c.steps; ++step) {
@@ -394,6 +401,11 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   engine->end_full_parameters();
   saver.wait();
   if (writer_rank) sum.checkpoint_dir = saver.last_saved();
+  const checkpoint::CheckpointSaver::Written written = saver.written();
+  sum.checkpoint_saves = written.saves;
+  sum.checkpoint_bytes = written.bytes;
+  sum.checkpoint_write_s = written.seconds;
+  sum.resume_load_s = resume_load_s;
   return sum;
 }
 
