@@ -121,7 +121,7 @@ TEST(PeakEstimate, AmsgradAddsAThirdF32State) {
       RunSetup s = setup_of("gpt2.json", stage, 2, 1024, 1, false);
       s.dtype = dtype;
       const PeakEstimate plain = estimate_peak(s);
-      s.amsgrad = true;
+      s.optimizer.amsgrad = true;
       const PeakEstimate ams = estimate_peak(s);
       const double elems =
           stage == 0 ? 124439808.0 : plain.items[2].bytes / (dtype == DType::f32 ? 8 : 12);
@@ -282,9 +282,9 @@ TEST(PeakEstimate, BadSetupsNameTheField) {
   s.dtype = DType::f32;
   expect_error(s, "precision low");
   s.dtype = DType::bf16;
-  s.amsgrad = true;
+  s.optimizer.amsgrad = true;
   expect_error(s, "amsgrad");
-  s.amsgrad = false;
+  s.optimizer.amsgrad = false;
   s.precision = optim::Precision::mixed;
   s.stage = 4;
   s.stage = 2;

@@ -1,4 +1,4 @@
-// The flat Adam's variants (optim::AdamConfig: decoupled_weight_decay, bias_correction, amsgrad),
+// The flat Adam's variants (optim::OptimizerConfig: decoupled_weight_decay, bias_correction, amsgrad),
 // one run per parameter (param_adam.h): over a few
 // steps with a changing lr and grad_scale each equals optim::adam_step applied by hand to flat
 // copies of the same values bitwise (f32 values in place, bf16 values through f32 masters) and

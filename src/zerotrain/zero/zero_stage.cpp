@@ -60,12 +60,12 @@ optim::OptimizerState ZeroStage::full_optimizer_state() {
 
 void ZeroStage::save_shard(ShardWriter& out) {
   out.write_step(optimizer_->step_count());
-  for (const optim::FlatAdam::PieceTensor& t : optimizer_->piece_tensors())
+  for (const optim::FlatOptimizer::PieceTensor& t : optimizer_->piece_tensors())
     out.write({t.name, t.full_shape, t.begin, t.end}, t.tensor, stream_);
 }
 
 void ZeroStage::load_shard(ShardReader& in) {
-  for (optim::FlatAdam::PieceTensor& t : optimizer_->piece_tensors())
+  for (optim::FlatOptimizer::PieceTensor& t : optimizer_->piece_tensors())
     in.read({t.name, t.full_shape, t.begin, t.end}, t.tensor, stream_);
   optimizer_->shard_loaded(in.read_step(), stream_);
   after_shard_load();
