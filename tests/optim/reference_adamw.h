@@ -1,5 +1,5 @@
 // Float64 reference of one torch.optim.AdamW step for the optimizer tests
-// (tests/optim/test_adam_reference.cpp, tests/optim/test_flat_optimizer.cpp), written from the
+// (tests/optim/test_adam_reference.cpp, tests/optim/test_flat_adam.cpp), written from the
 // formulas of torch's single-tensor implementation: decoupled decay first, then the moments, then
 // the bias-corrected update with eps added after dividing sqrt(v) by sqrt(1 - beta2^t).
 #pragma once

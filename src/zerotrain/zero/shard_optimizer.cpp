@@ -72,7 +72,7 @@ std::string param_of_state(const std::string& name) {
 
 struct ShardOptimizer::HostGroup {
   size_t group = 0;
-  Tensor value;  // [run] value dtype: what the CPU Adam steps, copied to the device run after
+  Tensor value;  // [run] value dtype: what the CPU optimizer steps, copied to the device run after
   Tensor grad;   // [run] gradient dtype, once a gradient arrived
   bool has_grad = false;
   // GPU only: the gradient is final on its stream; copied to the host; values copied back.
@@ -137,7 +137,7 @@ ShardOptimizer::ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent
     index_.push_back(host_.size());
     auto h = std::make_unique<HostGroup>();
     h->group = g;
-    if (values_on_host_) {  // offload_param: the CPU Adam steps the host value shard itself
+    if (values_on_host_) {  // offload_param: the CPU optimizer steps the host value shard itself
       h->value = value;  // swapped: a view of swapped_values_, set below
     } else {
       h->value = host_buffer(value.numel(), value.dtype(), pin_key_);
@@ -368,7 +368,7 @@ void ShardOptimizer::step(std::span<const Tensor> grads, float lr, float grad_sc
     step_begun_->wait(*to_device_);
   }
   // offload_param: gathers copy the host shards to the device; they are done once the compute
-  // stream that waited for them is, and only then may the CPU Adam write the shards.
+  // stream that waited for them is, and only then may the CPU optimizer write the shards.
   if (values_on_host_) synchronize(stream);
   {
     std::lock_guard lock(mu_);

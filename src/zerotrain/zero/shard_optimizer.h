@@ -19,10 +19,10 @@
 // device-to-host stream, so the transfer overlaps the rest of the backward. step() first launches
 // the device groups' update (the GPU works meanwhile), then steps the host groups one sub-group
 // (sub_group_size elements of whole groups) at a time: it waits for that sub-group's gradient
-// copies, runs the CPU Adam on it and starts copying its updated values back on the
+// copies, runs the CPU optimizer on it and starts copying its updated values back on the
 // host-to-device stream, so the next sub-group's update overlaps this one's copy. The compute
 // stream waits for the copies before the next use of the values, so no step reads stale weights.
-// The CPU and CUDA Adam give the same bits ([Note: flat shards] in optim/shard.h), so a run gives
+// The CPU and CUDA Adam, Lion and SGD give the same bits ([Note: flat shards] in optim/shard.h), so a run gives
 // bitwise the same losses, weights and state with and without offload. On a CPU run the same
 // path runs with host-to-host copies (the parity tests' "host-side placement").
 #pragma once
@@ -59,7 +59,7 @@ class ShardOptimizer {
   // offload_optimizer says (device none: every group on the device; nvme: their state in swap
   // files, state_swap.h), stepped in sub-groups of about sub_group_size elements.
   // values_on_host: the groups' value shards live in host memory (offload_param, stage 3), so
-  // the CPU Adam steps them in place and nothing is copied back; a device group (offload_param
+  // the CPU optimizer steps them in place and nothing is copied back; a device group (offload_param
   // without offload_optimizer, or past `ratio`) is stepped on a device copy of its shard that is
   // copied home after each step. ctx: the device, and on a GPU the copy streams
   // (comm_streams.h) and, for Lamb over sharded groups, the ranks its norms are summed over.
