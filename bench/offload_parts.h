@@ -1,9 +1,9 @@
 // The parts of an offloaded optimizer step, each measured alone (train_bench --measure-parts), so
 // a step can be held against max(GPU compute, CPU Adam, PCIe transfer) of the same run:
-//   - the CPU Adam: optim::FlatOptimizer on host tensors of the run's value and gradient dtypes (f32
-//     masters and moments), with the run's OpenMP threads, over exactly the shard's element count,
-//     stepped in slabs as the engine steps sub-groups (a slab is far larger than any cache, so
-//     the rate is the one the whole shard would see);
+//   - the CPU Adam: optim::FlatOptimizer on host tensors of the run's value and gradient
+//     dtypes (f32 masters and moments), with the run's OpenMP threads, over exactly the shard's
+//     element count, stepped in slabs as the engine steps sub-groups (a slab is far larger than
+//     any cache, so the rate is the one the whole shard would see);
 //   - the PCIe transfer: pinned device->host copies of the gradient shard's bytes and host->device
 //     copies of the value shard's bytes (Tensor::copy_from, cudaMemcpyAsync), in slabs;
 //   - the ceiling: pinned host->device and device->host GB/s at 256 MiB;

@@ -1,8 +1,8 @@
 // The flat optimizer (optim/flat_optimizer.h) over loose parameters, one run per parameter, for the
 // optimizer tests (tests/optim/test_flat_adam.cpp, test_flat_optimizer.cpp, test_adam_variants.cpp,
 // test_flat_adam_low_precision.cpp, test_precision_guard.cpp; tests/train/test_grad_clip.cpp,
-// test_train_cuda.cpp): the same FlatOptimizer the ZeRO stages step, handed each parameter's value and
-// gradient as a flat run of one piece.
+// test_train_cuda.cpp): the same FlatOptimizer the ZeRO stages step, handed each parameter's value
+// and gradient as a flat run of one piece.
 #pragma once
 
 #include <functional>

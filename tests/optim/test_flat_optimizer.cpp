@@ -116,7 +116,8 @@ void reference_step(const OptimizerConfig& c, std::vector<Reference>& refs,
     std::vector<optim::SgdShard> shards(refs.size());
     for (size_t i = 0; i < refs.size(); ++i) {
       fill(shards[i], i);
-      shards[i].momentum_buffer = c.momentum != 0 ? static_cast<float*>(refs[i].s0.data()) : nullptr;
+      shards[i].momentum_buffer =
+          c.momentum != 0 ? static_cast<float*>(refs[i].s0.data()) : nullptr;
     }
     optim::sgd_step(shards, optim::sgd_params(c, lr), args);
   } else {

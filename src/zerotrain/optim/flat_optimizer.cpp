@@ -117,9 +117,10 @@ const Tensor* FlatOptimizer::RunState::of(SlotKind k) const {
   return const_cast<RunState*>(this)->of(k);
 }
 
-FlatOptimizer::FlatOptimizer(std::vector<FlatParam> params, std::vector<FlatRun> runs, OptimizerConfig config,
-                   Precision precision, std::shared_ptr<PrecisionGuard> guard,
-                   const OptimizerState& initial, Stream stream)
+FlatOptimizer::FlatOptimizer(std::vector<FlatParam> params, std::vector<FlatRun> runs,
+                             OptimizerConfig config, Precision precision,
+                             std::shared_ptr<PrecisionGuard> guard, const OptimizerState& initial,
+                             Stream stream)
     : params_(std::move(params)),
       runs_(std::move(runs)),
       config_(config),
@@ -232,7 +233,8 @@ void FlatOptimizer::finish_step(Stream stream) {
   check_updates(lr, stream);
 }
 
-void FlatOptimizer::step_runs(size_t first, size_t last, std::span<const Tensor> grads, Stream stream) {
+void FlatOptimizer::step_runs(size_t first, size_t last, std::span<const Tensor> grads,
+                              Stream stream) {
   if (!open_) throw ValueError(kComponent, "step_runs outside begin_step / finish_step");
   check_resident("step_runs");
   if (first > last || last > runs_.size() || grads.size() != last - first)

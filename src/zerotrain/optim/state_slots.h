@@ -27,7 +27,8 @@ enum class SlotKind { exp_avg, exp_avg_sq, max_exp_avg_sq, momentum_buffer, mast
 
 struct StateSlot {
   SlotKind kind;
-  const char* suffix;  // ".exp_avg", ".exp_avg_sq", ".max_exp_avg_sq", ".momentum_buffer", ".master"
+  // ".exp_avg", ".exp_avg_sq", ".max_exp_avg_sq", ".momentum_buffer", ".master"
+  const char* suffix;
   DType dtype;
 };
 

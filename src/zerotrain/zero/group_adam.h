@@ -1,6 +1,6 @@
 // What the optimizer of a ZeRO stage's groups (shard_optimizer.h) is given: the update rule and
-// its settings, what decays, and what a group's run covers. Tested by tests/zero/test_zero_stage.cpp and
-// tests/mpi/test_zero_parity.cpp.
+// its settings, what decays, and what a group's run covers. Tested by
+// tests/zero/test_zero_stage.cpp and tests/mpi/test_zero_parity.cpp.
 #pragma once
 
 #include <memory>

@@ -90,10 +90,11 @@ ShardOptimizer::ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent
       values_on_host_(values_on_host) {
   const OptimizerOffload& offload = policy.optimizer;
   if (options.config.kind == optim::OptimizerKind::lamb && offload.device != OffloadDevice::none)
-    throw ValueError("zero", str("optimizer Lamb with zero_optimization.offload_optimizer.device ",
-                                 config::offload_device_name(offload.device), ": the host sub-groups are ",
-                                 "stepped apart, and Lamb's trust ratio needs the norms of every ",
-                                 "piece of a parameter first; offload Adam, Lion or SGD"));
+    throw ValueError("zero",
+                     str("optimizer Lamb with zero_optimization.offload_optimizer.device ",
+                         config::offload_device_name(offload.device), ": the host sub-groups are ",
+                         "stepped apart, and Lamb's trust ratio needs the norms of every ",
+                         "piece of a parameter first; offload Adam, Lion or SGD"));
   // Host groups: the first ones, up to `ratio` of the elements (all with ratio 1).
   int64_t total = 0;
   for (const ParamGroup* g : groups_)
@@ -200,8 +201,8 @@ ShardOptimizer::ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent
       add_group_run(*groups_[host_[i]->group], extent, host_[i]->value, params, runs);
     read_swapped_values(s);  // the masters start from them
     host_adams_.push_back(std::make_unique<optim::FlatOptimizer>(
-        params, std::move(runs), options.config, options.precision, s == 0 ? options.guard : nullptr,
-        part(params, s == 0 && device_params.empty())));
+        params, std::move(runs), options.config, options.precision,
+        s == 0 ? options.guard : nullptr, part(params, s == 0 && device_params.empty())));
     write_swapped_values(s);  // a loaded state rounded the masters into them
     if (offload.device == OffloadDevice::nvme) {  // this sub-group's state goes to its swap file
       std::vector<StateSwap::Slot> slots;
@@ -383,7 +384,8 @@ void ShardOptimizer::update_host_groups(Stream stream) {
       const auto [first, last] = sub_groups_[s];
       optim::FlatOptimizer& adam = *host_adams_[s];
       if (swap_) {  // the next sub-groups' reads overlap this one's update
-        for (size_t ahead = s + 1; ahead < sub_groups_.size() && ahead < s + swap_buffers(); ++ahead)
+        for (size_t ahead = s + 1; ahead < sub_groups_.size() && ahead < s + swap_buffers();
+             ++ahead)
           swap_->prefetch(ahead);
         adam.restore_state(swap_->load(s));
       }
@@ -543,8 +545,9 @@ std::vector<optim::FlatOptimizer::PieceTensor> ShardOptimizer::piece_tensors() {
   if (swap_ || values_swapped_)
     throw ValueError("zero", "a rank's shard of an optimizer state or of parameters swapped to "
                              "NVMe cannot be handed out whole (save a full checkpoint instead)");
-  std::vector<optim::FlatOptimizer::PieceTensor> out = device_adam_ ? device_adam_->piece_tensors()
-                                                               : std::vector<optim::FlatOptimizer::PieceTensor>{};
+  std::vector<optim::FlatOptimizer::PieceTensor> out =
+      device_adam_ ? device_adam_->piece_tensors()
+                   : std::vector<optim::FlatOptimizer::PieceTensor>{};
   for (auto& a : host_adams_) {
     std::vector<optim::FlatOptimizer::PieceTensor> part = a->piece_tensors();
     out.insert(out.end(), part.begin(), part.end());

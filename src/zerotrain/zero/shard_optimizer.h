@@ -22,9 +22,9 @@
 // copies, runs the CPU optimizer on it and starts copying its updated values back on the
 // host-to-device stream, so the next sub-group's update overlaps this one's copy. The compute
 // stream waits for the copies before the next use of the values, so no step reads stale weights.
-// The CPU and CUDA Adam, Lion and SGD give the same bits ([Note: flat shards] in optim/shard.h), so a run gives
-// bitwise the same losses, weights and state with and without offload. On a CPU run the same
-// path runs with host-to-host copies (the parity tests' "host-side placement").
+// The CPU and CUDA Adam, Lion and SGD give the same bits ([Note: flat shards] in optim/shard.h), so
+// a run gives bitwise the same losses, weights and state with and without offload. On a CPU run the
+// same path runs with host-to-host copies (the parity tests' "host-side placement").
 #pragma once
 
 #include <condition_variable>
@@ -79,9 +79,9 @@ class ShardOptimizer {
   // One update of every group with grads[g] times grad_scale. The device groups' values are
   // ready for the work queued on `stream` afterwards; the host groups are updated by a worker
   // thread after step() returns, sub-group by sub-group in group order, so the caller must
-  // await_values(g) before it uses a host group's values again. Throws as optim::FlatOptimizer::step,
-  // before anything is stepped; an error of the host update is thrown by the next call that
-  // waits for it.
+  // await_values(g) before it uses a host group's values again. Throws as
+  // optim::FlatOptimizer::step, before anything is stepped; an error of the host update is thrown
+  // by the next call that waits for it.
   void step(std::span<const Tensor> grads, float lr, float grad_scale, Stream stream);
   // Blocks until host group g's update of the last step is done (no-op for a device group) and
   // makes `stream` wait for its copy back to the device: from then on its values may be read.
