@@ -3,11 +3,13 @@
 // and coefficients, Lion's betas, SGD's momentum, dampening, nesterov), the keyword arguments that
 // change nothing (FusedLion's set_grad_none, SGD's foreach / fused / differentiable), and what is
 // refused in one line: a key no constructor takes, FusedLamb's amsgrad, SGD's maximize, inverted
-// trust-ratio bounds, and DeepSpeed's optimizers zerotrain does not have, by name.
+// trust-ratio bounds, and DeepSpeed's optimizers zerotrain does not have, by name; the warning for
+// Lamb and SGD under ZeRO, which DeepSpeed runs only with zero_allow_untested_optimizer.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "zerotrain/config/load.h"
 #include "zerotrain/core/error.h"
@@ -82,6 +84,29 @@ TEST(DsConfigOptimizers, RefusesInOneLineNamingTheKey) {
     expect(str(R"({"type": ")", name, R"("})"),
            str("optimizer.type: \"", name, "\" is a DeepSpeed optimizer zerotrain does not "
                                           "support"));
+}
+
+// DeepSpeed refuses Lamb and SGD under ZeRO without zero_allow_untested_optimizer; zerotrain
+// runs them and says so (Lamb's trust ratio also differs from DeepSpeed's ZeRO: per parameter).
+TEST(DsConfigOptimizers, UntestedOptimizerUnderZeroWarns) {
+  const auto warnings_of = [](const std::string& body) {
+    return parse_ds_config(R"({"train_batch_size": 4, )" + body + "}", "t").warnings;
+  };
+  const auto has = [](const std::vector<std::string>& ws, const std::string& part) {
+    for (const std::string& w : ws)
+      if (w.find(part) != std::string::npos) return true;
+    return false;
+  };
+  const auto sgd = warnings_of(R"("optimizer": {"type": "SGD"}, "zero_optimization": {"stage": 2})");
+  EXPECT_TRUE(has(sgd, "[config] optimizer.type SGD at ZeRO stage 2: DeepSpeed 0.19.6 refuses "
+                       "this optimizer under ZeRO unless zero_allow_untested_optimizer is true"));
+  const auto lamb = warnings_of(R"("optimizer": {"type": "Lamb"}, "zero_optimization": {"stage": 1},
+                                   "zero_allow_untested_optimizer": true)");
+  EXPECT_TRUE(has(lamb, "trust ratio per parameter"));
+  EXPECT_FALSE(has(lamb, "refuses"));
+  EXPECT_FALSE(has(warnings_of(R"("optimizer": {"type": "Lion"}, "zero_optimization": {"stage": 3})"),
+                   "optimizer.type"));
+  EXPECT_FALSE(has(warnings_of(R"("optimizer": {"type": "Lamb"})"), "optimizer.type"));
 }
 
 }  // namespace

@@ -56,7 +56,8 @@ constexpr std::array kUsage = {
           "same average up to rounding)",
           true},
     Usage{"zero_allow_untested_optimizer",
-          "parsed; read nowhere: every optimizer zerotrain has runs at every stage"},
+          "config check: whether DeepSpeed would refuse Lamb or SGD under ZeRO (warned); "
+          "zerotrain runs every optimizer it has at every stage"},
     Usage{"zero_force_ds_cpu_optimizer",
           "parsed; read nowhere: offload always steps zerotrain's own CPU Adam"},
     Usage{"disable_allgather", "parsed; read nowhere: stage 1-2 gather the updated shards always"},
