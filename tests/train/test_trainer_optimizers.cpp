@@ -150,7 +150,8 @@ TEST(TrainerOptimizers, RefusesWhatARuleCannotRun) {
   test::expect_error<ValueError>(
       [&] {
         train::validate_train_config(with_ds_config(base, R"({"train_micro_batch_size_per_gpu": 2,
-            "zero_optimization": {"stage": 1}, "bf16": {"enabled": true, "bf16_master_weights_and_grads": true,
+            "zero_optimization": {"stage": 1},
+            "bf16": {"enabled": true, "bf16_master_weights_and_grads": true,
                      "bf16_optimizer_states": true},
             "optimizer": {"type": "SGD", "params": {"momentum": 0.9}}})"));
       },

@@ -163,8 +163,8 @@ struct ZeroOptions {
 // communicator outlive it. `initial`: the
 // optimizer state to start from, fresh (step 0, no tensors) or a full state read from a
 // checkpoint, of which each rank takes its shard (checked whole on every rank, see
-// optim::FlatOptimizer::load_state). Broadcasts rank 0's values. Throws ValueError for a stage outside
-// 0-3, a shard_init with a stage other than 3, a gradient / communication dtype other than f32,
+// optim::FlatOptimizer::load_state). Broadcasts rank 0's values. Throws ValueError for a stage
+// outside 0-3, a shard_init with a stage other than 3, a gradient / communication dtype other than f32,
 // bf16 or f16, or an offload policy other than none.
 std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
                                            std::vector<std::unique_ptr<nn::Block>>& blocks,
