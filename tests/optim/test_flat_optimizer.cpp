@@ -5,7 +5,8 @@
 // Lamb's norms across runs and across two "ranks" (threads exchanging their norm slots, as
 // zero/shard_optimizer.cpp does over the communicator) give the bits of one run
 // ([Note: Lamb across shards]); each rule's state slots round-trip through full_state /
-// load_state and evict / restore; what the rules cannot do is refused by name.
+// load_state and evict / restore; on a CUDA device (when there is one) the rules match the CPU;
+// what the rules cannot do is refused by name.
 #include <gtest/gtest.h>
 
 #include <barrier>
@@ -332,6 +333,40 @@ TEST(FlatOptimizerRules, LambNormsAcrossRunsAndRanksGiveTheBitsOfOneRun) {
   test::expect_bitwise_equal(whole_value, split_value, "two ranks");
   // Without the exchange each rank's trust ratio would see half of the big parameter.
   EXPECT_GT(whole.norm_slots(2), 2);
+}
+
+// On a CUDA device the rules step the CPU's bits (Lion, SGD) or, Lamb, its values up to the
+// norms' summation order (the segments' sums are taken on the device, [Note: CUDA LAMB]).
+TEST(FlatOptimizerRules, CudaMatchesTheCpu) {
+  ZT_SKIP_WITHOUT_CUDA();
+  for (const auto& [what, c] : every_rule()) {
+    SCOPED_TRACE(what);
+    auto host = make_params(DType::bf16, 95, true), dev = make_params(DType::bf16, 95, true);
+    for (auto& p : dev) {
+      p->value = p->value.to(Device::cuda(0));
+      p->grad = p->grad.to(Device::cuda(0));
+    }
+    test::ParamAdamOptions o;
+    o.adam = c;
+    test::ParamAdam on_host(test::pointers(host), o);
+    test::ParamAdam on_device(test::pointers(dev), o);
+    for (int s = 0; s < 3; ++s) {
+      for (size_t i = 0; i < host.size(); ++i) {
+        host[i]->grad = test::random_tensor(host[i]->shape, DType::f32, 600 + 10 * s + i);
+        dev[i]->grad = host[i]->grad.to(Device::cuda(0));
+      }
+      on_host.step(kLrs[s], kScales[s]);
+      on_device.step(kLrs[s], kScales[s], Stream{Device::cuda(0)});
+    }
+    synchronize(Stream{Device::cuda(0)});
+    for (size_t i = 0; i < host.size(); ++i) {
+      const Tensor back = dev[i]->value.to(Device::cpu());
+      if (c.kind == OptimizerKind::lamb)
+        test::expect_close(test::to_doubles(host[i]->value), back, {1e-2, 1e-2}, host[i]->name);
+      else
+        test::expect_bitwise_equal(host[i]->value, back, host[i]->name);
+    }
+  }
 }
 
 TEST(FlatOptimizerRules, RefusesWhatARuleCannotDo) {
