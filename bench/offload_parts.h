@@ -1,9 +1,9 @@
 // The parts of an offloaded optimizer step, each measured alone (train_bench --measure-parts), so
 // a step can be held against max(GPU compute, CPU Adam, PCIe transfer) of the same run:
-//   - the CPU Adam: optim::FlatAdam on host tensors of the run's value and gradient dtypes (f32
-//     masters and moments), with the run's OpenMP threads, over exactly the shard's element count,
-//     stepped in slabs as the engine steps sub-groups (a slab is far larger than any cache, so
-//     the rate is the one the whole shard would see);
+//   - the CPU Adam: optim::FlatOptimizer on host tensors of the run's value and gradient
+//     dtypes (f32 masters and moments), with the run's OpenMP threads, over exactly the shard's
+//     element count, stepped in slabs as the engine steps sub-groups (a slab is far larger than
+//     any cache, so the rate is the one the whole shard would see);
 //   - the PCIe transfer: pinned device->host copies of the gradient shard's bytes and host->device
 //     copies of the value shard's bytes (Tensor::copy_from, cudaMemcpyAsync), in slabs;
 //   - the ceiling: pinned host->device and device->host GB/s at 256 MiB;
@@ -23,7 +23,7 @@
 
 #include "zerotrain/core/allocator.h"
 #include "zerotrain/core/tensor.h"
-#include "zerotrain/optim/flat_adam.h"
+#include "zerotrain/optim/flat_optimizer.h"
 
 namespace zt::bench {
 
@@ -62,14 +62,14 @@ inline int64_t host_ram_bytes() {
 struct CpuAdamPart {
   double seconds = 0;    // one update of `elements` elements
   int64_t elements = 0;  // the shard
-  int64_t slab = 0;      // elements per FlatAdam step
+  int64_t slab = 0;      // elements per FlatOptimizer step
   int threads = 0;       // OpenMP threads
 };
 
 // One Adam update of `elements` elements with `value_dtype` values (f32 masters and moments when
 // 16-bit) and `grad_dtype` gradients, in slabs of at most `slab_limit` elements.
 inline CpuAdamPart time_cpu_adam(int64_t elements, DType value_dtype, DType grad_dtype,
-                                 int64_t slab_limit, const optim::AdamConfig& config) {
+                                 int64_t slab_limit, const optim::OptimizerConfig& config) {
   CpuAdamPart part;
   part.elements = elements;
   part.slab = std::max<int64_t>(1, std::min(elements, slab_limit));
@@ -79,7 +79,7 @@ inline CpuAdamPart time_cpu_adam(int64_t elements, DType value_dtype, DType grad
   value.fill(0.01);
   Tensor grad = Tensor::empty({k}, grad_dtype);
   grad.fill(0.001);
-  optim::FlatAdam adam({{"slab", {k}, value_dtype, true}}, {{value, {{0, 0, k, 0}}}}, config,
+  optim::FlatOptimizer adam({{"slab", {k}, value_dtype, true}}, {{value, {{0, 0, k, 0}}}}, config,
                        optim::Precision::mixed, nullptr);
   const std::vector<Tensor> grads{grad};
   adam.step(grads, 1e-5f);  // creates the state: every page touched before the clock starts

@@ -208,8 +208,8 @@ int main(int argc, char** argv) {
       zo.shard_init = source;
       zo.shard_init_dtype = dtype;
     }
-    zo.optimizer.adam.beta2 = 0.999;  // torch.optim.AdamW's defaults, no weight decay
-    zo.optimizer.adam.weight_decay = 0.0;
+    zo.optimizer.config.beta2 = 0.999;  // torch.optim.AdamW's defaults, no weight decay
+    zo.optimizer.config.weight_decay = 0.0;
     const std::unique_ptr<zero::ZeroStage> engine = zero::make_zero_stage(
         zo, net.blocks(),
         comm ? zero::ZeroContext(*comm, dev, stream) : zero::ZeroContext::one_process(dev, stream));
@@ -268,7 +268,7 @@ int main(int argc, char** argv) {
       const DType value_dtype = dtype;  // the 16-bit values the host Adam writes back
       const bench::CpuAdamPart adam =
           bench::time_cpu_adam(shard, value_dtype, *zo.grad_dtype,
-                               std::min<int64_t>(off.sub_group_size, 1 << 27), zo.optimizer.adam);
+                               std::min<int64_t>(off.sub_group_size, 1 << 27), zo.optimizer.config);
       host_parts = {{"shard_elements", shard},
                     {"value_dtype", std::string(dtype_name(value_dtype))},
                     {"grad_dtype", std::string(dtype_name(*zo.grad_dtype))},

@@ -70,7 +70,7 @@ tb() {  # tb NAME ARGS...: one train_bench run, its JSON in json/NAME.json
 if want tests; then
   echo "== tests: CUDA tests of zero/ and optim/, every offload test"
   box tests 120 "$bin/zerotrain_tests" --gtest_output="json:$work/json/gtest.json" \
-    --gtest_filter='Zero*:GradBuckets*:*Offload*:*Swap*:*Nvme*:*Pinned*:*HostBuffer*:OptimCuda*:*FlatAdam*:*LowPrecisionCuda*:*Allocator*'
+    --gtest_filter='Zero*:GradBuckets*:*Offload*:*Swap*:*Nvme*:*Pinned*:*HostBuffer*:OptimCuda*:*FlatOptimizer*:*LowPrecisionCuda*:*Allocator*'
 fi
 
 if want gpt2; then

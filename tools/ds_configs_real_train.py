@@ -5,8 +5,9 @@ For every file ../shared/ds-configs-real/EXPECT.tsv marks "accept", runs two ste
 on CPU ranks (`zerotrain train --nproc W --device cpu`), as a Hugging Face Trainer user runs the
 file: flags only where it says "auto" (--micro-batch, --grad-accum, --dtype), W the world size
 that its own batch numbers imply (4, else 1, 2 or 8), exactly as tests/config/real_corpus.cpp
-picks them for the config check. Each run either trains or is refused in one line; the refusals
-that name a setting train cannot run yet ("[config] KEY: not supported yet by zerotrain train")
+picks them for the config check (a file whose batch implies more than 1024 sequences per rank and
+step runs with 16 accumulation steps, saying so). Each run either trains or is refused in one
+line; the refusals that name a setting train cannot run yet ("[config] KEY: not supported yet by zerotrain train")
 are counted per feature, and the list of features still missing is printed last. It shrinks as
 features land.
 
@@ -33,6 +34,10 @@ ERROR = re.compile(r"^(\[rank \d+\] )?(?=\[[a-z_]+\] )")
 NOT_YET = re.compile(r"\[config\] (\S+): not supported yet by zerotrain train \((.*)\)")
 # Files zerotrain refuses on purpose although EXPECT.tsv accepts them, with the key the refusal
 # names (the same list as tests/config/test_ds_config_real.cpp, where each has its reason).
+# Past this many sequences per rank and step, a file runs with at most MAX_ACCUM accumulation steps
+# (scaled_batch; said in its line).
+MAX_SEQUENCES = 1024
+MAX_ACCUM = 16
 DELIBERATE = {
     "Megatron-DeepSpeed__examples_deepspeed_curriculum_learning_ds_zero_stage_1_config_baseline."
     "json": "optimizer.params.max_grad_norm",
@@ -65,8 +70,9 @@ def has_auto(j, path):
     return node == "auto"
 
 
-def trainer_flags(j):
-    """The world size and the flags a Trainer user gives (real_corpus.cpp's trainer_overrides)."""
+def trainer_batch(j):
+    """The world size, micro batch and accumulation a Trainer user runs the file with
+    (real_corpus.cpp's trainer_overrides)."""
     train, micro, accum = (positive(j, k) for k in
                            ("train_batch_size", "train_micro_batch_size_per_gpu",
                             "gradient_accumulation_steps"))
@@ -79,6 +85,25 @@ def trainer_flags(j):
         world = next((w for w in (4, 1, 2, 8) if train % (per_rank * w) == 0), 4)
     grad_accum = accum or (train // (world * micro) if train and micro else 1)
     micro_batch = micro or (train // (world * grad_accum) if train else 2)
+    return world, micro_batch, grad_accum
+
+
+def scaled_batch(j, world, micro_batch, grad_accum):
+    """The file with at most MAX_ACCUM accumulation steps, when its batch implies more than
+    MAX_SEQUENCES sequences per rank and step (else None): two such steps of a tiny model take
+    longer than the run's timeout on CPU ranks, and the batch rule is config check's to test."""
+    if micro_batch * grad_accum <= MAX_SEQUENCES or grad_accum <= MAX_ACCUM:
+        return None
+    out = dict(j)
+    if isinstance(j.get("gradient_accumulation_steps"), int):
+        out["gradient_accumulation_steps"] = MAX_ACCUM
+    if isinstance(j.get("train_batch_size"), int):
+        out["train_batch_size"] = world * micro_batch * MAX_ACCUM
+    return out
+
+
+def flags_for(j, micro_batch, grad_accum):
+    """The flags a Trainer user gives: values only where the file says "auto"."""
     flags = []
     no_batch_key = "train_batch_size" not in j and "train_micro_batch_size_per_gpu" not in j
     if has_auto(j, "train_micro_batch_size_per_gpu") or no_batch_key:
@@ -88,7 +113,7 @@ def trainer_flags(j):
     if any(has_auto(j, k) for k in ("fp16.enabled", "bf16.enabled", "bfloat16.enabled")):
         fp16 = isinstance(j.get("fp16"), dict) and j["fp16"].get("enabled") is True
         flags += ["--dtype", "fp16" if fp16 else "bf16"]
-    return world, flags
+    return flags
 
 
 def main():
@@ -133,7 +158,17 @@ def main():
             continue
         path = os.path.join(a.corpus, name)
         with open(path) as f:
-            world, flags = trainer_flags(json.load(f))
+            j = json.load(f)
+        world, micro_batch, grad_accum = trainer_batch(j)
+        flags = flags_for(j, micro_batch, grad_accum)
+        note = ""
+        scaled = scaled_batch(j, world, micro_batch, grad_accum)
+        if scaled is not None:
+            flags = flags_for(scaled, micro_batch, MAX_ACCUM)
+            path = os.path.join(work, "scaled-" + name)
+            with open(path, "w") as f:
+                json.dump(scaled, f)
+            note = f"[batch scaled from {grad_accum} to {MAX_ACCUM} accumulation steps] "
         cmd = [zt, "train", "--model", model, "--data", tokens, "--out",
                os.path.join(work, name), "--device", "cpu", "--steps", "2", "--seq-len", "32",
                "--nproc", str(world), "--deepspeed", path] + flags
@@ -163,8 +198,8 @@ def main():
             detail = (errors or out.strip().splitlines() or ["(no output)"])[-1]
             other.append(name)
         results.append({"file": name, "world": world, "flags": flags, "status": status,
-                        "detail": detail})
-        print(f"{status:8} {name}  (--nproc {world} {' '.join(flags)}) {detail}", flush=True)
+                        "detail": note + detail})
+        print(f"{status:8} {name}  (--nproc {world} {' '.join(flags)}) {note}{detail}", flush=True)
     counts = collections.Counter(r["status"] for r in results)
     print(f"\n{len(results)} accepted files: {counts['trained']} trained 2 steps, "
           f"{counts['missing']} refused naming a missing feature, {counts['refused']} refused on "

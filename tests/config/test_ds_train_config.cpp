@@ -150,9 +150,19 @@ TEST(DsTrainConfig, UnsupportedSettingsAreNamed) {
                  "fp16": {"enabled": true, "fp16_master_weights_and_grads": true}})")
                 .find("fp16.fp16_master_weights_and_grads: not supported yet by zerotrain train"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"train_batch_size": 8, "optimizer": {"type": "Lion"}})")
-                .find("optimizer.type: not supported yet"),
+  EXPECT_NE(error_of(R"({"train_batch_size": 8, "optimizer": {"type": "Lamb"},
+                 "zero_optimization": {"stage": 1, "offload_optimizer": {"device": "cpu"}}})")
+                .find("zero_optimization.offload_optimizer: not supported yet by zerotrain train "
+                      "(Lamb with optimizer offload"),
             std::string::npos);
+  TrainConfig lion;
+  apply_ds_config(load(R"({"train_batch_size": 8, "optimizer": {"type": "Lion",
+                 "params": {"betas": [0.95, 0.98], "weight_decay": 0.2}}})",
+                       lion, {}),
+                  {}, lion);
+  EXPECT_EQ(lion.optimizer.kind, optim::OptimizerKind::lion);  // runs now
+  EXPECT_DOUBLE_EQ(lion.optimizer.beta1, 0.95);
+  EXPECT_DOUBLE_EQ(lion.optimizer.weight_decay, 0.2);
   EXPECT_NE(error_of(R"({"train_batch_size": 8, "scheduler": {"type": "WarmupLR",
                  "params": {"last_batch_iteration": 5}}})")
                 .find("scheduler.params.last_batch_iteration: not supported yet"),

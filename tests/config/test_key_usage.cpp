@@ -50,7 +50,7 @@ TEST(KeyUsage, ExplainsEachKeyOfAFile) {
         "bfloat16 = {\"enabled\":true}: deprecated: read as bf16",
         "torch_autocast = {\"enabled\":false}: unsupported, ignored because the feature is off",
         "cuda_visible_devices = \"0\": unknown top-level key: ignored, as DeepSpeed does",
-        "optimizer.params.lr = 0.0001: train: the Adam/AdamW step"})
+        "optimizer.params.lr = 0.0001: train: the optimizer step (Adam, AdamW, Lamb, Lion, SGD)"})
     EXPECT_NE(out.find(line), std::string::npos) << "missing: " << line << "\nin:\n" << out;
 }
 

@@ -121,7 +121,7 @@ TEST(PeakEstimate, AmsgradAddsAThirdF32State) {
       RunSetup s = setup_of("gpt2.json", stage, 2, 1024, 1, false);
       s.dtype = dtype;
       const PeakEstimate plain = estimate_peak(s);
-      s.amsgrad = true;
+      s.optimizer.amsgrad = true;
       const PeakEstimate ams = estimate_peak(s);
       const double elems =
           stage == 0 ? 124439808.0 : plain.items[2].bytes / (dtype == DType::f32 ? 8 : 12);
@@ -130,6 +130,33 @@ TEST(PeakEstimate, AmsgradAddsAThirdF32State) {
       EXPECT_NE(ams.items[2].name.find("max v"), std::string::npos) << ams.items[2].name;
       EXPECT_NE(describe(s).find("amsgrad"), std::string::npos);
     }
+  }
+}
+
+// The update rule's state slots (optim/state_slots.h) are its optimizer bytes: Lamb keeps Adam's
+// two moments, Lion one, SGD a momentum buffer only with momentum; masters are 4 bytes in each.
+TEST(PeakEstimate, OptimizerBytesFollowTheUpdateRule) {
+  for (int stage : {0, 2}) {
+    RunSetup s = setup_of("gpt2.json", stage, 2, 1024, 1, false);
+    const PeakEstimate adam = estimate_peak(s);
+    const double elems = adam.items[2].bytes / 12;  // bf16 values: master + two moments
+    const auto bytes_with = [&](optim::OptimizerKind kind, double momentum) {
+      RunSetup r = s;
+      r.optimizer.kind = kind;
+      r.optimizer.momentum = momentum;
+      const PeakEstimate e = estimate_peak(r);
+      EXPECT_DOUBLE_EQ(e.peak_allocated - adam.peak_allocated, e.items[2].bytes - 12 * elems);
+      return e.items[2].bytes / elems;
+    };
+    EXPECT_DOUBLE_EQ(bytes_with(optim::OptimizerKind::lamb, 0), 12) << "stage " << stage;
+    EXPECT_DOUBLE_EQ(bytes_with(optim::OptimizerKind::lion, 0), 8) << "stage " << stage;
+    EXPECT_DOUBLE_EQ(bytes_with(optim::OptimizerKind::sgd, 0.9), 8) << "stage " << stage;
+    EXPECT_DOUBLE_EQ(bytes_with(optim::OptimizerKind::sgd, 0), 4) << "stage " << stage;
+    s.optimizer.kind = optim::OptimizerKind::lion;
+    EXPECT_NE(estimate_peak(s).items[2].name.find("Lion"), std::string::npos);
+    EXPECT_NE(describe(s).find("Lion"), std::string::npos);
+    s.precision = optim::Precision::low;
+    EXPECT_THROW(estimate_peak(s), ValueError);  // the low-precision mode is Adam's alone
   }
 }
 
@@ -282,9 +309,9 @@ TEST(PeakEstimate, BadSetupsNameTheField) {
   s.dtype = DType::f32;
   expect_error(s, "precision low");
   s.dtype = DType::bf16;
-  s.amsgrad = true;
+  s.optimizer.amsgrad = true;
   expect_error(s, "amsgrad");
-  s.amsgrad = false;
+  s.optimizer.amsgrad = false;
   s.precision = optim::Precision::mixed;
   s.stage = 4;
   s.stage = 2;

@@ -10,7 +10,11 @@
 // and resumed from it in stage 3 ends bitwise where an uninterrupted stage 0 run ends (the
 // checkpoint holds the gathered full optimizer state). A DeepSpeed OneCycle scheduler that cycles
 // momentum (the engine's set_betas before every update) keeps the stages bitwise equal, and
-// changes the result against the same schedule without momentum cycling. See [Note: ZeRO stages] in
+// changes the result against the same schedule without momentum cycling. The other update rules
+// keep the stages bitwise equal too: Lamb (its per-parameter trust ratio from norms summed over
+// the ranks, [Note: Lamb across shards] in optim/flat_optimizer.h, and a resume in another
+// stage), Lion and SGD (momentum with dampening, Nesterov, none), the elementwise ones also with
+// optimizer offload to host memory and NVMe. See [Note: ZeRO stages] in
 // src/zerotrain/zero/zero_stage.h.
 #include <gtest/gtest.h>
 
@@ -61,6 +65,8 @@ struct ParityCase {
   double offload_ratio = 1.0;
   // f16: updates skipped at these steps as after an overflow ([Note: fp16 step]).
   std::vector<int64_t> overflow_steps = {};
+  // Another update rule than Adam (optim/optimizer_config.h): replaces the Adam settings above.
+  std::optional<optim::OptimizerConfig> rule = {};
 };
 
 constexpr int64_t kSteps = 8;
@@ -85,6 +91,7 @@ train::TrainConfig config_for(const fs::path& dir, const ParityCase& k, int stag
   c.precision.mode = k.precision;
   c.optimizer.decoupled_weight_decay = k.decoupled_weight_decay;
   c.optimizer.amsgrad = k.amsgrad;
+  if (k.rule) c.optimizer = *k.rule;
   c.activation_checkpointing = k.activation_checkpointing;
   c.comm = &test::process_group().host();
   c.zero.reduce_bucket_elements = 3000;  // stage 0: several buckets
@@ -146,14 +153,12 @@ void run_parity(const ParityCase& k, std::string* stage0_model = nullptr) {
   comm.barrier();
 }
 
-// A parity case with other gradient dtypes must also change the result: stage 0 with f32
-// accumulation and communication ends elsewhere (otherwise the dtypes were ignored).
-void run_parity_changing_dtypes(const ParityCase& k) {
+// A parity case must also change the result against `plain` (its stage 0 ends elsewhere):
+// otherwise the setting it tests was ignored.
+void run_parity_differing_from(const ParityCase& k, const ParityCase& plain, const char* what) {
   comm::Communicator& comm = test::process_group().host();
-  const fs::path dir = test::shared_temp_dir(std::string("zero_f32_") + k.name);
+  const fs::path dir = test::shared_temp_dir(std::string("zero_plain_") + k.name);
   test::write_inputs(dir, k.model);
-  ParityCase plain = k;
-  plain.grad_accum_dtype = plain.comm_dtype = DType::f32;
   train::train(config_for(dir, plain, 0));
   comm.barrier();
   std::string model0;
@@ -161,10 +166,24 @@ void run_parity_changing_dtypes(const ParityCase& k) {
   if (comm.rank() == 0) {
     ASSERT_FALSE(model0.empty());
     EXPECT_FALSE(model0 == test::file_bytes(dir / "stage0" / "model" / "model.safetensors"))
-        << k.name << ": the gradient dtypes changed nothing";
+        << k.name << ": " << what << " changed nothing";
     fs::remove_all(dir);
   }
   comm.barrier();
+}
+
+// Other gradient dtypes against f32 accumulation and communication.
+void run_parity_changing_dtypes(const ParityCase& k) {
+  ParityCase plain = k;
+  plain.grad_accum_dtype = plain.comm_dtype = DType::f32;
+  run_parity_differing_from(k, plain, "the gradient dtypes");
+}
+
+// Another update rule against Adam.
+void run_parity_changing_rule(const ParityCase& k) {
+  ParityCase plain = k;
+  plain.rule.reset();
+  run_parity_differing_from(k, plain, "the update rule");
 }
 
 TEST(ZeroParity, LlamaF32NoAccumulation) {
@@ -357,6 +376,87 @@ TEST(ZeroParity, LlamaF32OffloadParamsToNvmeOptimizerOnTheDevice) {
   run_parity(k);
 }
 
+// The other update rules: DeepSpeed's FusedLamb (BERT's settings), Lion, torch's SGD.
+optim::OptimizerConfig lamb_rule() {
+  optim::OptimizerConfig c;
+  c.kind = optim::OptimizerKind::lamb;
+  c.beta1 = 0.9;
+  c.beta2 = 0.999;
+  c.eps = 1e-6;
+  c.weight_decay = 0.01;
+  c.bias_correction = false;
+  c.max_coeff = 0.3;
+  c.min_coeff = 0.01;
+  return c;
+}
+
+optim::OptimizerConfig lion_rule() {
+  optim::OptimizerConfig c;
+  c.kind = optim::OptimizerKind::lion;
+  c.beta1 = 0.9;
+  c.beta2 = 0.99;
+  c.weight_decay = 0.1;
+  return c;
+}
+
+optim::OptimizerConfig sgd_rule(double momentum, double dampening, bool nesterov) {
+  optim::OptimizerConfig c;
+  c.kind = optim::OptimizerKind::sgd;
+  c.momentum = momentum;
+  c.dampening = dampening;
+  c.nesterov = nesterov;
+  c.weight_decay = 0.01;
+  return c;
+}
+
+// The layers' groups (9000-odd elements) are cut between ranks inside parameters, so a trust
+// ratio needs the norms of pieces on other ranks.
+TEST(ZeroParity, LlamaBf16LambAccumulation2) {
+  ParityCase k{"llama_bf16_lamb_a2", test::tiny_llama(), DType::bf16, 2};
+  k.rule = lamb_rule();
+  run_parity_changing_rule(k);
+}
+
+TEST(ZeroParity, Gpt2TiedF32LambPersistentCheckpointed) {
+  ParityCase k{"gpt2_f32_lamb", test::tiny_gpt2(), DType::f32, 1, true, 2000};
+  k.rule = lamb_rule();
+  k.rule->bias_correction = true;
+  k.rule->eps_inside_sqrt = true;
+  run_parity(k);
+}
+
+TEST(ZeroParity, LlamaBf16LionOffloadOptimizerAccumulation2) {
+  ParityCase k{"llama_bf16_lion_offload", test::tiny_llama(), DType::bf16, 2};
+  k.rule = lion_rule();
+  k.offload = cpu_offload(20'000);
+  run_parity(k);
+}
+
+TEST(ZeroParity, Gpt2TiedBf16LionCheckpointed) {
+  ParityCase k{"gpt2_bf16_lion", test::tiny_gpt2(), DType::bf16, 1, true};
+  k.rule = lion_rule();
+  run_parity_changing_rule(k);
+}
+
+TEST(ZeroParity, LlamaBf16SgdNesterovAccumulation2) {
+  ParityCase k{"llama_bf16_sgd_nesterov", test::tiny_llama(), DType::bf16, 2};
+  k.rule = sgd_rule(0.9, 0.0, true);
+  run_parity_changing_rule(k);
+}
+
+TEST(ZeroParity, LlamaF32SgdMomentumDampeningOffloadOptimizerToNvme) {
+  ParityCase k{"llama_f32_sgd_nvme", test::tiny_llama(), DType::f32, 1};
+  k.rule = sgd_rule(0.8, 0.1, false);
+  k.offload = nvme_offload(test::shared_temp_dir("zero_sgd_nvme_swap"));
+  run_parity(k);
+}
+
+TEST(ZeroParity, LlamaBf16SgdWithoutMomentum) {
+  ParityCase k{"llama_bf16_sgd_plain", test::tiny_llama(), DType::bf16, 1};
+  k.rule = sgd_rule(0.0, 0.0, false);
+  run_parity_changing_rule(k);
+}
+
 struct Interrupted : std::runtime_error {
   Interrupted() : std::runtime_error("interrupted") {}
 };
@@ -403,6 +503,20 @@ TEST(ZeroParity, ResumesWithOptimizerOffloadBitwise) {
   run_resume_in_another_stage(k);
   k.name = "bf16_nvme";
   k.offload = nvme_offload(test::shared_temp_dir("zero_resume_nvme_swap"));
+  run_resume_in_another_stage(k);
+}
+
+// The other rules' state (Lamb's moments; SGD's momentum buffers offloaded) resumes too.
+TEST(ZeroParity, LambResumesInAnotherStageBitwise) {
+  ParityCase k{"bf16_lamb", test::tiny_llama(), DType::bf16, 2};
+  k.rule = lamb_rule();
+  run_resume_in_another_stage(k);
+}
+
+TEST(ZeroParity, SgdResumesInAnotherStageWithOffloadBitwise) {
+  ParityCase k{"bf16_sgd_offload", test::tiny_llama(), DType::bf16, 2};
+  k.rule = sgd_rule(0.9, 0.0, false);
+  k.offload = cpu_offload(20'000);
   run_resume_in_another_stage(k);
 }
 

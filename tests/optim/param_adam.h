@@ -1,8 +1,8 @@
-// The flat Adam (optim/flat_adam.h) over loose parameters, one run per parameter, for the
-// optimizer tests (tests/optim/test_flat_adam.cpp, test_adam_variants.cpp,
+// The flat optimizer (optim/flat_optimizer.h) over loose parameters, one run per parameter, for the
+// optimizer tests (tests/optim/test_flat_adam.cpp, test_flat_optimizer.cpp, test_adam_variants.cpp,
 // test_flat_adam_low_precision.cpp, test_precision_guard.cpp; tests/train/test_grad_clip.cpp,
-// test_train_cuda.cpp): the same FlatAdam the ZeRO stages step, handed each parameter's value and
-// gradient as a flat run of one piece.
+// test_train_cuda.cpp): the same FlatOptimizer the ZeRO stages step, handed each parameter's value
+// and gradient as a flat run of one piece.
 #pragma once
 
 #include <functional>
@@ -10,14 +10,14 @@
 #include <vector>
 
 #include "zerotrain/nn/parameter.h"
-#include "zerotrain/optim/flat_adam.h"
+#include "zerotrain/optim/flat_optimizer.h"
 #include "zerotrain/zero/group_adam.h"
 
 namespace zt::test {
 
 // torch.optim.AdamW's defaults.
-inline optim::AdamConfig torch_adamw() {
-  optim::AdamConfig c;
+inline optim::OptimizerConfig torch_adamw() {
+  optim::OptimizerConfig c;
   c.beta1 = 0.9;
   c.beta2 = 0.999;
   c.eps = 1e-8;
@@ -26,7 +26,7 @@ inline optim::AdamConfig torch_adamw() {
 }
 
 struct ParamAdamOptions {
-  optim::AdamConfig adam = torch_adamw();
+  optim::OptimizerConfig adam = torch_adamw();
   optim::Precision precision = optim::Precision::mixed;
   std::shared_ptr<optim::PrecisionGuard> guard;
   // Which parameters decay; by default the engine's rule (weights only).
@@ -68,11 +68,11 @@ class ParamAdam {
     adam_.load_state(s, stream);
   }
   int64_t step_count() const { return adam_.step_count(); }
-  optim::FlatAdam& adam() { return adam_; }
+  optim::FlatOptimizer& adam() { return adam_; }
 
  private:
   std::vector<nn::Parameter*> params_;
-  optim::FlatAdam adam_;
+  optim::FlatOptimizer adam_;
 };
 
 }  // namespace zt::test

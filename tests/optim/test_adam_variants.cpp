@@ -1,5 +1,5 @@
-// The flat Adam's variants (optim::AdamConfig: decoupled_weight_decay, bias_correction, amsgrad),
-// one run per parameter (param_adam.h): over a few
+// The flat optimizer's Adam variants (optim::OptimizerConfig: decoupled_weight_decay,
+// bias_correction, amsgrad), one run per parameter (param_adam.h): over a few
 // steps with a changing lr and grad_scale each equals optim::adam_step applied by hand to flat
 // copies of the same values bitwise (f32 values in place, bf16 values through f32 masters) and
 // differs from plain AdamW; amsgrad's max_exp_avg_sq is in state(), required by load_state and

@@ -1,4 +1,4 @@
-// The flat Adam (optim/flat_adam.h), one run per parameter (param_adam.h), against the float64
+// The flat Adam (optim/flat_optimizer.h), one run per parameter (param_adam.h), against the float64
 // reference of torch.optim.AdamW (tests/optim/reference_adamw.h) over several steps with a
 // changing lr and grad_scale: the decay / no_decay groups (the engine's default rule and a custom
 // one), f32 parameters stepped in place, f16/bf16 parameters with f32 masters (the value always
@@ -110,14 +110,14 @@ test::ParamAdamOptions decaying() {
 
 // The "decay" and "no_decay" groups, as the flat Adam is given them.
 std::pair<std::vector<std::string>, std::vector<std::string>> groups_of(
-    const optim::FlatAdam& adam) {
+    const optim::FlatOptimizer& adam) {
   std::pair<std::vector<std::string>, std::vector<std::string>> out;
   for (const optim::FlatParam& p : adam.params())
     (p.decays ? out.first : out.second).push_back(p.name);
   return out;
 }
 
-TEST(FlatAdam, DefaultGroupsDecayOnlyWeights) {
+TEST(FlatOptimizer, DefaultGroupsDecayOnlyWeights) {
   auto params = make_params(DType::f32, 1);
   test::ParamAdamOptions o = decaying();
   test::ParamAdam opt(pointers(params), o);
@@ -128,13 +128,13 @@ TEST(FlatAdam, DefaultGroupsDecayOnlyWeights) {
             (std::vector<std::string>{"embed.weight", "layer.0.proj.bias", "layer.0.norm.weight"}));
 }
 
-TEST(FlatAdam, F32ParamsMatchTorchReferenceWithGroups) {
+TEST(FlatOptimizer, F32ParamsMatchTorchReferenceWithGroups) {
   test::ParamAdamOptions o = decaying();
   o.adam.eps = 1e-6f;
   check_against_reference(DType::f32, DType::f32, o, {false, true, false, false, true});
 }
 
-TEST(FlatAdam, CustomDecayRuleChangesTheGroups) {
+TEST(FlatOptimizer, CustomDecayRuleChangesTheGroups) {
   test::ParamAdamOptions o;
   o.adam.weight_decay = 0.2f;
   o.adam.beta1 = 0.8f;
@@ -149,7 +149,7 @@ TEST(FlatAdam, CustomDecayRuleChangesTheGroups) {
   check_against_reference(DType::f32, DType::f32, o, {true, true, false, false, true});
 }
 
-TEST(FlatAdam, LowPrecisionParamsStepF32MastersAndRoundIntoValues) {
+TEST(FlatOptimizer, LowPrecisionParamsStepF32MastersAndRoundIntoValues) {
   test::ParamAdamOptions o;
   o.adam.weight_decay = 0.05f;
   for (DType vd : {DType::bf16, DType::f16})
@@ -160,7 +160,7 @@ TEST(FlatAdam, LowPrecisionParamsStepF32MastersAndRoundIntoValues) {
     }
 }
 
-TEST(FlatAdam, MastersStartFromTheValuesAtConstruction) {
+TEST(FlatOptimizer, MastersStartFromTheValuesAtConstruction) {
   auto params = make_params(DType::bf16, 7);
   // Values set before construction (a checkpoint load) are what the masters start from.
   params[1]->value = test::random_tensor(params[1]->shape, DType::bf16, 99);
@@ -172,7 +172,7 @@ TEST(FlatAdam, MastersStartFromTheValuesAtConstruction) {
   test::expect_close(loaded, master, {0, 0}, "master");
 }
 
-TEST(FlatAdam, StateNamesEveryTensorAndSharesStorage) {
+TEST(FlatOptimizer, StateNamesEveryTensorAndSharesStorage) {
   auto params = make_params(DType::bf16, 3);
   params[4]->value = kernels::cast_to(params[4]->value, DType::f32);  // one f32 parameter
   test::ParamAdam opt(pointers(params));
@@ -210,7 +210,7 @@ TEST(FlatAdam, StateNamesEveryTensorAndSharesStorage) {
 
 // Two optimizers fed the same gradients: one runs straight through, the other is rebuilt from a
 // saved state half way. Their parameters must agree bitwise.
-TEST(FlatAdam, LoadStateResumesBitwise) {
+TEST(FlatOptimizer, LoadStateResumesBitwise) {
   for (DType vd : {DType::f32, DType::bf16}) {
     SCOPED_TRACE(dtype_name(vd));
     auto a = make_params(vd, 40);
@@ -245,7 +245,7 @@ TEST(FlatAdam, LoadStateResumesBitwise) {
   }
 }
 
-TEST(FlatAdam, LoadStateCastsMastersIntoValues) {
+TEST(FlatOptimizer, LoadStateCastsMastersIntoValues) {
   auto params = make_params(DType::bf16, 5);
   test::ParamAdam opt(pointers(params));
   opt.step(1e-3f);
@@ -258,7 +258,7 @@ TEST(FlatAdam, LoadStateCastsMastersIntoValues) {
   test::expect_bitwise_equal(kernels::cast_to(master, DType::bf16), params[0]->value, "value");
 }
 
-TEST(FlatAdam, LoadStateRejectsBadStatesAndKeepsItsOwn) {
+TEST(FlatOptimizer, LoadStateRejectsBadStatesAndKeepsItsOwn) {
   auto params = make_params(DType::bf16, 5);
   test::ParamAdam opt(pointers(params));
   opt.step(1e-3f);
@@ -303,7 +303,7 @@ TEST(FlatAdam, LoadStateRejectsBadStatesAndKeepsItsOwn) {
   EXPECT_TRUE(opt.state().tensors.empty());
 }
 
-TEST(FlatAdam, RejectsBadArguments) {
+TEST(FlatOptimizer, RejectsBadArguments) {
   auto params = make_params(DType::f32, 9);
   std::vector<Parameter*> ptrs = pointers(params);
   {
@@ -312,7 +312,7 @@ TEST(FlatAdam, RejectsBadArguments) {
     // A piece outside its parameter or its run.
     std::vector<optim::FlatRun> runs = test::flat_runs(ptrs);
     runs[0].pieces[0].end += 1;
-    EXPECT_THROW(optim::FlatAdam(test::flat_params(ptrs, {}), runs, test::torch_adamw(),
+    EXPECT_THROW(optim::FlatOptimizer(test::flat_params(ptrs, {}), runs, test::torch_adamw(),
                                  optim::Precision::mixed, nullptr),
                  ValueError);
     Parameter ints{"ids", {4}, ParamKind::weight, Tensor::zeros({4}, DType::i32), Tensor()};
@@ -336,10 +336,12 @@ TEST(FlatAdam, RejectsBadArguments) {
   EXPECT_TRUE(opt.state().tensors.empty());
 }
 
-TEST(FlatAdam, StateSlotTableNamesEverySlot) {
+TEST(FlatOptimizer, StateSlotTableNamesEverySlot) {
   auto kinds = [](DType value, optim::Precision precision, bool amsgrad) {
     std::vector<std::string> out;
-    for (const optim::StateSlot& s : optim::state_slots(value, precision, amsgrad))
+    optim::OptimizerConfig adam;
+    adam.amsgrad = amsgrad;
+    for (const optim::StateSlot& s : optim::state_slots(value, precision, adam))
       out.push_back(std::string(s.suffix) + ":" + std::string(dtype_name(s.dtype)));
     return out;
   };
@@ -359,7 +361,7 @@ TEST(FlatAdam, StateSlotTableNamesEverySlot) {
 // [Note: flat shards]: the same parameters laid back to back in one buffer and cut into two runs
 // in the middle of a parameter (as a ZeRO shard boundary cuts them) step to the same bits as one
 // run per parameter; a parameter in two pieces has no full_state() (the engine gathers it).
-TEST(FlatAdam, RunsCutInsideAParameterStepTheSameBits) {
+TEST(FlatOptimizer, RunsCutInsideAParameterStepTheSameBits) {
   for (DType vd : {DType::f32, DType::bf16}) {
     SCOPED_TRACE(dtype_name(vd));
     auto a = make_params(vd, 60);
@@ -384,7 +386,7 @@ TEST(FlatAdam, RunsCutInsideAParameterStepTheSameBits) {
             {i, std::max<int64_t>(0, cut - at), n, std::max<int64_t>(0, at - cut)});
       at += n;
     }
-    optim::FlatAdam split(test::flat_params(ptrs, o), runs, o.adam, o.precision, nullptr);
+    optim::FlatOptimizer split(test::flat_params(ptrs, o), runs, o.adam, o.precision, nullptr);
     for (int s = 0; s < 3; ++s) {
       at = 0;
       for (Parameter* p : ptrs) {

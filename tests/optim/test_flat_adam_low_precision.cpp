@@ -1,4 +1,4 @@
-// The flat Adam (optim/flat_adam.h) in the low-precision mode ([Note: precision modes] in
+// The flat Adam (optim/flat_optimizer.h) in the low-precision mode ([Note: precision modes] in
 // optim/precision.h), one run per parameter (param_adam.h): bf16 moments and no masters for bf16
 // values (full_state() names and dtypes, a third of the mixed mode's bytes), resumes bitwise
 // through full_state()/load_state, also from f32 moments, and refuses f16 values. The trainer side:
@@ -52,7 +52,7 @@ test::ParamAdamOptions low() {
   return o;
 }
 
-TEST(LowPrecision, FlatAdamKeepsBf16MomentsAndNoMasters) {
+TEST(LowPrecision, FlatOptimizerKeepsBf16MomentsAndNoMasters) {
   Model m(1), mixed(1);
   test::ParamAdam opt(m.ptrs, low()), ref(mixed.ptrs);
   m.set_grads(1);
@@ -73,7 +73,7 @@ TEST(LowPrecision, FlatAdamKeepsBf16MomentsAndNoMasters) {
   EXPECT_NE(m.values(), Model(1).values());
 }
 
-TEST(LowPrecision, FlatAdamResumesBitwiseFromItsStateAndFromF32Moments) {
+TEST(LowPrecision, FlatOptimizerResumesBitwiseFromItsStateAndFromF32Moments) {
   Model a(2), b(2), c(2);
   test::ParamAdam oa(a.ptrs, low());
   for (int step = 1; step <= 2; ++step) {
@@ -106,7 +106,7 @@ TEST(LowPrecision, FlatAdamResumesBitwiseFromItsStateAndFromF32Moments) {
   EXPECT_THROW(ob.load_state(saved), ValueError);
 }
 
-TEST(LowPrecision, FlatAdamRejectsF16ValuesInLowPrecision) {
+TEST(LowPrecision, FlatOptimizerRejectsF16ValuesInLowPrecision) {
   nn::Parameter p{"x.weight",
                   {4},
                   nn::ParamKind::weight,

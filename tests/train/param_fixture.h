@@ -1,6 +1,6 @@
 // Hand-made parameter lists for the optimizer tests (tests/optim/test_flat_adam.cpp,
-// test_adam_variants.cpp, test_train_cuda.cpp): named parameters of given kinds and dtypes, values
-// uniform in [-1, 1) from consecutive seeds, zero f32 gradients.
+// test_flat_optimizer.cpp, test_adam_variants.cpp, test_train_cuda.cpp): named parameters of given
+// kinds and dtypes, values uniform in [-1, 1) from consecutive seeds, zero f32 gradients.
 #pragma once
 
 #include <cstdint>

@@ -41,7 +41,7 @@ Trained train_steps(int stage, const zero::OffloadPolicy& offload, Device device
   o.config.stage = stage;
   o.config.persistence_threshold = 0;
   o.config.offload = offload;
-  o.optimizer.adam.weight_decay = 0.1;
+  o.optimizer.config.weight_decay = 0.1;
   const Stream stream = Stream::default_for(device);
   auto engine = zero::make_zero_stage(o, model.blocks(), zero::ZeroContext::one_process(device, stream));
   nn::BlockRunner runner(model.blocks());

@@ -18,7 +18,7 @@
 #include "zerotrain/nn/block_runner.h"
 #include "zerotrain/nn/head_block.h"
 #include "zerotrain/nn/transformer.h"
-#include "zerotrain/optim/flat_adam.h"
+#include "zerotrain/optim/flat_optimizer.h"
 
 namespace fs = std::filesystem;
 using namespace zt;
@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
 
     // torch.optim.AdamW with one group: every parameter decays. The flat Adam every ZeRO stage
     // steps, one run per parameter.
-    optim::AdamConfig adam;
+    optim::OptimizerConfig adam;
     adam.beta1 = 0.9;
     adam.beta2 = 0.999;
     adam.eps = 1e-8;
@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
       flat_params.push_back({params[i]->name, params[i]->shape, params[i]->value.dtype(), true});
       runs.push_back({params[i]->value.flatten(), {{i, 0, params[i]->value.numel(), 0}}});
     }
-    optim::FlatAdam opt(flat_params, runs, adam, optim::Precision::mixed, nullptr, {}, stream);
+    optim::FlatOptimizer opt(flat_params, runs, adam, optim::Precision::mixed, nullptr, {}, stream);
     nlohmann::json losses = nlohmann::json::array();
     for (int t = 0; t < steps; ++t) {
       model.zero_grads(stream);

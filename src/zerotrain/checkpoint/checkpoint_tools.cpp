@@ -15,6 +15,7 @@
 #include "zerotrain/io/hf_model.h"
 #include "zerotrain/io/safetensors.h"
 #include "zerotrain/nn/transformer.h"
+#include "zerotrain/optim/state_slots.h"
 
 namespace zt::checkpoint {
 
@@ -41,12 +42,14 @@ Tensor read_whole(CheckpointReader& reader, const std::string& name, const Shape
   return t.view(shape);
 }
 
-// The parameter a stored tensor belongs to: itself, or the name before its last ".<slot>".
+// The parameter a stored tensor belongs to: itself, or the name before a state slot's suffix.
 std::string owner_of(const std::string& tensor, const std::set<std::string>& params) {
   if (params.contains(tensor)) return tensor;
-  const size_t dot = tensor.rfind('.');
-  if (dot != std::string::npos && params.contains(tensor.substr(0, dot)))
-    return tensor.substr(0, dot);
+  for (const char* suffix : optim::all_state_suffixes()) {
+    const std::string_view s(suffix);
+    if (tensor.ends_with(s) && params.contains(tensor.substr(0, tensor.size() - s.size())))
+      return tensor.substr(0, tensor.size() - s.size());
+  }
   return {};
 }
 

@@ -129,7 +129,7 @@ int run_peak(const EstimateArgs& a) {
   s.micro_batch = a.micro_batch;
   s.grad_accum = a.grad_accum;
   s.activation_checkpointing = a.activation_checkpointing;
-  s.amsgrad = a.amsgrad;
+  s.optimizer.amsgrad = a.amsgrad;
   s.offload_optimizer = offload_device(a.offload_optimizer);
   s.offload_param = offload_device(a.offload_param);
   s.offload_buffers.sub_group_size = parse_count(a.sub_group_size, "--sub-group-size");

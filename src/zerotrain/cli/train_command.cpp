@@ -435,7 +435,14 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
         dtypes += str(", reduced in ", dtype_name(c->precision.comm_dtype));
       std::string optimizer = c->optimizer.decoupled_weight_decay ? "AdamW" : "Adam with L2 decay";
       if (c->optimizer.amsgrad) optimizer += " amsgrad";
-      if (!c->optimizer.bias_correction) optimizer += " without bias correction";
+      if (c->optimizer.kind != optim::OptimizerKind::adam)
+        optimizer = optim::optimizer_kind_name(c->optimizer.kind);
+      if (c->optimizer.kind == optim::OptimizerKind::sgd && c->optimizer.momentum != 0)
+        optimizer += str(c->optimizer.nesterov ? " Nesterov" : "", " momentum ",
+                         c->optimizer.momentum);
+      if (!c->optimizer.bias_correction && c->optimizer.kind != optim::OptimizerKind::lion &&
+          c->optimizer.kind != optim::OptimizerKind::sgd)
+        optimizer += " without bias correction";
       std::printf("zerotrain train: %s on %s%s, %s, %s, %lld steps x %lld x %lld tokens\n",
                   c->paths.model.string().c_str(), to_string(c->device).c_str(),
                   env.world_size > 1 ? str(" x ", env.world_size, " ranks").c_str() : "",

@@ -136,16 +136,16 @@ struct LambParams {  // FusedLamb
   double eps = 1e-8;
   double weight_decay = 0.0;
   bool bias_correction = true;
+  bool eps_inside_sqrt = false;
   double max_coeff = 10.0;
   double min_coeff = 0.01;
-  bool amsgrad = false;
 };
-struct LionParams {
+struct LionParams {  // FusedLion
   double lr = 1e-3;
-  double beta1 = 0.9, beta2 = 0.99;
+  double beta1 = 0.9, beta2 = 0.999;
   double weight_decay = 0.0;
 };
-struct SgdParams {  // torch.optim.SGD
+struct SgdParams {  // torch.optim.SGD (maximize false; foreach, fused: the same update)
   double lr = 1e-3;
   double momentum = 0.0;
   double dampening = 0.0;

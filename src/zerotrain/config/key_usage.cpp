@@ -27,6 +27,9 @@ constexpr std::string_view kLossScaler =
     "train with fp16: the dynamic loss scaler (train/loss_scaler.h)";
 constexpr std::string_view kScheduler = "train: the learning-rate schedule, DeepSpeed's formula";
 constexpr std::string_view kAdam = "train: the Adam/AdamW step";
+constexpr std::string_view kEveryRule = "train: the optimizer step (Adam, AdamW, Lamb, Lion, SGD)";
+constexpr std::string_view kLamb = "train: the Lamb step (FusedLamb's trust ratio)";
+constexpr std::string_view kSgd = "train: the SGD step (torch.optim.SGD)";
 constexpr std::string_view kNotYet = "refused by train when on (not supported yet)";
 constexpr std::string_view kOffloadOpt =
     "train: the optimizer offload policy (zero/offload_policy.h)";
@@ -53,7 +56,8 @@ constexpr std::array kUsage = {
           "same average up to rounding)",
           true},
     Usage{"zero_allow_untested_optimizer",
-          "parsed; read nowhere: every optimizer zerotrain has runs at every stage"},
+          "config check: whether DeepSpeed would refuse Lamb or SGD under ZeRO (warned); "
+          "zerotrain runs every optimizer it has at every stage"},
     Usage{"zero_force_ds_cpu_optimizer",
           "parsed; read nowhere: offload always steps zerotrain's own CPU Adam"},
     Usage{"disable_allgather", "parsed; read nowhere: stage 1-2 gather the updated shards always"},
@@ -87,18 +91,29 @@ constexpr std::array kUsage = {
           "train with bf16_master_weights_and_grads: the low-precision mode (--precision low)"},
     Usage{"amp.*", "refused by train when enabled (no Apex; use bf16)"},
     Usage{"optimizer.type",
-          "train: Adam and AdamW (Lamb, Lion and SGD are refused by train for now)"},
+          "train: the update rule of every stage's one flat optimizer (optim/flat_optimizer.h)"},
     Usage{"optimizer.legacy_fusion", "parsed; read nowhere: one fused update per run"},
-    Usage{"optimizer.params.lr", kAdam},
-    Usage{"optimizer.params.betas", kAdam},
-    Usage{"optimizer.params.eps", kAdam},
-    Usage{"optimizer.params.weight_decay", kAdam},
+    Usage{"optimizer.params.lr", kEveryRule},
+    Usage{"optimizer.params.betas", "train: the Adam/AdamW, Lamb and Lion steps"},
+    Usage{"optimizer.params.eps", "train: the Adam/AdamW and Lamb steps"},
+    Usage{"optimizer.params.weight_decay", kEveryRule},
     Usage{"optimizer.params.adam_w_mode", kAdam},
     Usage{"optimizer.params.amsgrad", kAdam},
-    Usage{"optimizer.params.bias_correction", kAdam},
+    Usage{"optimizer.params.bias_correction", "train: the Adam/AdamW and Lamb steps"},
     Usage{"optimizer.params.torch_adam",
           "parsed; read nowhere: torch's Adam and FusedAdam make the same update"},
-    Usage{"optimizer.params.*", "parsed for Lamb, Lion or SGD (refused by train for now)"},
+    Usage{"optimizer.params.max_coeff", kLamb},
+    Usage{"optimizer.params.min_coeff", kLamb},
+    Usage{"optimizer.params.eps_inside_sqrt", kLamb},
+    Usage{"optimizer.params.momentum", kSgd},
+    Usage{"optimizer.params.dampening", kSgd},
+    Usage{"optimizer.params.nesterov", kSgd},
+    Usage{"optimizer.params.maximize", "refused when true (gradient ascent)"},
+    Usage{"optimizer.params.set_grad_none",
+          "parsed; read nowhere: FusedLion's choice of when gradients are dropped"},
+    Usage{"optimizer.params.*",
+          "parsed; read nowhere: torch's implementation choices (foreach, fused, "
+          "differentiable) make the same update"},
     Usage{"scheduler.params.last_batch_iteration",
           "refused by train when set (start a schedule part-way with --resume)"},
     Usage{"scheduler.*", kScheduler},

@@ -73,6 +73,29 @@ void check_offload_stages(const ZeroConfig& z, std::vector<std::string>& warning
   }
 }
 
+// DeepSpeed 0.19.6 runs ZeRO (stage >= 1) with the optimizers it lists as tested (of zerotrain's:
+// Adam, AdamW, Lion) and refuses others unless zero_allow_untested_optimizer is true; it then
+// steps FusedLamb over each rank's flat partition, one trust ratio per partition. zerotrain runs
+// Lamb and SGD at every stage, Lamb's trust ratio per parameter as at stage 0, and says so.
+void check_untested_optimizer(const DsConfig& c, std::vector<std::string>& warnings) {
+  if (!c.optimizer || c.zero_optimization.stage == 0) return;
+  const OptimizerType t = c.optimizer->type;
+  if (t != OptimizerType::lamb && t != OptimizerType::sgd) return;
+  const std::string head = str("[config] optimizer.type ", optimizer_type_name(t),
+                               " at ZeRO stage ", c.zero_optimization.stage, ": ");
+  const std::string lamb = t == OptimizerType::lamb
+                               ? " (zerotrain takes Lamb's trust ratio per parameter, as at stage "
+                                 "0; DeepSpeed's ZeRO per flat partition)"
+                               : "";
+  if (!c.zero_allow_untested_optimizer)
+    warnings.push_back(str(head,
+                           "DeepSpeed 0.19.6 refuses this optimizer under ZeRO unless "
+                           "zero_allow_untested_optimizer is true; zerotrain runs it",
+                           lamb));
+  else if (t == OptimizerType::lamb)
+    warnings.push_back(str(head, "zerotrain differs from DeepSpeed", lamb));
+}
+
 // Rules that span keys, as DeepSpeed's validators have them.
 void check_consistency(const DsConfig& c) {
   const ZeroConfig& z = c.zero_optimization;
@@ -122,6 +145,7 @@ LoadedConfig parse_ds_config(std::string_view text, const std::string& source,
   c.gradient_accumulation_steps = b.gradient_accumulation_steps;
   c.world_size = overrides.world_size;
   check_offload_stages(c.zero_optimization, out.warnings);
+  check_untested_optimizer(c, out.warnings);
   check_consistency(c);
   for (std::string& w : unread_setting_warnings(c))
     out.warnings.push_back(std::move(w));

@@ -1,6 +1,8 @@
 // optimizer {type, params, legacy_fusion}: Adam, AdamW, Lamb, Lion and SGD with the parameters
-// DeepSpeed passes to FusedAdam / FusedLamb / FusedLion / torch.optim.SGD. The type is matched
-// ignoring case, as DeepSpeed lowercases its own optimizers' names.
+// DeepSpeed passes to FusedAdam / FusedLamb / FusedLion / torch.optim.SGD (their constructors'
+// keyword arguments, with those constructors' defaults; a setting they refuse is refused here).
+// The type is matched ignoring case, as DeepSpeed lowercases its own optimizers' names.
+// Tested by tests/config/test_ds_config.cpp and tests/config/test_ds_config_optimizers.cpp.
 #include <cctype>
 
 #include "zerotrain/config/nearest_name.h"
@@ -83,9 +85,15 @@ LambParams read_lamb(Section& p) {
   l.eps = p.get_double("eps", l.eps, 0.0);
   l.weight_decay = p.get_double("weight_decay", l.weight_decay, 0.0);
   l.bias_correction = p.get_bool("bias_correction", l.bias_correction);
+  l.eps_inside_sqrt = p.get_bool("eps_inside_sqrt", l.eps_inside_sqrt);
   l.max_coeff = p.get_double("max_coeff", l.max_coeff, 0.0);
   l.min_coeff = p.get_double("min_coeff", l.min_coeff, 0.0);
-  l.amsgrad = p.get_bool("amsgrad", l.amsgrad);
+  if (l.max_coeff < l.min_coeff)
+    fail(p.path_of("max_coeff"),
+         str("must be >= min_coeff (", l.min_coeff, "), got ", l.max_coeff));
+  // FusedLamb's constructor raises on amsgrad = true.
+  if (p.get_bool("amsgrad", false))
+    fail(p.path_of("amsgrad"), "FusedLamb has no AMSGrad variant (DeepSpeed refuses it too)");
   return l;
 }
 
@@ -94,6 +102,7 @@ LionParams read_lion(Section& p) {
   l.lr = p.get_double("lr", l.lr, 0.0);
   read_betas(p, l.beta1, l.beta2);
   l.weight_decay = p.get_double("weight_decay", l.weight_decay, 0.0);
+  p.get_bool("set_grad_none", true);  // when zero_grad drops the gradients: no effect here
   return l;
 }
 
@@ -106,6 +115,11 @@ SgdParams read_sgd(Section& p) {
   g.nesterov = p.get_bool("nesterov", g.nesterov);
   if (g.nesterov && (g.momentum <= 0 || g.dampening != 0))
     fail(p.path_of("nesterov"), "needs momentum > 0 and dampening 0 (as torch.optim.SGD)");
+  if (p.get_bool("maximize", false))
+    fail(p.path_of("maximize"), "true (gradient ascent) is not supported by zerotrain");
+  // torch's implementation choices: the same update.
+  for (const char* key : {"foreach", "fused", "differentiable"})
+    p.get_opt_bool(key);
   return g;
 }
 

@@ -102,9 +102,9 @@ Json optimizer_params_json(const OptimizerConfig& o) {
                   {"eps", p.eps},
                   {"weight_decay", p.weight_decay},
                   {"bias_correction", p.bias_correction},
+                  {"eps_inside_sqrt", p.eps_inside_sqrt},
                   {"max_coeff", p.max_coeff},
-                  {"min_coeff", p.min_coeff},
-                  {"amsgrad", p.amsgrad}};
+                  {"min_coeff", p.min_coeff}};
         else if constexpr (std::is_same_v<P, LionParams>)
           return {{"lr", p.lr}, {"betas", {p.beta1, p.beta2}}, {"weight_decay", p.weight_decay}};
         else

@@ -4,10 +4,26 @@
 #include <algorithm>
 
 #include "zerotrain/estimate/checks.h"
+#include "zerotrain/optim/state_slots.h"
 
 namespace zt::estimate {
 
 namespace {
+
+// What the optimizer's state tensors are called in the table's rows.
+std::string optimizer_state_name(const optim::OptimizerConfig& o) {
+  switch (o.kind) {
+    case optim::OptimizerKind::adam:
+      return o.amsgrad ? "moments + max v" : "AdamW moments";
+    case optim::OptimizerKind::lamb:
+      return "Lamb moments";
+    case optim::OptimizerKind::lion:
+      return "Lion momentum";
+    case optim::OptimizerKind::sgd:
+      return "SGD momentum";
+  }
+  return "optimizer state";
+}
 
 void validate(const RunSetup& s) {
   if (s.stage < 0 || s.stage > 3)
@@ -27,7 +43,10 @@ void validate(const RunSetup& s) {
                      str("comm_dtype: must be f32, bf16 or f16, got ", dtype_name(s.comm_dtype)));
   if (s.precision == optim::Precision::low && s.dtype != DType::bf16)
     throw ValueError(kComponent, str("precision low: needs dtype bf16, got ", dtype_name(s.dtype)));
-  if (s.precision == optim::Precision::low && s.amsgrad)
+  if (s.precision == optim::Precision::low && s.optimizer.kind != optim::OptimizerKind::adam)
+    throw ValueError(kComponent, str("precision low: Adam's alone, got ",
+                                     optim::optimizer_kind_name(s.optimizer.kind)));
+  if (s.precision == optim::Precision::low && s.optimizer.amsgrad)
     throw ValueError(kComponent, "amsgrad: needs f32 moments, which precision low does not keep");
   const bool opt_off = offloaded(s.offload_optimizer), param_off = offloaded(s.offload_param);
   if (opt_off && s.stage == 0)
@@ -73,7 +92,9 @@ std::string describe(const RunSetup& s) {
   if (s.activation_checkpointing) d += ", activation checkpointing";
   if (s.grad_dtype != DType::f32) d += str(", ", dtype_name(s.grad_dtype), " gradients");
   if (s.comm_dtype != DType::f32) d += str(", reduced in ", dtype_name(s.comm_dtype));
-  if (s.amsgrad) d += ", amsgrad";
+  if (s.optimizer.kind != optim::OptimizerKind::adam)
+    d += str(", ", optim::optimizer_kind_name(s.optimizer.kind));
+  if (s.optimizer.kind == optim::OptimizerKind::adam && s.optimizer.amsgrad) d += ", amsgrad";
   if (s.precision == optim::Precision::low) d += ", low precision";
   return d;
 }
@@ -143,12 +164,16 @@ PeakEstimate estimate_peak(const RunSetup& s) {
   if (offloaded(s.offload_optimizer))
     add_host(str("gradient shard (", dtype_name(s.grad_dtype), ")"), gb * shard,
              "copy of the reduced shard");
-  // Masters and moments (f32): two moments, three with amsgrad; the low-precision mode keeps two
-  // bf16 moments and no masters.
+  // Masters and the update rule's state, as the state-slot table says: Adam's two moments (three
+  // with amsgrad; the low-precision mode keeps two bf16 moments and no masters), Lamb's two,
+  // Lion's one, SGD's momentum buffer.
   const double opt_elems = s.stage == 0 ? p : shard;
-  const double moment_bytes = low ? 4 : s.amsgrad ? 12 : 8;
+  double moment_bytes = 0;
+  for (const optim::StateSlot& slot : optim::state_slots(s.dtype, s.precision, s.optimizer))
+    if (slot.kind != optim::SlotKind::master)
+      moment_bytes += static_cast<double>(dtype_size(slot.dtype));
   const double opt_bytes = ((masters ? 4 : 0) + moment_bytes) * opt_elems;
-  const std::string moments = s.amsgrad ? "moments + max v" : "AdamW moments";
+  const std::string moments = optimizer_state_name(s.optimizer);
   const std::string opt_name = low       ? str(moments, " (bf16, no masters)")
                                : masters ? str("masters + ", moments, " (f32)")
                                          : str(moments, " (f32)");

@@ -15,6 +15,7 @@
 #include "zerotrain/estimate/activation_memory.h"
 #include "zerotrain/estimate/param_count.h"
 #include "zerotrain/nn/model_config.h"
+#include "zerotrain/optim/optimizer_config.h"
 #include "zerotrain/optim/precision.h"
 
 namespace zt::estimate {
@@ -51,7 +52,7 @@ inline bool offloaded(OffloadDevice d) {
 // [Note: offload layout]
 // The layout of the offload engine (zero/offload_policy.h), per GPU, with `shard` the rank's
 // elements of every block (as above) and S the optimizer bytes per element (masters 4 with 16-bit
-// values + moments 8, 12 with amsgrad; low precision: 4):
+// values + moments 8, 12 with amsgrad; low precision: 4; other update rules: their state slots):
 //   offload_optimizer cpu (stages 1-3): S x shard in host memory (pinned with pin_memory), plus a
 //     host copy of the rank's gradient shard (gradient dtype) and, unless offload_param moves the
 //     value shard to the host anyway, a host copy of its value shard (the values the host Adam
@@ -104,7 +105,9 @@ struct RunSetup {
   DType dtype = DType::bf16;                              // bf16 or f32
   DType grad_dtype = DType::f32;                          // gradient accumulation: f32 or `dtype`
   DType comm_dtype = DType::f32;  // gradient reduction across GPUs: f32, bf16 or f16
-  bool amsgrad = false;           // Adam's amsgrad: 4 more optimizer bytes per parameter
+  // The update rule: its state slots (optim/state_slots.h) are the optimizer bytes per parameter
+  // (Adam 8, 12 with amsgrad; Lamb 8; Lion 4; SGD 4 with momentum, else 0; plus 4 for masters).
+  optim::OptimizerConfig optimizer;
   // low (with bf16): bf16 moments and no masters, 4 optimizer bytes per parameter instead of 12
   // ([Note: precision modes] in optim/precision.h).
   optim::Precision precision = optim::Precision::mixed;

@@ -138,7 +138,7 @@ void check_resume(const checkpoint::Manifest& m, const TrainConfig& c,
 uint64_t checkpoint_bytes(const TrainConfig& c, const nn::ModelConfig& model) {
   uint64_t per_element = dtype_size(c.precision.dtype);
   for (const optim::StateSlot& slot :
-       optim::state_slots(c.precision.dtype, c.precision.mode, c.optimizer.amsgrad))
+       optim::state_slots(c.precision.dtype, c.precision.mode, c.optimizer))
     per_element += dtype_size(slot.dtype);
   return static_cast<uint64_t>(model.num_params()) * per_element;
 }

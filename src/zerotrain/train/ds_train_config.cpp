@@ -33,12 +33,14 @@ const std::vector<NotYet>& not_yet() {
        "fp16 masters and gradients (masters and gradients are f32)"},
       {"amp.enabled", [](const DsConfig& d) { return d.amp.enabled; },
        "NVIDIA Apex AMP (use bf16)"},
-      {"optimizer.type",
+      {"zero_optimization.offload_optimizer",
        [](const DsConfig& d) {
-         return d.optimizer && d.optimizer->type != config::OptimizerType::adam &&
-                d.optimizer->type != config::OptimizerType::adamw;
+         const auto& o = d.zero_optimization.offload_optimizer;
+         return d.optimizer && d.optimizer->type == config::OptimizerType::lamb && o &&
+                o->device != config::OffloadDevice::none && d.zero_optimization.stage > 0;
        },
-       "optimizers other than Adam/AdamW"},
+       "Lamb with optimizer offload: its trust ratio needs every parameter's norms before the "
+       "host sub-groups' updates (offload Adam, Lion or SGD)"},
       {"scheduler.params.last_batch_iteration",
        [](const DsConfig& d) {
          return d.scheduler &&
@@ -194,18 +196,61 @@ void apply_precision(const DsConfig& ds, const GivenFlags& g, PrecisionConfig& p
 void apply_optimizer(const DsConfig& ds, const GivenFlags& g, TrainConfig& c) {
   set(has(g, "--clip"), "gradient_clipping", "--clip", ds.gradient_clipping, c.clip);
   if (!ds.optimizer) return;
+  optim::OptimizerConfig& o = c.optimizer;
+  auto on_off = [](bool b) { return std::string(b ? "true" : "false"); };
+  // The flags of Adam's variants name settings the other rules do not have.
+  const bool adam = ds.optimizer->type == config::OptimizerType::adam ||
+                    ds.optimizer->type == config::OptimizerType::adamw;
+  if (!adam)
+    for (const char* flag : {"--weight-decay-mode", "--amsgrad", "--no-bias-correction"})
+      if (has(g, flag))
+        throw ValueError("config", str(flag, ": an Adam setting, but optimizer.type is ",
+                                       config::optimizer_type_name(ds.optimizer->type)));
+  const auto betas = [&](double beta1, double beta2) {
+    set(has(g, "--beta1"), "optimizer.params.betas[0]", "--beta1", beta1, o.beta1);
+    set(has(g, "--beta2"), "optimizer.params.betas[1]", "--beta2", beta2, o.beta2);
+  };
+  const auto common = [&](double lr, double weight_decay) {
+    set(has(g, "--lr"), "optimizer.params.lr", "--lr", lr, c.schedule.lr);
+    set(has(g, "--weight-decay"), "optimizer.params.weight_decay", "--weight-decay",
+        weight_decay, o.weight_decay);
+  };
+  if (const auto* l = std::get_if<config::LambParams>(&ds.optimizer->params)) {
+    o.kind = optim::OptimizerKind::lamb;
+    common(l->lr, l->weight_decay);
+    betas(l->beta1, l->beta2);
+    set(has(g, "--eps"), "optimizer.params.eps", "--eps", l->eps, o.eps);
+    o.bias_correction = l->bias_correction;
+    o.eps_inside_sqrt = l->eps_inside_sqrt;
+    o.max_coeff = l->max_coeff;
+    o.min_coeff = l->min_coeff;
+    o.amsgrad = false;
+    return;
+  }
+  if (const auto* l = std::get_if<config::LionParams>(&ds.optimizer->params)) {
+    o.kind = optim::OptimizerKind::lion;
+    common(l->lr, l->weight_decay);
+    betas(l->beta1, l->beta2);
+    o.amsgrad = false;
+    return;
+  }
+  if (const auto* sgd = std::get_if<config::SgdParams>(&ds.optimizer->params)) {
+    o.kind = optim::OptimizerKind::sgd;
+    common(sgd->lr, sgd->weight_decay);
+    o.momentum = sgd->momentum;
+    o.dampening = sgd->dampening;
+    o.nesterov = sgd->nesterov;
+    o.amsgrad = false;
+    return;
+  }
   const auto& a = std::get<config::AdamParams>(ds.optimizer->params);
-  optim::AdamConfig& o = c.optimizer;
-  set(has(g, "--lr"), "optimizer.params.lr", "--lr", a.lr, c.schedule.lr);
-  set(has(g, "--beta1"), "optimizer.params.betas[0]", "--beta1", a.beta1, o.beta1);
-  set(has(g, "--beta2"), "optimizer.params.betas[1]", "--beta2", a.beta2, o.beta2);
+  o.kind = optim::OptimizerKind::adam;
+  common(a.lr, a.weight_decay);
+  betas(a.beta1, a.beta2);
   set(has(g, "--eps"), "optimizer.params.eps", "--eps", a.eps, o.eps);
-  set(has(g, "--weight-decay"), "optimizer.params.weight_decay", "--weight-decay", a.weight_decay,
-      o.weight_decay);
   // DeepSpeed: "AdamW" always decouples; "Adam" does unless adam_w_mode is false, which makes
   // it torch.optim.Adam (L2 decay in the gradient). parse_optimizer.cpp folds both into
   // adam_w_mode. torch_adam picks torch's implementation over FusedAdam: the same update.
-  auto on_off = [](bool b) { return std::string(b ? "true" : "false"); };
   if (has(g, "--weight-decay-mode") && o.decoupled_weight_decay != a.adam_w_mode)
     conflict("optimizer.params.adam_w_mode", on_off(a.adam_w_mode), "--weight-decay-mode",
              o.decoupled_weight_decay ? "decoupled" : "l2");

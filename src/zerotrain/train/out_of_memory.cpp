@@ -133,7 +133,7 @@ estimate::RunSetup run_setup(const TrainConfig& c, const nn::ModelConfig& model,
   s.buckets.prefetch_bucket_size = static_cast<double>(c.zero.prefetch_elements);
   s.buckets.max_live_parameters = static_cast<double>(c.zero.max_live_elements);
   s.host_run = c.device.is_cpu();
-  s.amsgrad = c.optimizer.amsgrad;
+  s.optimizer = c.optimizer;
   // A run on the CPU keeps whatever it offloads in the same host memory: the estimate counts it
   // where it is without offload.
   if (!s.host_run) {

@@ -13,7 +13,7 @@ bool float_dtype(DType d) {
 
 }  // namespace
 
-void validate_precision_config(const PrecisionConfig& p, const optim::AdamConfig& adam) {
+void validate_precision_config(const PrecisionConfig& p, const optim::OptimizerConfig& optimizer) {
   if (!float_dtype(p.dtype))
     throw ValueError("config", str("bf16.enabled / fp16.enabled (--dtype): must be f32, bf16 or "
                                    "f16, got ",
@@ -22,7 +22,11 @@ void validate_precision_config(const PrecisionConfig& p, const optim::AdamConfig
     throw ValueError("config", str("bf16.bf16_master_weights_and_grads (--precision low): needs "
                                    "dtype bf16, got ",
                                    dtype_name(p.dtype)));
-  if (p.mode == optim::Precision::low && adam.amsgrad)
+  if (p.mode == optim::Precision::low && optimizer.kind != optim::OptimizerKind::adam)
+    throw ValueError("config", str("optimizer.type ", optim::optimizer_kind_name(optimizer.kind),
+                                   ": steps f32 masters; the low-precision mode (--precision low, ",
+                                   "bf16.bf16_master_weights_and_grads) is Adam's alone"));
+  if (p.mode == optim::Precision::low && optimizer.amsgrad)
     throw ValueError("config",
                      "optimizer.params.amsgrad (--amsgrad): true needs an f32 max_exp_avg_sq, "
                      "which the low-precision mode (--precision low, "

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "zerotrain/core/dtype.h"
-#include "zerotrain/optim/adam_config.h"
+#include "zerotrain/optim/optimizer_config.h"
 #include "zerotrain/optim/precision.h"
 #include "zerotrain/train/loss_scaler.h"
 
@@ -32,9 +32,9 @@ struct PrecisionConfig {
   bool check_grad_overflow = false;
 };
 
-// The one check of these values and of the optimizer's amsgrad against the mode: dtype f32, bf16
-// or f16; low only with bf16 and without amsgrad; grad_accum_dtype f32 or dtype; comm_dtype f32,
+// The one check of these values and of the optimizer against the mode: dtype f32, bf16 or f16;
+// low only with bf16, Adam and without amsgrad; grad_accum_dtype f32 or dtype; comm_dtype f32,
 // bf16 or f16. Throws ValueError "[config] <ds_config key> (--<flag>): ...".
-void validate_precision_config(const PrecisionConfig& p, const optim::AdamConfig& adam);
+void validate_precision_config(const PrecisionConfig& p, const optim::OptimizerConfig& optimizer);
 
 }  // namespace zt::train

@@ -183,7 +183,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   zo.comm_dtype = c.precision.comm_dtype;
   zo.shard_init = shard_source.get();
   zo.shard_init_dtype = c.precision.dtype;
-  zo.optimizer.adam = c.optimizer;
+  zo.optimizer.config = c.optimizer;
   zo.optimizer.precision = c.precision.mode;
   if (rank == 0) zo.optimizer.guard = optim::make_precision_guard(cb.on_warning);
   const zero::ZeroContext zero_context = c.comm ? zero::ZeroContext(*c.comm, c.device, stream)

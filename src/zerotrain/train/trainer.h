@@ -16,7 +16,7 @@
 #include "zerotrain/comm/communicator.h"
 #include "zerotrain/core/device.h"
 #include "zerotrain/monitor/metrics.h"
-#include "zerotrain/optim/adam_config.h"
+#include "zerotrain/optim/optimizer_config.h"
 #include "zerotrain/train/data_config.h"
 #include "zerotrain/train/memory_report.h"
 #include "zerotrain/train/precision_config.h"
@@ -33,7 +33,7 @@ struct TrainConfig {
   RunPaths paths;
   DataConfig data;
   int64_t steps = 100;  // total optimizer steps, counted from the start of the first run
-  optim::AdamConfig optimizer;
+  optim::OptimizerConfig optimizer;
   double clip = 1.0;  // global-norm clipping (gradient_clipping); <= 0 turns it off
   ScheduleConfig schedule;
   PrecisionConfig precision;

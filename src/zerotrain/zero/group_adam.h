@@ -1,13 +1,13 @@
-// What the optimizer of a ZeRO stage's groups (shard_optimizer.h) is given: the Adam settings,
-// what decays, and what a group's run covers. Tested by tests/zero/test_zero_stage.cpp and
-// tests/mpi/test_zero_parity.cpp.
+// What the optimizer of a ZeRO stage's groups (shard_optimizer.h) is given: the update rule and
+// its settings, what decays, and what a group's run covers. Tested by
+// tests/zero/test_zero_stage.cpp and tests/mpi/test_zero_parity.cpp.
 #pragma once
 
 #include <memory>
 #include <vector>
 
 #include "zerotrain/nn/parameter.h"
-#include "zerotrain/optim/flat_adam.h"
+#include "zerotrain/optim/flat_optimizer.h"
 #include "zerotrain/zero/param_group.h"
 
 namespace zt::zero {
@@ -16,10 +16,10 @@ namespace zt::zero {
 // the Hugging Face Trainer does).
 bool decays(const nn::Parameter& p);
 
-// What the optimizer is given: the Adam settings, the precision policy and the precision guard
-// (null: none).
-struct AdamOptions {
-  optim::AdamConfig adam;
+// What the optimizer is given: the update rule and its settings, the precision policy and the
+// precision guard (null: none).
+struct OptimizerOptions {
+  optim::OptimizerConfig config;
   optim::Precision precision = optim::Precision::mixed;
   std::shared_ptr<optim::PrecisionGuard> guard;
 };

@@ -4,17 +4,40 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <set>
 #include <string>
 
 #include "zerotrain/core/error.h"
+#include "zerotrain/zero/grad_norm.h"
 #include "zerotrain/zero/host_buffer.h"
 
 namespace zt::zero {
 
+// Lamb's norm segments must not straddle two ranks' shards: see [Note: Lamb across shards].
+static_assert(kNormChunk % optim::kLambNormChunk == 0);
+
 namespace {
+
+// Sums Lamb's norm slots over the ranks: each slot has one writer and zeros elsewhere, so adding
+// the f64 bit patterns as integers gives that writer's value exactly (the communicators reduce
+// no f64); on `device`, where the collectives work.
+optim::NormSum norm_sum_over(comm::Communicator& comm, Device device) {
+  return [&comm, device](std::span<double> slots, Stream stream) {
+    static_assert(sizeof(double) == sizeof(int64_t));
+    Tensor host = Tensor::empty({static_cast<int64_t>(slots.size())}, DType::i64);
+    std::memcpy(host.data(), slots.data(), slots.size_bytes());
+    const Tensor send = host.to(device, stream);
+    Tensor sum = Tensor::empty({send.numel()}, DType::i64, device, stream);
+    comm.all_reduce(send.data(), sum.data(), slots.size(), DType::i64, comm::ReduceOp::sum,
+                    stream);
+    const Tensor back = sum.to(Device::cpu(), stream);
+    synchronize(stream);
+    std::memcpy(slots.data(), back.data(), slots.size_bytes());
+  };
+}
 
 // The parameters and the run of one group, its params numbered from `first`.
 void add_group_run(const ParamGroup& g, RunExtent extent, Tensor value,
@@ -39,8 +62,8 @@ void add_group_run(const ParamGroup& g, RunExtent extent, Tensor value,
 
 // The parameter a state tensor belongs to: its name without the slot suffix (state_slots.h).
 std::string param_of_state(const std::string& name) {
-  for (const optim::StateSlot& slot : optim::state_slots(DType::bf16, optim::Precision::mixed, true))
-    if (const std::string_view suffix = slot.suffix; name.ends_with(suffix))
+  for (const std::string_view suffix : optim::all_state_suffixes())
+    if (name.ends_with(suffix))
       return name.substr(0, name.size() - suffix.size());
   return name;
 }
@@ -49,7 +72,7 @@ std::string param_of_state(const std::string& name) {
 
 struct ShardOptimizer::HostGroup {
   size_t group = 0;
-  Tensor value;  // [run] value dtype: what the CPU Adam steps, copied to the device run after
+  Tensor value;  // [run] value dtype: what the CPU optimizer steps, copied to the device run after
   Tensor grad;   // [run] gradient dtype, once a gradient arrived
   bool has_grad = false;
   // GPU only: the gradient is final on its stream; copied to the host; values copied back.
@@ -57,7 +80,7 @@ struct ShardOptimizer::HostGroup {
 };
 
 ShardOptimizer::ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent extent,
-                               const AdamOptions& options, const OffloadPolicy& policy,
+                               const OptimizerOptions& options, const OffloadPolicy& policy,
                                bool values_on_host, const optim::OptimizerState& initial,
                                const ZeroContext& ctx, Stream stream)
     : groups_(groups),
@@ -66,6 +89,12 @@ ShardOptimizer::ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent
       pin_key_(policy.optimizer.pin_memory ? "offload_optimizer.pin_memory" : ""),
       values_on_host_(values_on_host) {
   const OptimizerOffload& offload = policy.optimizer;
+  if (options.config.kind == optim::OptimizerKind::lamb && offload.device != OffloadDevice::none)
+    throw ValueError("zero",
+                     str("optimizer Lamb with zero_optimization.offload_optimizer.device ",
+                         config::offload_device_name(offload.device), ": the host sub-groups are ",
+                         "stepped apart, and Lamb's trust ratio needs the norms of every ",
+                         "piece of a parameter first; offload Adam, Lion or SGD"));
   // Host groups: the first ones, up to `ratio` of the elements (all with ratio 1).
   int64_t total = 0;
   for (const ParamGroup* g : groups_)
@@ -109,7 +138,7 @@ ShardOptimizer::ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent
     index_.push_back(host_.size());
     auto h = std::make_unique<HostGroup>();
     h->group = g;
-    if (values_on_host_) {  // offload_param: the CPU Adam steps the host value shard itself
+    if (values_on_host_) {  // offload_param: the CPU optimizer steps the host value shard itself
       h->value = value;  // swapped: a view of swapped_values_, set below
     } else {
       h->value = host_buffer(value.numel(), value.dtype(), pin_key_);
@@ -158,9 +187,12 @@ ShardOptimizer::ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent
     return st;
   };
   if (!device_runs.empty() || !any_host)
-    device_adam_ = std::make_unique<optim::FlatAdam>(
-        device_params, std::move(device_runs), options.adam, options.precision,
+    device_adam_ = std::make_unique<optim::FlatOptimizer>(
+        device_params, std::move(device_runs), options.config, options.precision,
         any_host ? nullptr : options.guard, part(device_params, true), stream);
+  // Lamb's norms add over the ranks that hold the other pieces of each parameter.
+  if (device_adam_ && !groups_.empty() && groups_.front()->world() > 1)
+    device_adam_->set_norm_sum(norm_sum_over(ctx.comm(), device_));
   std::vector<std::vector<StateSwap::Slot>> layout;
   for (size_t s = 0; s < sub_groups_.size(); ++s) {
     std::vector<optim::FlatParam> params;
@@ -168,15 +200,15 @@ ShardOptimizer::ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent
     for (size_t i = sub_groups_[s].first; i < sub_groups_[s].second; ++i)
       add_group_run(*groups_[host_[i]->group], extent, host_[i]->value, params, runs);
     read_swapped_values(s);  // the masters start from them
-    host_adams_.push_back(std::make_unique<optim::FlatAdam>(
-        params, std::move(runs), options.adam, options.precision, s == 0 ? options.guard : nullptr,
-        part(params, s == 0 && device_params.empty())));
+    host_adams_.push_back(std::make_unique<optim::FlatOptimizer>(
+        params, std::move(runs), options.config, options.precision,
+        s == 0 ? options.guard : nullptr, part(params, s == 0 && device_params.empty())));
     write_swapped_values(s);  // a loaded state rounded the masters into them
     if (offload.device == OffloadDevice::nvme) {  // this sub-group's state goes to its swap file
       std::vector<StateSwap::Slot> slots;
       for (const optim::FlatRun& r : host_adams_.back()->runs())
         for (const optim::StateSlot& slot :
-             optim::state_slots(r.value.dtype(), options.precision, options.adam.amsgrad))
+             optim::state_slots(r.value.dtype(), options.precision, options.config))
           slots.push_back({r.value.numel(), slot.dtype});
       layout.push_back(std::move(slots));
     }
@@ -337,7 +369,7 @@ void ShardOptimizer::step(std::span<const Tensor> grads, float lr, float grad_sc
     step_begun_->wait(*to_device_);
   }
   // offload_param: gathers copy the host shards to the device; they are done once the compute
-  // stream that waited for them is, and only then may the CPU Adam write the shards.
+  // stream that waited for them is, and only then may the CPU optimizer write the shards.
   if (values_on_host_) synchronize(stream);
   {
     std::lock_guard lock(mu_);
@@ -350,9 +382,10 @@ void ShardOptimizer::update_host_groups(Stream stream) {
   try {
     for (size_t s = 0; s < sub_groups_.size(); ++s) {
       const auto [first, last] = sub_groups_[s];
-      optim::FlatAdam& adam = *host_adams_[s];
+      optim::FlatOptimizer& adam = *host_adams_[s];
       if (swap_) {  // the next sub-groups' reads overlap this one's update
-        for (size_t ahead = s + 1; ahead < sub_groups_.size() && ahead < s + swap_buffers(); ++ahead)
+        for (size_t ahead = s + 1; ahead < sub_groups_.size() && ahead < s + swap_buffers();
+             ++ahead)
           swap_->prefetch(ahead);
         adam.restore_state(swap_->load(s));
       }
@@ -441,8 +474,8 @@ size_t ShardOptimizer::swap_buffers() const {
   return swap_ ? swap_->buffers() : 0;
 }
 
-void ShardOptimizer::with_state(size_t s, const std::function<void(optim::FlatAdam&)>& use) {
-  optim::FlatAdam& adam = *host_adams_[s];
+void ShardOptimizer::with_state(size_t s, const std::function<void(optim::FlatOptimizer&)>& use) {
+  optim::FlatOptimizer& adam = *host_adams_[s];
   if (!swap_) return use(adam);
   adam.restore_state(swap_->load(s));
   try {
@@ -461,7 +494,7 @@ optim::OptimizerState ShardOptimizer::full_state(comm::Communicator& comm, bool 
   st.step = step_count();
   // A world of one: every parameter whole in one run; views of the state unless it is swapped.
   if (groups_.empty() || groups_.front()->world() == 1) {
-    const auto take = [&](optim::FlatAdam& a) {
+    const auto take = [&](optim::FlatOptimizer& a) {
       optim::OptimizerState part = a.full_state();
       for (auto& [name, t] : part.tensors)
         st.tensors.emplace(name, swap_ ? t.clone() : t);
@@ -473,7 +506,7 @@ optim::OptimizerState ShardOptimizer::full_state(comm::Communicator& comm, bool 
   }
   if (st.step == 0) return st;
   // Gathers one state tensor of a group and, when kept, copies each parameter's part out.
-  const auto gather = [&](const ParamGroup& g, const optim::FlatAdam::SlotTensor& t) {
+  const auto gather = [&](const ParamGroup& g, const optim::FlatOptimizer::SlotTensor& t) {
     const Tensor mine = t.tensor.to(device_, stream);  // the collectives work on the device
     Tensor full = Tensor::empty({g.padded_numel()}, mine.dtype(), device_, stream);
     comm.all_gather(mine.data(), full.data(), static_cast<size_t>(g.shard_numel()), mine.dtype(),
@@ -490,7 +523,7 @@ optim::OptimizerState ShardOptimizer::full_state(comm::Communicator& comm, bool 
   // Every rank walks the groups in the same order, so the collectives match.
   for (size_t g = 0; g < groups_.size(); ++g) {
     if (place_[g] == RunPlace::device) {
-      for (const optim::FlatAdam::SlotTensor& t : device_adam_->run_state(index_[g]))
+      for (const optim::FlatOptimizer::SlotTensor& t : device_adam_->run_state(index_[g]))
         gather(*groups_[g], t);
       continue;
     }
@@ -498,8 +531,8 @@ optim::OptimizerState ShardOptimizer::full_state(comm::Communicator& comm, bool 
     size_t s = 0;
     while (i >= sub_groups_[s].second)
       ++s;
-    with_state(s, [&](optim::FlatAdam& a) {
-      for (const optim::FlatAdam::SlotTensor& t : a.run_state(i - sub_groups_[s].first))
+    with_state(s, [&](optim::FlatOptimizer& a) {
+      for (const optim::FlatOptimizer::SlotTensor& t : a.run_state(i - sub_groups_[s].first))
         gather(*groups_[g], t);
     });
   }
@@ -508,17 +541,17 @@ optim::OptimizerState ShardOptimizer::full_state(comm::Communicator& comm, bool 
 }
 
 void ShardOptimizer::for_each_piece(
-    bool fill, const std::function<void(optim::FlatAdam::PieceTensor&)>& use) {
+    bool fill, const std::function<void(optim::FlatOptimizer::PieceTensor&)>& use) {
   drain();
   if (device_adam_)
-    for (optim::FlatAdam::PieceTensor& t : device_adam_->piece_tensors())
+    for (optim::FlatOptimizer::PieceTensor& t : device_adam_->piece_tensors())
       use(t);
   for (size_t s = 0; s < host_adams_.size(); ++s) {
-    optim::FlatAdam& adam = *host_adams_[s];
+    optim::FlatOptimizer& adam = *host_adams_[s];
     if (swap_) adam.restore_state(swap_->load(s));
     try {
       read_swapped_values(s);
-      for (optim::FlatAdam::PieceTensor& t : adam.piece_tensors())
+      for (optim::FlatOptimizer::PieceTensor& t : adam.piece_tensors())
         use(t);
       if (fill) write_swapped_values(s);
     } catch (...) {

@@ -1,8 +1,11 @@
-// The optimizer a ZeRO stage steps: the one flat Adam (optim/flat_adam.h) with one run per group
-// (this rank's value shard, or a replicated group's whole parameters for stage 0), each group's
-// run placed where the offload policy says (offload_policy.h): on the training device, stepping
-// the group's values in place, or in host memory (ZeRO-Offload), where the CPU Adam steps a host
-// copy of the values and the results are copied back. Also the full optimizer state for
+// The optimizer a ZeRO stage steps: the one flat optimizer (optim/flat_optimizer.h: Adam, Lamb,
+// Lion or SGD) with one run per group (this rank's value shard, or a replicated group's whole
+// parameters for stage 0), each group's run placed where the offload policy says
+// (offload_policy.h): on the training device, stepping the group's values in place, or in host
+// memory (ZeRO-Offload), where the CPU optimizer steps a host copy of the values and the results
+// are copied back. Lamb's per-parameter norms are summed over the ranks ([Note: Lamb across
+// shards] in optim/flat_optimizer.h); Lamb is not offloaded (its host sub-groups would need every
+// parameter's norms before any update). Also the full optimizer state for
 // checkpoints, gathered from the shards when the groups are sharded over several ranks. Tested by
 // tests/zero/test_shard_optimizer.cpp, tests/zero/test_zero_stage.cpp and
 // tests/mpi/test_zero_parity.cpp.
@@ -16,12 +19,12 @@
 // device-to-host stream, so the transfer overlaps the rest of the backward. step() first launches
 // the device groups' update (the GPU works meanwhile), then steps the host groups one sub-group
 // (sub_group_size elements of whole groups) at a time: it waits for that sub-group's gradient
-// copies, runs the CPU Adam on it and starts copying its updated values back on the
+// copies, runs the CPU optimizer on it and starts copying its updated values back on the
 // host-to-device stream, so the next sub-group's update overlaps this one's copy. The compute
 // stream waits for the copies before the next use of the values, so no step reads stale weights.
-// The CPU and CUDA Adam give the same bits ([Note: flat shards] in optim/shard.h), so a run gives
-// bitwise the same losses, weights and state with and without offload. On a CPU run the same
-// path runs with host-to-host copies (the parity tests' "host-side placement").
+// The CPU and CUDA Adam, Lion and SGD give the same bits ([Note: flat shards] in optim/shard.h), so
+// a run gives bitwise the same losses, weights and state with and without offload. On a CPU run the
+// same path runs with host-to-host copies (the parity tests' "host-side placement").
 #pragma once
 
 #include <condition_variable>
@@ -37,7 +40,7 @@
 
 #include "zerotrain/comm/communicator.h"
 #include "zerotrain/core/stream.h"
-#include "zerotrain/optim/flat_adam.h"
+#include "zerotrain/optim/flat_optimizer.h"
 #include "zerotrain/zero/group_adam.h"
 #include "zerotrain/zero/offload_policy.h"
 #include "zerotrain/zero/param_group.h"
@@ -51,17 +54,18 @@ enum class RunPlace { device, host };
 
 class ShardOptimizer {
  public:
-  // The flat Adam over `groups` (materialized, outliving it) on ctx's device, started from
-  // `initial` (fresh or a full state, see optim::FlatAdam), with host groups as the policy's
+  // The flat optimizer over `groups` (materialized, outliving it) on ctx's device, started from
+  // `initial` (fresh or a full state, see optim::FlatOptimizer), with host groups as the policy's
   // offload_optimizer says (device none: every group on the device; nvme: their state in swap
   // files, state_swap.h), stepped in sub-groups of about sub_group_size elements.
   // values_on_host: the groups' value shards live in host memory (offload_param, stage 3), so
-  // the CPU Adam steps them in place and nothing is copied back; a device group (offload_param
+  // the CPU optimizer steps them in place and nothing is copied back; a device group (offload_param
   // without offload_optimizer, or past `ratio`) is stepped on a device copy of its shard that is
   // copied home after each step. ctx: the device, and on a GPU the copy streams
-  // (comm_streams.h).
+  // (comm_streams.h) and, for Lamb over sharded groups, the ranks its norms are summed over.
+  // Throws ValueError for Lamb with offload_optimizer.
   ShardOptimizer(const std::vector<ParamGroup*>& groups, RunExtent extent,
-                 const AdamOptions& options, const OffloadPolicy& policy, bool values_on_host,
+                 const OptimizerOptions& options, const OffloadPolicy& policy, bool values_on_host,
                  const optim::OptimizerState& initial, const ZeroContext& ctx, Stream stream);
   ~ShardOptimizer();
   ShardOptimizer(const ShardOptimizer&) = delete;
@@ -75,9 +79,9 @@ class ShardOptimizer {
   // One update of every group with grads[g] times grad_scale. The device groups' values are
   // ready for the work queued on `stream` afterwards; the host groups are updated by a worker
   // thread after step() returns, sub-group by sub-group in group order, so the caller must
-  // await_values(g) before it uses a host group's values again. Throws as optim::FlatAdam::step,
-  // before anything is stepped; an error of the host update is thrown by the next call that
-  // waits for it.
+  // await_values(g) before it uses a host group's values again. Throws as
+  // optim::FlatOptimizer::step, before anything is stepped; an error of the host update is thrown
+  // by the next call that waits for it.
   void step(std::span<const Tensor> grads, float lr, float grad_scale, Stream stream);
   // Blocks until host group g's update of the last step is done (no-op for a device group) and
   // makes `stream` wait for its copy back to the device: from then on its values may be read.
@@ -92,10 +96,10 @@ class ShardOptimizer {
   // (the others get only the step), one group's padded state tensor gathered at a time.
   // Waits for the host update (drain), as do the calls below.
   optim::OptimizerState full_state(comm::Communicator& comm, bool keep, Stream stream);
-  // Calls `use` with every piece's value and state slots (optim::FlatAdam::piece_tensors),
+  // Calls `use` with every piece's value and state slots (optim::FlatOptimizer::piece_tensors),
   // device groups first, then host sub-group by sub-group: state and values swapped to NVMe are
   // read in for the call and, with `fill` (use writes into the tensors), written back after it.
-  void for_each_piece(bool fill, const std::function<void(optim::FlatAdam::PieceTensor&)>& use);
+  void for_each_piece(bool fill, const std::function<void(optim::FlatOptimizer::PieceTensor&)>& use);
   // After for_each_piece filled the pieces from a saved shard: the step, and the host groups'
   // values copied to the device.
   void shard_loaded(int64_t step, Stream stream);
@@ -125,7 +129,7 @@ class ShardOptimizer {
   void copy_mirrors_home(Stream stream);      // device copies of host value shards -> home
   size_t swap_buffers() const;
   // Runs `use`, which only reads, on host sub-group s's optimizer with its state in memory.
-  void with_state(size_t s, const std::function<void(optim::FlatAdam&)>& use);
+  void with_state(size_t s, const std::function<void(optim::FlatOptimizer&)>& use);
 
   std::vector<ParamGroup*> groups_;
   RunExtent extent_;
@@ -134,7 +138,7 @@ class ShardOptimizer {
   std::string pin_key_;  // the key that asked for page-locked host buffers; empty: none
   bool values_on_host_ = false;
   std::vector<size_t> index_;  // per group: its run in device_adam_, or its host group
-  std::unique_ptr<optim::FlatAdam> device_adam_;
+  std::unique_ptr<optim::FlatOptimizer> device_adam_;
   // Device groups whose value shard lives in host memory or a swap file: the run on the device
   // and the shard (undefined when swapped).
   struct DeviceMirror {
@@ -146,7 +150,7 @@ class ShardOptimizer {
   Tensor swapped_values_;        // u8: the values of the sub-group being updated
   std::vector<std::unique_ptr<HostGroup>> host_;  // the host groups, in group order
   std::vector<std::pair<size_t, size_t>> sub_groups_;  // [first, last) host groups
-  std::vector<std::unique_ptr<optim::FlatAdam>> host_adams_;  // per sub-group
+  std::vector<std::unique_ptr<optim::FlatOptimizer>> host_adams_;  // per sub-group
   std::unique_ptr<StateSwap> swap_;  // nvme: the host sub-groups' state between steps
   // GPU: the copy streams of the context (comm_streams.h); null on a CPU run (copies are
   // synchronous).

@@ -64,14 +64,14 @@ bool ZeroStage::shard_is_replica() const {
 
 void ZeroStage::save_shard(ShardWriter& out) {
   out.write_step(optimizer_->step_count());
-  optimizer_->for_each_piece(false, [&](optim::FlatAdam::PieceTensor& t) {
+  optimizer_->for_each_piece(false, [&](optim::FlatOptimizer::PieceTensor& t) {
     out.write({t.name, t.full_shape, t.begin, t.end}, t.tensor, stream_);
   });
   synchronize(stream_);
 }
 
 void ZeroStage::load_shard(ShardReader& in) {
-  optimizer_->for_each_piece(true, [&](optim::FlatAdam::PieceTensor& t) {
+  optimizer_->for_each_piece(true, [&](optim::FlatOptimizer::PieceTensor& t) {
     in.read({t.name, t.full_shape, t.begin, t.end}, t.tensor, stream_);
   });
   optimizer_->shard_loaded(in.read_step(), stream_);

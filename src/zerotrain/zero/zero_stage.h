@@ -8,7 +8,7 @@
 //
 // [Note: ZeRO stages]
 // - Every stage keeps one ParamGroup per block (param_group.h) and steps it with the one flat
-//   Adam (optim/flat_adam.h through group_adam.h), started from the initial optimizer state
+//   Adam (optim/flat_optimizer.h through group_adam.h), started from the initial optimizer state
 //   make_zero_stage is given (fresh or a checkpoint's).
 // - Stage 0 (stage0.h): the groups are replicated over a world of one (as FSDP2 treats DDP as
 //   sharding over a world of one): full values, gradients and optimizer state on every rank; the
@@ -159,15 +159,15 @@ struct ZeroOptions {
   ShardSource* shard_init = nullptr;
   DType shard_init_dtype = DType::f32;
   // The optimizer: Adam settings, precision policy, precision guard.
-  AdamOptions optimizer;
+  OptimizerOptions optimizer;
 };
 
 // Builds the stage in `ctx` (a one-process run: ZeroContext::one_process). blocks and ctx's
 // communicator outlive it. `initial`: the
 // optimizer state to start from, fresh (step 0, no tensors) or a full state read from a
 // checkpoint, of which each rank takes its shard (checked whole on every rank, see
-// optim::FlatAdam::load_state). Broadcasts rank 0's values. Throws ValueError for a stage outside
-// 0-3, a shard_init with a stage other than 3, a gradient / communication dtype other than f32,
+// optim::FlatOptimizer::load_state). Broadcasts rank 0's values. Throws ValueError for a stage
+// outside 0-3, a shard_init with a stage other than 3, a gradient / communication dtype other than f32,
 // bf16 or f16, or an offload policy other than none.
 std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
                                            std::vector<std::unique_ptr<nn::Block>>& blocks,

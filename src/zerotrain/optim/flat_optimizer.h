@@ -1,19 +1,38 @@
-// The one Adam of every ZeRO stage: AdamW (or torch.optim.Adam's L2 decay, amsgrad, no bias
-// correction: AdamConfig) over a list of flat runs, each a contiguous value buffer holding pieces
-// of named parameters. Stage 0 hands it each block's whole flat group, stages 1-3 this rank's
-// shard of every group (zero/group_adam.h); a test may hand it one run per parameter. Each step
-// gives optim::adam_step (adam_step_lowp for bf16 values in Precision::low) one run per piece,
-// with that piece's weight decay; the update is elementwise and every CPU path gives the scalar
-// path's bits ([Note: flat shards] in shard.h), so how the values are cut into runs never changes
-// a bit. State tensors (state_slots.h, [Note: optimizer masters]) are flat like the runs and live
-// on their run's device. Tested by tests/optim/test_flat_adam.cpp, test_adam_variants.cpp and
-// tests/mpi/test_zero_parity.cpp.
+// The one optimizer of every ZeRO stage: Adam/AdamW (or torch.optim.Adam's L2 decay, amsgrad, no
+// bias correction), Lamb, Lion or SGD (OptimizerConfig::kind) over a list of flat runs, each a
+// contiguous value buffer holding pieces of named parameters. Stage 0 hands it each block's whole
+// flat group, stages 1-3 this rank's shard of every group (zero/group_adam.h); a test may hand it
+// one run per parameter. Each step gives the rule's step function (optimizers.h; adam_step_lowp
+// for bf16 values in Precision::low) one run per piece, with that piece's weight decay; Adam,
+// Lion and SGD are elementwise and every CPU path gives the scalar path's bits ([Note: flat
+// shards] in shard.h), so how the values are cut into runs never changes a bit. Lamb's trust
+// ratio is per parameter, over pieces that may lie on several ranks: [Note: Lamb across shards].
+// State tensors (state_slots.h, [Note: optimizer masters]) are flat like the runs and live on
+// their run's device. Tested by tests/optim/test_flat_adam.cpp, test_adam_variants.cpp,
+// test_flat_optimizer.cpp and tests/mpi/test_zero_parity.cpp.
 //
 // optim/ knows no model: which pieces decay is the caller's decision (zero/ decides it from
 // nn::ParamKind), passed as FlatParam::decays.
+//
+// [Note: Lamb across shards]
+// FusedLamb scales each parameter's update by clamp(|p| / |u|, min_coeff, max_coeff), norms over
+// the whole parameter, which a sharded stage holds in pieces on several ranks. So that every stage
+// computes bitwise the same norms, they have one definition that does not depend on who holds
+// what: each run is cut at multiples of kLambNormChunk of its own coordinates and at piece
+// boundaries into segments; each segment's sums of p^2 and u^2 are taken in one fixed order
+// (lamb_moments over the segment as a run of its own); a parameter's norms are the f64 sums of its
+// segments' in element order. A caller whose runs start at multiples of kLambNormChunk of the
+// flat buffers they are cut from (the ZeRO groups: shards are multiples of zero::kNormChunk) gets
+// the same segments in every stage. Each parameter has norm_slots() slots, ceil(numel /
+// kLambNormChunk) + 1, indexed by the segment's place in the parameter; a run fills the slots of
+// its segments and leaves the others 0. With pieces of a parameter on other ranks, the engine's
+// NormSum adds the slot vectors over the ranks before the update: every slot is written by exactly
+// one rank, so adding zeros to it is exact in any order (zero/shard_optimizer.cpp adds the f64 bit
+// patterns as integers). The CUDA path sums the same segments on the device (optimizers.h).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -22,7 +41,7 @@
 
 #include "zerotrain/core/stream.h"
 #include "zerotrain/core/tensor.h"
-#include "zerotrain/optim/adam_config.h"
+#include "zerotrain/optim/optimizer_config.h"
 #include "zerotrain/optim/optimizer_state.h"
 #include "zerotrain/optim/optimizers.h"
 #include "zerotrain/optim/precision.h"
@@ -41,7 +60,7 @@ struct FlatParam {
 
 // Elements [begin, end) of parameter `param`'s row-major flattened value, at `at` in a run.
 struct FlatPiece {
-  size_t param = 0;  // index into the FlatAdam's params
+  size_t param = 0;  // index into the FlatOptimizer's params
   int64_t begin = 0, end = 0;
   int64_t at = 0;
 };
@@ -52,18 +71,28 @@ struct FlatRun {
 };
 
 // The step's f32 hyper-parameters at learning rate `lr` (the weight decay is per piece).
-AdamParams adam_params(const AdamConfig& config, float lr);
+AdamParams adam_params(const OptimizerConfig& config, float lr);
+LambParams lamb_params(const OptimizerConfig& config, float lr);
+LionParams lion_params(const OptimizerConfig& config, float lr);
+SgdParams sgd_params(const OptimizerConfig& config, float lr);
 
-class FlatAdam {
+// Lamb's norm segments (see [Note: Lamb across shards]).
+inline constexpr int64_t kLambNormChunk = 4096;
+// Sums a vector of Lamb norm slots over the ranks holding other pieces of the same parameters,
+// in place (every rank passes the same length), ordered on `stream`.
+using NormSum = std::function<void(std::span<double> slots, Stream stream)>;
+
+class FlatOptimizer {
  public:
   // Creates the state from `initial`: fresh (step 0, no tensors: masters from the runs' current
   // values, zero moments) or a full state to take this optimizer's pieces of (load_state). Every
   // param appears in some FlatParam; pieces index them. guard: checks the updates after the steps
-  // it says are due (precision_guard.h); null: no checks. Throws ValueError for a parameter
-  // listed twice, amsgrad with a bf16 value in Precision::low, a piece outside its run or
-  // parameter, an undefined or non-flat run value; DTypeError for a non-floating value or an f16
-  // value in Precision::low.
-  FlatAdam(std::vector<FlatParam> params, std::vector<FlatRun> runs, AdamConfig config,
+  // it says are due (precision_guard.h; Adam only: the guard measures Adam's update); null: no
+  // checks. Throws ValueError for a parameter listed twice, amsgrad with a bf16 value in
+  // Precision::low, another rule than Adam with a bf16 value in Precision::low, a piece outside
+  // its run or parameter, an undefined or non-flat run value; DTypeError for a non-floating value
+  // or an f16 value in Precision::low.
+  FlatOptimizer(std::vector<FlatParam> params, std::vector<FlatRun> runs, OptimizerConfig config,
            Precision precision, std::shared_ptr<PrecisionGuard> guard,
            const OptimizerState& initial = {}, Stream stream = {});
 
@@ -77,19 +106,25 @@ class FlatAdam {
   // begin_step counts the step and checks lr and grad_scale; step_runs updates runs [first, last)
   // with grads[i - first] (checked as above); finish_step runs the precision guard. Every run is
   // stepped exactly once in between: throws ValueError for a run stepped twice, a step_runs
-  // outside begin_step/finish_step, or a finish_step with a run left out.
+  // outside begin_step/finish_step, or a finish_step with a run left out. Lamb needs every
+  // parameter's pieces in one step_runs: it throws ValueError for a range other than every run.
   void begin_step(float lr, float grad_scale);
   // Takes back a begun step before any run was stepped (a caller's check failed). Throws
   // ValueError when a run was stepped already.
   void cancel_step();
   void step_runs(size_t first, size_t last, std::span<const Tensor> grads, Stream stream = {});
   void finish_step(Stream stream = {});
-  // The betas of the next updates (a scheduler that cycles momentum). Throws ValueError unless
-  // both are in [0, 1).
+  // The betas of the next updates (a scheduler that cycles momentum; SGD takes beta1 as its
+  // momentum). Throws ValueError unless both are in [0, 1), or for SGD without momentum.
   void set_betas(double beta1, double beta2);
+  // Lamb: how the norm slots are summed over the ranks (see [Note: Lamb across shards]); unset,
+  // this optimizer holds every piece of its parameters.
+  void set_norm_sum(NormSum sum) { norm_sum_ = std::move(sum); }
+  // Lamb: the norm slots of parameter `param` (every rank counts alike) and of all parameters.
+  int64_t norm_slots(size_t param) const;
 
   int64_t step_count() const { return step_; }
-  const AdamConfig& config() const { return config_; }
+  const OptimizerConfig& config() const { return config_; }
   Precision precision() const { return precision_; }
   const std::vector<FlatParam>& params() const { return params_; }
   const std::vector<FlatRun>& runs() const { return runs_; }
@@ -143,11 +178,12 @@ class FlatAdam {
     Tensor exp_avg;         // [n] f32, or bf16 when low
     Tensor exp_avg_sq;      // [n] f32, or bf16 when low
     Tensor max_exp_avg_sq;  // [n] f32 with amsgrad (never low); else undefined
+    Tensor momentum_buffer;  // [n] f32, SGD with momentum; else undefined
     Tensor* of(SlotKind k);
     const Tensor* of(SlotKind k) const;
   };
   std::vector<StateSlot> slots_of(const FlatRun& r) const {
-    return state_slots(r.value.dtype(), precision_, config_.amsgrad);
+    return state_slots(r.value.dtype(), precision_, config_);
   }
   // For messages: run i's first parameter ("run i" without pieces).
   std::string run_name(size_t i) const;
@@ -156,14 +192,19 @@ class FlatAdam {
     return params_[piece.param].decays ? static_cast<float>(config_.weight_decay) : 0.0f;
   }
   void create_fresh(Stream stream);
+  // The update of runs [first, last) by the config's rule (the grads checked).
+  void update_elementwise(size_t first, size_t last, std::span<const Tensor> grads,
+                          Stream stream);
+  void update_lamb(std::span<const Tensor> grads, Stream stream);
   void check_updates(float lr, Stream stream);  // the precision guard, when due
 
   std::vector<FlatParam> params_;
   std::vector<FlatRun> runs_;
   std::vector<RunState> state_;  // per run
-  AdamConfig config_;
+  OptimizerConfig config_;
   Precision precision_;
   std::shared_ptr<PrecisionGuard> guard_;
+  NormSum norm_sum_;
   int64_t step_ = 0;
   // Between begin_step and finish_step: the step's lr and scale, and which runs were stepped.
   struct OpenStep {

@@ -1,8 +1,10 @@
-// The flat Adam; see flat_adam.h and [Note: optimizer masters] in state_slots.h.
-#include "zerotrain/optim/flat_adam.h"
+// The flat optimizer; see flat_optimizer.h, [Note: Lamb across shards] there and [Note: optimizer
+// masters] in state_slots.h.
+#include "zerotrain/optim/flat_optimizer.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <set>
 
 #include "zerotrain/core/error.h"
@@ -53,7 +55,7 @@ T* at_element(const Tensor& t, int64_t at) {
 
 }  // namespace
 
-AdamParams adam_params(const AdamConfig& config, float lr) {
+AdamParams adam_params(const OptimizerConfig& config, float lr) {
   AdamParams hp;
   hp.lr = lr;
   hp.beta1 = static_cast<float>(config.beta1);
@@ -65,7 +67,37 @@ AdamParams adam_params(const AdamConfig& config, float lr) {
   return hp;
 }
 
-Tensor* FlatAdam::RunState::of(SlotKind k) {
+LambParams lamb_params(const OptimizerConfig& config, float lr) {
+  LambParams hp;
+  hp.lr = lr;
+  hp.beta1 = static_cast<float>(config.beta1);
+  hp.beta2 = static_cast<float>(config.beta2);
+  hp.eps = static_cast<float>(config.eps);
+  hp.bias_correction = config.bias_correction;
+  hp.eps_inside_sqrt = config.eps_inside_sqrt;
+  hp.max_coeff = static_cast<float>(config.max_coeff);
+  hp.min_coeff = static_cast<float>(config.min_coeff);
+  return hp;
+}
+
+LionParams lion_params(const OptimizerConfig& config, float lr) {
+  LionParams hp;
+  hp.lr = lr;
+  hp.beta1 = static_cast<float>(config.beta1);
+  hp.beta2 = static_cast<float>(config.beta2);
+  return hp;
+}
+
+SgdParams sgd_params(const OptimizerConfig& config, float lr) {
+  SgdParams hp;
+  hp.lr = lr;
+  hp.momentum = static_cast<float>(config.momentum);
+  hp.dampening = static_cast<float>(config.dampening);
+  hp.nesterov = config.nesterov;
+  return hp;
+}
+
+Tensor* FlatOptimizer::RunState::of(SlotKind k) {
   switch (k) {
     case SlotKind::exp_avg:
       return &exp_avg;
@@ -73,19 +105,22 @@ Tensor* FlatAdam::RunState::of(SlotKind k) {
       return &exp_avg_sq;
     case SlotKind::max_exp_avg_sq:
       return &max_exp_avg_sq;
+    case SlotKind::momentum_buffer:
+      return &momentum_buffer;
     case SlotKind::master:
       return &master;
   }
   return nullptr;
 }
 
-const Tensor* FlatAdam::RunState::of(SlotKind k) const {
+const Tensor* FlatOptimizer::RunState::of(SlotKind k) const {
   return const_cast<RunState*>(this)->of(k);
 }
 
-FlatAdam::FlatAdam(std::vector<FlatParam> params, std::vector<FlatRun> runs, AdamConfig config,
-                   Precision precision, std::shared_ptr<PrecisionGuard> guard,
-                   const OptimizerState& initial, Stream stream)
+FlatOptimizer::FlatOptimizer(std::vector<FlatParam> params, std::vector<FlatRun> runs,
+                             OptimizerConfig config, Precision precision,
+                             std::shared_ptr<PrecisionGuard> guard, const OptimizerState& initial,
+                             Stream stream)
     : params_(std::move(params)),
       runs_(std::move(runs)),
       config_(config),
@@ -110,9 +145,14 @@ FlatAdam::FlatAdam(std::vector<FlatParam> params, std::vector<FlatRun> runs, Ada
     if (precision_ == Precision::low && r.value.dtype() == DType::f16)
       throw DTypeError(kComponent, str(first, ": value is ", r.value.describe(),
                                        ": low precision steps bf16 or f32 values"));
-    if (steps_in_place_lowp(r.value.dtype(), precision_) && config_.amsgrad)
+    if (steps_in_place_lowp(r.value.dtype(), precision_) && config_.amsgrad &&
+        config_.kind == OptimizerKind::adam)
       throw ValueError(kComponent, str(first, ": amsgrad needs an f32 max_exp_avg_sq, which ",
                                        "low precision (bf16 moments, no masters) does not keep"));
+    if (steps_in_place_lowp(r.value.dtype(), precision_) && config_.kind != OptimizerKind::adam)
+      throw ValueError(kComponent, str(first, ": ", optimizer_kind_name(config_.kind),
+                                       " steps f32 masters; low precision (bf16 values stepped "
+                                       "in place) is Adam's alone"));
     for (const FlatPiece& p : r.pieces) {
       const FlatParam& fp = params_[p.param];
       if (p.begin < 0 || p.end <= p.begin || p.end > numel_of(fp.shape) || p.at < 0 ||
@@ -127,12 +167,12 @@ FlatAdam::FlatAdam(std::vector<FlatParam> params, std::vector<FlatRun> runs, Ada
   if (initial.step != 0 || !initial.tensors.empty()) load_state(initial, stream);
 }
 
-std::string FlatAdam::run_name(size_t i) const {
+std::string FlatOptimizer::run_name(size_t i) const {
   const FlatRun& r = runs_[i];
   return r.pieces.empty() ? str("run ", i) : params_[r.pieces.front().param].name;
 }
 
-void FlatAdam::create_fresh(Stream stream) {
+void FlatOptimizer::create_fresh(Stream stream) {
   for (size_t i = 0; i < runs_.size(); ++i) {
     const Tensor& v = runs_[i].value;
     RunState& s = state_[i];
@@ -149,7 +189,7 @@ void FlatAdam::create_fresh(Stream stream) {
   step_ = 0;
 }
 
-void FlatAdam::step(std::span<const Tensor> grads, float lr, float grad_scale, Stream stream) {
+void FlatOptimizer::step(std::span<const Tensor> grads, float lr, float grad_scale, Stream stream) {
   if (grads.size() != runs_.size())
     throw ValueError(kComponent, str(grads.size(), " gradients for ", runs_.size(), " runs"));
   begin_step(lr, grad_scale);
@@ -162,7 +202,7 @@ void FlatAdam::step(std::span<const Tensor> grads, float lr, float grad_scale, S
   finish_step(stream);
 }
 
-void FlatAdam::cancel_step() {
+void FlatOptimizer::cancel_step() {
   if (!open_) throw ValueError(kComponent, "cancel_step without begin_step");
   for (size_t i = 0; i < runs_.size(); ++i)
     if (open_->stepped[i])
@@ -171,7 +211,7 @@ void FlatAdam::cancel_step() {
   --step_;
 }
 
-void FlatAdam::begin_step(float lr, float grad_scale) {
+void FlatOptimizer::begin_step(float lr, float grad_scale) {
   if (open_) throw ValueError(kComponent, str("step ", step_, " was begun and not finished"));
   if (!std::isfinite(lr) || lr < 0)
     throw ValueError(kComponent, str("lr = ", lr, ": must be finite and >= 0"));
@@ -183,7 +223,7 @@ void FlatAdam::begin_step(float lr, float grad_scale) {
   ++step_;
 }
 
-void FlatAdam::finish_step(Stream stream) {
+void FlatOptimizer::finish_step(Stream stream) {
   if (!open_) throw ValueError(kComponent, "finish_step without begin_step");
   for (size_t i = 0; i < runs_.size(); ++i)
     if (!open_->stepped[i])
@@ -193,7 +233,8 @@ void FlatAdam::finish_step(Stream stream) {
   check_updates(lr, stream);
 }
 
-void FlatAdam::step_runs(size_t first, size_t last, std::span<const Tensor> grads, Stream stream) {
+void FlatOptimizer::step_runs(size_t first, size_t last, std::span<const Tensor> grads,
+                              Stream stream) {
   if (!open_) throw ValueError(kComponent, "step_runs outside begin_step / finish_step");
   check_resident("step_runs");
   if (first > last || last > runs_.size() || grads.size() != last - first)
@@ -213,14 +254,56 @@ void FlatAdam::step_runs(size_t first, size_t last, std::span<const Tensor> grad
                        str(run_name(i), ": value ", r.value.describe(), " and gradient ",
                            g.describe(), " must be contiguous on one device"));
   }
+  if (config_.kind == OptimizerKind::lamb) {
+    if (first != 0 || last != runs_.size())
+      throw ValueError(kComponent, str("Lamb steps every run at once (its trust ratio needs each ",
+                                       "parameter's whole norm), got runs [", first, ", ", last,
+                                       ") of ", runs_.size()));
+    update_lamb(grads, stream);
+  } else {
+    update_elementwise(first, last, grads, stream);
+  }
+  for (size_t i = first; i < last; ++i)
+    open_->stepped[i] = true;
+}
+
+namespace {
+
+// The buffers of one piece of a run, at element `at` of the run for `n` elements.
+struct PieceBuffers {
+  float* master;
+  void* param_copy;  // null when the value is its own master
+  DType param_dtype;
+  const void* grad;
+  DType grad_dtype;
+};
+
+template <class Shard>
+Shard shard_of(const PieceBuffers& b, int64_t n, float weight_decay) {
+  Shard s;
+  s.master = b.master;
+  s.grad = b.grad;
+  s.grad_dtype = b.grad_dtype;
+  s.param_copy = b.param_copy;
+  s.param_dtype = b.param_dtype;
+  s.n = n;
+  s.weight_decay = weight_decay;
+  return s;
+}
+
+}  // namespace
+
+void FlatOptimizer::update_elementwise(size_t first, size_t last, std::span<const Tensor> grads,
+                                       Stream stream) {
   // One multi-tensor step per device over every piece (see optim/optimizers.h): one OpenMP
   // region on the host or fused launches on the GPU.
-  const AdamParams hp = adam_params(config_, open_->lr);
   const StepArgs args{step_, open_->grad_scale};
   struct DeviceRuns {
     Device device;
-    std::vector<AdamShard> mixed;    // f32 masters (or f32 values)
-    std::vector<AdamShardLowp> low;  // bf16 values stepped in place
+    std::vector<AdamShard> mixed;    // f32 masters (or f32 values): Adam
+    std::vector<AdamShardLowp> low;  // bf16 values stepped in place: Adam
+    std::vector<LionShard> lion;
+    std::vector<SgdShard> sgd;
   };
   std::vector<DeviceRuns> by_device;
   for (size_t i = first; i < last; ++i) {
@@ -229,7 +312,7 @@ void FlatAdam::step_runs(size_t first, size_t last, std::span<const Tensor> grad
     const Tensor& g = grads[i - first];
     auto it = std::find_if(by_device.begin(), by_device.end(),
                            [&](const DeviceRuns& d) { return d.device == r.value.device(); });
-    if (it == by_device.end()) it = by_device.insert(by_device.end(), {r.value.device(), {}, {}});
+    if (it == by_device.end()) it = by_device.insert(by_device.end(), {r.value.device()});
     const bool low = steps_in_place_lowp(r.value.dtype(), precision_);
     const Tensor& master = s.master.defined() ? s.master : r.value;
     for (const FlatPiece& piece : r.pieces) {
@@ -247,31 +330,148 @@ void FlatAdam::step_runs(size_t first, size_t last, std::span<const Tensor> grad
         it->low.push_back(shard);
         continue;
       }
-      AdamShard shard;
-      shard.master = at_element<float>(master, at);
-      shard.exp_avg = at_element<float>(s.exp_avg, at);
-      shard.exp_avg_sq = at_element<float>(s.exp_avg_sq, at);
-      shard.max_exp_avg_sq =
-          s.max_exp_avg_sq.defined() ? at_element<float>(s.max_exp_avg_sq, at) : nullptr;
-      shard.grad = at_element<const char>(g, at);
-      shard.grad_dtype = g.dtype();
-      shard.param_copy = s.master.defined() ? at_element<char>(r.value, at) : nullptr;
-      shard.param_dtype = r.value.dtype();
-      shard.n = n;
-      shard.weight_decay = wd;
-      it->mixed.push_back(shard);
+      const PieceBuffers b{at_element<float>(master, at),
+                           s.master.defined() ? at_element<char>(r.value, at) : nullptr,
+                           r.value.dtype(), at_element<const char>(g, at), g.dtype()};
+      switch (config_.kind) {
+        case OptimizerKind::adam: {
+          AdamShard shard = shard_of<AdamShard>(b, n, wd);
+          shard.exp_avg = at_element<float>(s.exp_avg, at);
+          shard.exp_avg_sq = at_element<float>(s.exp_avg_sq, at);
+          shard.max_exp_avg_sq =
+              s.max_exp_avg_sq.defined() ? at_element<float>(s.max_exp_avg_sq, at) : nullptr;
+          it->mixed.push_back(shard);
+          break;
+        }
+        case OptimizerKind::lion: {
+          LionShard shard = shard_of<LionShard>(b, n, wd);
+          shard.exp_avg = at_element<float>(s.exp_avg, at);
+          it->lion.push_back(shard);
+          break;
+        }
+        case OptimizerKind::sgd: {
+          SgdShard shard = shard_of<SgdShard>(b, n, wd);
+          shard.momentum_buffer =
+              s.momentum_buffer.defined() ? at_element<float>(s.momentum_buffer, at) : nullptr;
+          it->sgd.push_back(shard);
+          break;
+        }
+        case OptimizerKind::lamb:
+          break;  // update_lamb
+      }
     }
   }
+  const float lr = open_->lr;
   for (const DeviceRuns& d : by_device) {
-    if (!d.mixed.empty()) adam_step(d.mixed, hp, args, d.device, stream);
-    if (!d.low.empty()) adam_step_lowp(d.low, hp, args, d.device, stream);
+    if (!d.mixed.empty()) adam_step(d.mixed, adam_params(config_, lr), args, d.device, stream);
+    if (!d.low.empty()) adam_step_lowp(d.low, adam_params(config_, lr), args, d.device, stream);
+    if (!d.lion.empty()) lion_step(d.lion, lion_params(config_, lr), args, d.device, stream);
+    if (!d.sgd.empty()) sgd_step(d.sgd, sgd_params(config_, lr), args, d.device, stream);
   }
-  for (size_t i = first; i < last; ++i)
-    open_->stepped[i] = true;
 }
 
-void FlatAdam::check_updates(float lr, Stream stream) {
-  if (!guard_ || !guard_->due(step_)) return;
+int64_t FlatOptimizer::norm_slots(size_t param) const {
+  return (numel_of(params_.at(param).shape) + kLambNormChunk - 1) / kLambNormChunk + 1;
+}
+
+void FlatOptimizer::update_lamb(std::span<const Tensor> grads, Stream stream) {
+  // The segments of every piece (see [Note: Lamb across shards]), each a run of its own, grouped
+  // by device, with the norm slot each fills.
+  std::vector<int64_t> base(params_.size() + 1, 0);  // first slot of each parameter
+  for (size_t p = 0; p < params_.size(); ++p)
+    base[p + 1] = base[p] + norm_slots(p);
+  struct DeviceSegments {
+    Device device;
+    std::vector<LambShard> shards;
+    std::vector<int64_t> slot;   // per shard: its norm slot
+    std::vector<size_t> param;   // per shard: its parameter
+  };
+  std::vector<DeviceSegments> by_device;
+  for (size_t i = 0; i < runs_.size(); ++i) {
+    const FlatRun& r = runs_[i];
+    const RunState& s = state_[i];
+    const Tensor& g = grads[i];
+    auto it = std::find_if(by_device.begin(), by_device.end(),
+                           [&](const DeviceSegments& d) { return d.device == r.value.device(); });
+    if (it == by_device.end()) it = by_device.insert(by_device.end(), {r.value.device()});
+    const Tensor& master = s.master.defined() ? s.master : r.value;
+    for (const FlatPiece& piece : r.pieces) {
+      // Run position pos holds parameter element pos - shift; slot k covers the parameter's
+      // elements whose run positions lie in [(k + lag) C, (k + lag + 1) C).
+      const int64_t shift = piece.at - piece.begin;
+      const int64_t lag = shift >= 0 ? shift / kLambNormChunk
+                                     : -((-shift + kLambNormChunk - 1) / kLambNormChunk);
+      const int64_t end = piece.at + (piece.end - piece.begin);
+      for (int64_t pos = piece.at; pos < end;) {
+        const int64_t chunk = pos / kLambNormChunk;
+        const int64_t stop = std::min(end, (chunk + 1) * kLambNormChunk);
+        const PieceBuffers b{at_element<float>(master, pos),
+                             s.master.defined() ? at_element<char>(r.value, pos) : nullptr,
+                             r.value.dtype(), at_element<const char>(g, pos), g.dtype()};
+        LambShard shard = shard_of<LambShard>(b, stop - pos, weight_decay_of(piece));
+        shard.exp_avg = at_element<float>(s.exp_avg, pos);
+        shard.exp_avg_sq = at_element<float>(s.exp_avg_sq, pos);
+        it->shards.push_back(shard);
+        it->slot.push_back(base[piece.param] + chunk - lag);
+        it->param.push_back(piece.param);
+        pos = stop;
+      }
+    }
+  }
+  // Pass 1: the moments, and each segment's norms into its slot ([2 slot] p^2, [2 slot + 1] u^2).
+  const LambParams hp = lamb_params(config_, open_->lr);
+  const StepArgs args{step_, open_->grad_scale};
+  std::vector<double> slots(static_cast<size_t>(2 * base.back()), 0.0);
+  std::vector<Tensor> device_norms(by_device.size());  // CUDA: [2 segments] f64 (as i64)
+  for (size_t d = 0; d < by_device.size(); ++d) {
+    const DeviceSegments& ds = by_device[d];
+    std::vector<LambNorms> norms(ds.shards.size());
+    if (ds.device.is_cuda()) {
+      device_norms[d] = Tensor::empty({static_cast<int64_t>(2 * ds.shards.size())}, DType::i64,
+                                      ds.device, stream);
+      lamb_moments(ds.shards, hp, args, static_cast<double*>(device_norms[d].data()), ds.device,
+                   stream);
+      const Tensor host = device_norms[d].to(Device::cpu(), stream);
+      synchronize(stream);
+      std::memcpy(norms.data(), host.data(), norms.size() * sizeof(LambNorms));
+    } else {
+      norms = lamb_moments(ds.shards, hp, args);
+    }
+    for (size_t k = 0; k < norms.size(); ++k) {
+      slots[static_cast<size_t>(2 * ds.slot[k])] = norms[k].param_sq;
+      slots[static_cast<size_t>(2 * ds.slot[k] + 1)] = norms[k].update_sq;
+    }
+  }
+  if (norm_sum_) norm_sum_(slots, stream);
+  // Each parameter's norms: its slots added in element order.
+  std::vector<LambNorms> total(params_.size());
+  for (size_t p = 0; p < params_.size(); ++p)
+    for (int64_t k = base[p]; k < base[p + 1]; ++k) {
+      total[p].param_sq += slots[static_cast<size_t>(2 * k)];
+      total[p].update_sq += slots[static_cast<size_t>(2 * k + 1)];
+    }
+  // Pass 2: every segment updated with its parameter's trust ratio.
+  static_assert(sizeof(LambNorms) == 2 * sizeof(double));
+  for (size_t d = 0; d < by_device.size(); ++d) {
+    const DeviceSegments& ds = by_device[d];
+    std::vector<LambNorms> norms;
+    for (const size_t p : ds.param)
+      norms.push_back(total[p]);
+    if (ds.device.is_cuda()) {
+      Tensor host = Tensor::empty({static_cast<int64_t>(2 * norms.size())}, DType::i64);
+      std::memcpy(host.data(), norms.data(), norms.size() * sizeof(LambNorms));
+      device_norms[d].copy_from(host, stream);
+      lamb_apply(ds.shards, hp, args, static_cast<const double*>(device_norms[d].data()),
+                 ds.device, stream);
+      synchronize(stream);  // `host` is copied before it goes
+    } else {
+      lamb_apply(ds.shards, hp, args, norms);
+    }
+  }
+}
+
+void FlatOptimizer::check_updates(float lr, Stream stream) {
+  if (!guard_ || config_.kind != OptimizerKind::adam || !guard_->due(step_)) return;
   check_resident("the precision guard");
   std::vector<GuardTensors> tensors;
   for (size_t i = 0; i < runs_.size(); ++i) {
@@ -287,15 +487,23 @@ void FlatAdam::check_updates(float lr, Stream stream) {
   guard_->check(step_, adam_params(config_, lr), tensors, stream);
 }
 
-void FlatAdam::set_betas(double beta1, double beta2) {
+void FlatOptimizer::set_betas(double beta1, double beta2) {
   for (const double b : {beta1, beta2})
     if (!(b >= 0.0 && b < 1.0))
       throw ValueError(kComponent, str("betas (", beta1, ", ", beta2, "): each must be in [0, 1)"));
+  if (config_.kind == OptimizerKind::sgd) {
+    if (config_.momentum == 0.0 || beta1 == 0.0)
+      throw ValueError(kComponent, str("momentum ", config_.momentum, " -> ", beta1, ": SGD ",
+                                       "cycles a momentum that stays > 0 (its momentum buffer ",
+                                       "exists only then; set optimizer.params.momentum)"));
+    config_.momentum = beta1;
+    return;
+  }
   config_.beta1 = beta1;
   config_.beta2 = beta2;
 }
 
-void FlatAdam::load_state(const OptimizerState& state, Stream stream) {
+void FlatOptimizer::load_state(const OptimizerState& state, Stream stream) {
   check_resident("load_state");
   if (state.step < 0) throw ValueError(kComponent, str("step = ", state.step, ": must be >= 0"));
   if (state.step == 0 && state.tensors.empty()) {
@@ -305,7 +513,7 @@ void FlatAdam::load_state(const OptimizerState& state, Stream stream) {
   // Check everything before touching anything, so a bad state leaves the optimizer as it was.
   std::set<std::string> expected;
   for (const FlatParam& p : params_)
-    for (const StateSlot& slot : state_slots(p.value_dtype, precision_, config_.amsgrad)) {
+    for (const StateSlot& slot : state_slots(p.value_dtype, precision_, config_)) {
       expect_state_tensor(state.tensors, p.name + slot.suffix, p, slot.dtype);
       expected.insert(p.name + slot.suffix);
     }
@@ -329,7 +537,7 @@ void FlatAdam::load_state(const OptimizerState& state, Stream stream) {
   step_ = state.step;
 }
 
-std::vector<FlatAdam::SlotTensor> FlatAdam::run_state(size_t i) const {
+std::vector<FlatOptimizer::SlotTensor> FlatOptimizer::run_state(size_t i) const {
   check_resident("run_state");
   std::vector<SlotTensor> out;
   for (const StateSlot& slot : slots_of(runs_.at(i)))
@@ -337,7 +545,7 @@ std::vector<FlatAdam::SlotTensor> FlatAdam::run_state(size_t i) const {
   return out;
 }
 
-OptimizerState FlatAdam::full_state() const {
+OptimizerState FlatOptimizer::full_state() const {
   OptimizerState st;
   st.step = step_;
   // Each parameter must be one whole piece of one run.
@@ -364,7 +572,7 @@ OptimizerState FlatAdam::full_state() const {
   return st;
 }
 
-std::vector<FlatAdam::PieceTensor> FlatAdam::piece_tensors() const {
+std::vector<FlatOptimizer::PieceTensor> FlatOptimizer::piece_tensors() const {
   check_resident("piece_tensors");
   std::vector<PieceTensor> out;
   for (size_t i = 0; i < runs_.size(); ++i)
@@ -379,17 +587,17 @@ std::vector<FlatAdam::PieceTensor> FlatAdam::piece_tensors() const {
   return out;
 }
 
-void FlatAdam::set_step_count(int64_t step) {
+void FlatOptimizer::set_step_count(int64_t step) {
   if (step < 0) throw ValueError(kComponent, str("step = ", step, ": must be >= 0"));
   step_ = step;
 }
 
-void FlatAdam::check_resident(const char* what) const {
+void FlatOptimizer::check_resident(const char* what) const {
   if (evicted_)
     throw ValueError(kComponent, str(what, ": the state is evicted (restore_state first)"));
 }
 
-std::vector<Tensor> FlatAdam::evict_state() {
+std::vector<Tensor> FlatOptimizer::evict_state() {
   check_resident("evict_state");
   std::vector<Tensor> out;
   for (size_t i = 0; i < runs_.size(); ++i)
@@ -401,7 +609,7 @@ std::vector<Tensor> FlatAdam::evict_state() {
   return out;
 }
 
-void FlatAdam::restore_state(std::vector<Tensor> tensors) {
+void FlatOptimizer::restore_state(std::vector<Tensor> tensors) {
   if (!evicted_) throw ValueError(kComponent, "restore_state: the state is not evicted");
   size_t k = 0;
   for (size_t i = 0; i < runs_.size(); ++i)
@@ -424,10 +632,11 @@ void FlatAdam::restore_state(std::vector<Tensor> tensors) {
   evicted_ = false;
 }
 
-int64_t FlatAdam::bytes() const {
+int64_t FlatOptimizer::bytes() const {
   int64_t b = 0;
   for (const RunState& s : state_)
-    for (const Tensor* t : {&s.master, &s.exp_avg, &s.exp_avg_sq, &s.max_exp_avg_sq})
+    for (const Tensor* t :
+         {&s.master, &s.exp_avg, &s.exp_avg_sq, &s.max_exp_avg_sq, &s.momentum_buffer})
       if (t->defined()) b += static_cast<int64_t>(t->nbytes());
   return b;
 }
