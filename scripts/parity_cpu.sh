@@ -4,9 +4,9 @@
 # release series that still supports torch 1.13. Runs every model family; writes the report to
 # $1 (default build/parity_cpu.json) and exits non-zero when a family misses a tolerance.
 # Then tools/parity/check_generate.py: `zerotrain generate`'s greedy text against transformers'
-# generate on small random models of every family. Then tools/parity/check_tfevents.py and check_wandb.py: short `zerotrain train` runs with
-# DeepSpeed's tensorboard / wandb sections, their files read by the pinned tensorboard and wandb
-# packages' own readers (no service is contacted).
+# generate on small random models of every family. Then tools/parity/check_tfevents.py and
+# check_wandb.py: short `zerotrain train` runs with DeepSpeed's tensorboard / wandb sections, their
+# files read by the pinned tensorboard and wandb packages' own readers (no service is contacted).
 #   scripts/parity_cpu.sh [REPORT] [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
