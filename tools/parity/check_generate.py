@@ -7,9 +7,10 @@ style fixture with Llama 2's "<s>" post-processor for llama and mistral, the def
 BPE for qwen2 and gpt2), runs both on the same prompt with do_sample=False and compares the new
 text: zerotrain's stdout must equal tokenizer.decode(new_tokens, skip_special_tokens=True). Exits
 non-zero on the first difference, printing both texts and the token ids transformers produced.
-CI runs it on the CPU through scripts/parity_cpu.sh (transformers 4.46.3 over Debian's torch).
+CI runs it on the CPU through scripts/parity_cpu.sh (transformers 4.46.3 over Debian's torch); on
+the GPU machine `--device cuda` runs zerotrain there in f32 against the same CPU reference.
 
-  python3 tools/parity/check_generate.py --zerotrain build/bin/zerotrain
+  python3 tools/parity/check_generate.py --zerotrain build/bin/zerotrain [--device cuda]
 """
 import argparse, json, os, subprocess, sys, tempfile
 
@@ -65,6 +66,7 @@ def make_model(name, cfg_kw, tokenizer_file, model_dir):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--zerotrain", required=True)
+    p.add_argument("--device", default="cpu", help="zerotrain's device (transformers runs on the CPU)")
     a = p.parse_args()
     failed = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -80,12 +82,12 @@ def main():
             new = out[0, ids.shape[1]:].tolist()
             expected = tok.decode(new, skip_special_tokens=True)
             run = subprocess.run([a.zerotrain, "generate", "--model", model_dir, "--prompt", prompt,
-                                  "--max-new-tokens", str(NEW_TOKENS), "--device", "cpu",
+                                  "--max-new-tokens", str(NEW_TOKENS), "--device", a.device,
                                   "--dtype", "f32", "--quiet"],
                                  capture_output=True, text=True)
             got = run.stdout[:-1] if run.stdout.endswith("\n") else run.stdout
             ok = run.returncode == 0 and got == expected
-            print(f"{name:8s} prompt {ids.shape[1]:2d} tokens, {len(new):2d} new: "
+            print(f"{name:8s} on {a.device}: prompt {ids.shape[1]:2d} tokens, {len(new):2d} new: "
                   f"{'equal' if ok else 'DIFFERENT'}")
             if not ok:
                 failed.append(name)
