@@ -1,7 +1,7 @@
-// The cached decoder on CUDA against the same model's cached decoder on the CPU (skipped without
-// a GPU): a prefill then token-by-token logits of every family in f32 (tight) and bf16 (the
-// relative L2 error of bf16 rounding), on a side stream; greedy generation equal in f32. Head size
-// 32.
+// The cached decoder on CUDA against the same model's cached decoder on the CPU in the same dtype
+// (skipped without a GPU): a prefill then token-by-token logits of every family in f32 (tight) and
+// bf16 (bf16 on both sides, rounded at different points), on a side stream; greedy generation
+// equal in f32. Head size 32.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -42,10 +42,9 @@ void expect_gpu_matches_cpu(DType dt, double tolerance) {
   CudaStream stream(kGpu);
   for (Family f : test::all_families()) {
     const nn::ModelConfig c = test::tiny_cuda_config(f);
-    nn::TransformerOptions cpu_opt{.param_dtype = DType::f32, .grad_dtype = DType::f32};
+    nn::TransformerOptions cpu_opt{.param_dtype = dt, .grad_dtype = dt};
     cpu_opt.allocate_grads = false;
     nn::TransformerOptions gpu_opt = cpu_opt;
-    gpu_opt.param_dtype = gpu_opt.grad_dtype = dt;
     gpu_opt.device = kGpu;
     nn::Transformer cpu(c, cpu_opt), gpu(c, gpu_opt);
     test::randomize(cpu.parameters(), 41);
@@ -70,12 +69,12 @@ void expect_gpu_matches_cpu(DType dt, double tolerance) {
 
 TEST(CachedDecoderCuda, MatchesCpuF32) {
   ZT_SKIP_WITHOUT_CUDA();
-  expect_gpu_matches_cpu(DType::f32, 1e-5);
+  expect_gpu_matches_cpu(DType::f32, 1e-5);  // measured at most 1.4e-6 on an H100
 }
 
 TEST(CachedDecoderCuda, MatchesCpuBf16) {
   ZT_SKIP_WITHOUT_CUDA();
-  expect_gpu_matches_cpu(DType::bf16, 3e-2);
+  expect_gpu_matches_cpu(DType::bf16, 2e-2);  // measured at most 4.6e-3 (llama) on an H100
 }
 
 }  // namespace
