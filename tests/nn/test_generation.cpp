@@ -1,10 +1,11 @@
 // Generation over the KV cache against generation without one: greedy tokens equal those of a
 // loop that runs the training model's full forward over the whole sequence for every new token
 // (every family); a stop token ends generation (and is kept); max_new_tokens 0 and 1; the same
-// seed samples the same tokens; bad prompts are refused.
+// seed samples the same tokens; bad prompts and lengths past learned positions are refused.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "nn/nn_test_util.h"
@@ -109,6 +110,27 @@ TEST(Generation, RefusesBadPrompts) {
   EXPECT_THROW(nn::generate(m.decoder, {1, 50}, o), ValueError);  // vocab 50
   o.max_new_tokens = -1;
   EXPECT_THROW(nn::generate(m.decoder, kPrompt, o), ValueError);
+}
+
+TEST(Generation, LearnedPositionsBoundTheLength) {
+  Model g(test::tiny_config(Family::gpt2));  // 16 positions: 5 prompt + 12 new (the last unfed)
+  nn::GenerationOptions o;
+  o.max_new_tokens = 12;
+  EXPECT_EQ(nn::generate(g.decoder, kPrompt, o).tokens.size(), 12u);
+  o.max_new_tokens = 13;
+  try {
+    nn::generate(g.decoder, kPrompt, o);
+    FAIL() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("need 17 positions, more than the model's 16 "
+                                         "(max_position_embeddings): ask for at most 12"),
+              std::string::npos)
+        << e.what();
+  }
+  // RoPE models have no such bound.
+  Model l(test::tiny_config(Family::llama));
+  o.max_new_tokens = 40;
+  EXPECT_EQ(nn::generate(l.decoder, kPrompt, o).tokens.size(), 40u);
 }
 
 }  // namespace

@@ -30,6 +30,9 @@ class CachedDecoder {
   CachedDecoder& operator=(const CachedDecoder&) = delete;
 
   const ModelConfig& config() const { return config_; }
+  // The positions a sequence may reach: max_position_embeddings for learned positions (gpt2),
+  // 0 for no limit (RoPE).
+  int64_t position_limit() const { return wpe_ ? config_.max_position_embeddings : 0; }
   // Every parameter once, with its Hugging Face name (a tied head lists none of its own).
   std::vector<Parameter*> parameters();
   // Points every parameter's value at `model`'s parameter of the same name (shared storage, the

@@ -30,10 +30,20 @@ GenerationResult generate(CachedDecoder& model, const std::vector<int64_t>& prom
                        str("prompt token ", id, " is outside the model's vocabulary of ", vocab));
   GenerationResult result;
   if (options.max_new_tokens == 0) return result;
-  TokenSampler sampler(options.sampling);
   const auto n = static_cast<int64_t>(prompt.size());
-  // The last new token is never fed back, so the cache needs one position less.
-  KvCache cache = model.make_cache(1, n + options.max_new_tokens - 1, stream);
+  // The last new token is never fed back, so the sequence needs one position less.
+  const int64_t positions = n + options.max_new_tokens - 1;
+  if (const int64_t limit = model.position_limit(); limit > 0 && positions > limit)
+    throw ValueError(
+        "generate",
+        n > limit ? str("the prompt's ", n, " tokens exceed the model's ", limit,
+                        " positions (max_position_embeddings)")
+                  : str("the prompt's ", n, " tokens + max_new_tokens ", options.max_new_tokens,
+                        " need ", positions, " positions, more than the model's ", limit,
+                        " (max_position_embeddings): ask for at most ", limit - n + 1,
+                        " new tokens"));
+  TokenSampler sampler(options.sampling);
+  KvCache cache = model.make_cache(1, positions, stream);
   const Device dev = cache.keys(0).device();
   auto start = std::chrono::steady_clock::now();
   Tensor input = Tensor::from_ints(prompt, {1, n}, DType::i32).to(dev, stream);
