@@ -2,7 +2,8 @@
 // sequence, for the byte-level BPE of the default job and the SentencePiece-style fixture (whose
 // decoder strips the first space), over text with multi-byte characters split across tokens;
 // no piece carries the replacement character of a character still incomplete; special tokens
-// are left out with skip_special_tokens.
+// are left out with skip_special_tokens; with clean-up, transformers' clean_up_tokenization of
+// the whole text, also when a later token removes the space before it.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -23,8 +24,9 @@ struct Streamed {
   std::string joined;
 };
 
-Streamed stream(const data::Tokenizer& tok, const std::vector<uint32_t>& ids, bool skip) {
-  data::DecodeStream s(tok, skip);
+Streamed stream(const data::Tokenizer& tok, const std::vector<uint32_t>& ids, bool skip,
+                bool clean = false) {
+  data::DecodeStream s(tok, skip, clean);
   Streamed out;
   for (uint32_t id : ids) {
     out.pieces.push_back(s.push(id));
@@ -67,6 +69,22 @@ TEST(DecodeStream, SkipsSpecialTokens) {
   ids.push_back(*tok.token_to_id("<|endoftext|>"));
   EXPECT_EQ(stream(tok, ids, true).joined, "And God said");
   EXPECT_EQ(stream(tok, ids, false).joined, "And God said<|endoftext|>");
+}
+
+TEST(DecodeStream, CleanUpAsTransformers) {
+  // The expected strings are Python's chain of str.replace calls in transformers 4.46.
+  EXPECT_EQ(data::clean_up_tokenization("Hello , world . Is it ? Yes ! I 'm sure it 's ok"),
+            "Hello, world. Is it? Yes! I'm sure it's ok");
+  EXPECT_EQ(data::clean_up_tokenization("do n't , we 've , they 're , a ' b"),
+            "don't, we've, they're, a'b");
+  EXPECT_EQ(data::clean_up_tokenization("no change here."), "no change here.");
+  const data::Tokenizer tok = data::Tokenizer::from_file(test::kjv_tokenizer_path());
+  for (const std::string text : {"And God said , Let there be light : and there was light .",
+                                 "a ' b and c ' d ! e ' s end ' ", "x , y ,z . . ."}) {
+    const std::vector<uint32_t> ids = tok.encode(text);
+    const Streamed s = stream(tok, ids, false, true);
+    EXPECT_EQ(s.joined, data::clean_up_tokenization(tok.decode(ids))) << text;
+  }
 }
 
 }  // namespace

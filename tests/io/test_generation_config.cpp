@@ -2,7 +2,7 @@
 // config.json (an integer, a list, null, absent; malformed values named), and the ids a prompt
 // starts with: the TemplateProcessing post-processor's leading special tokens (the
 // SentencePiece-style fixture's "<s>"), none for a byte-level post-processor, adjusted by
-// tokenizer_config.json's add_bos_token.
+// tokenizer_config.json's add_bos_token; its clean_up_tokenization_spaces.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -60,6 +60,18 @@ TEST(GenerationConfig, AddBosTokenAdjustsThePrefix) {
   EXPECT_EQ(io::read_prompt_prefix_ids(dir / "tokenizer.json", -1), ids{});  // no bos to add
   dir.write("tokenizer_config.json", R"({"add_bos_token": "yes"})");
   EXPECT_THROW(io::read_prompt_prefix_ids(dir / "tokenizer.json", 0), FormatError);
+}
+
+TEST(GenerationConfig, CleanUpTokenizationSpaces) {
+  test::TempDir dir;
+  const std::filesystem::path tok = dir.write("tokenizer.json", "{}");
+  EXPECT_FALSE(io::read_clean_up_tokenization_spaces(tok));  // no tokenizer_config.json
+  dir.write("tokenizer_config.json", R"({"add_bos_token": true})");
+  EXPECT_FALSE(io::read_clean_up_tokenization_spaces(tok));
+  dir.write("tokenizer_config.json", R"({"clean_up_tokenization_spaces": true})");
+  EXPECT_TRUE(io::read_clean_up_tokenization_spaces(tok));
+  dir.write("tokenizer_config.json", R"({"clean_up_tokenization_spaces": 1})");
+  EXPECT_THROW(io::read_clean_up_tokenization_spaces(tok), FormatError);
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 For small random models of the llama, mistral (a sliding window shorter than the text), qwen2 and
 gpt2 families in f32, saved by transformers with a tokenizer.json beside them (the SentencePiece-
 style fixture with Llama 2's "<s>" post-processor for llama and mistral, the default job's byte-level
-BPE for qwen2 and gpt2), runs both on the same prompt with do_sample=False and compares the new
+BPE for qwen2 and gpt2; one qwen2 case with tokenizer_config.json's clean_up_tokenization_spaces),
+runs both on the same prompt with do_sample=False and compares the new
 text: zerotrain's stdout must equal tokenizer.decode(new_tokens, skip_special_tokens=True). Exits
 non-zero on the first difference, printing both texts and the token ids transformers produced.
 CI runs it on the CPU through scripts/parity_cpu.sh (transformers 4.46.3 over Debian's torch); on
@@ -45,6 +46,13 @@ CASES = {
                    num_attention_heads=4, num_key_value_heads=2, vocab_size=4096,
                    max_position_embeddings=256, rms_norm_eps=1e-6, rope_theta=1000000.0,
                    tie_word_embeddings=True, use_sliding_window=False, eos_token_id=0)),
+    # tokenizer_config.json asks for transformers' clean-up of spaces (as Llama 3's does).
+    "qwen2-cleanup": (KJV_TOKENIZER, "And Moses said unto the LORD ,",
+                      dict(model_type="qwen2", hidden_size=64, intermediate_size=128,
+                           num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                           vocab_size=4096, max_position_embeddings=256, rms_norm_eps=1e-6,
+                           rope_theta=1000000.0, tie_word_embeddings=True, use_sliding_window=False,
+                           eos_token_id=0)),
     "gpt2": (KJV_TOKENIZER, "And God said, Let there be light",
              dict(model_type="gpt2", n_embd=64, n_layer=2, n_head=2, vocab_size=4096, n_positions=128,
                   bos_token_id=0, eos_token_id=0, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
@@ -52,7 +60,7 @@ CASES = {
 }
 
 
-def make_model(name, cfg_kw, tokenizer_file, model_dir):
+def make_model(name, cfg_kw, tokenizer_file, model_dir, clean_up):
     torch.manual_seed(sum(map(ord, name)))
     cfg = AutoConfig.for_model(**cfg_kw, initializer_range=0.2)
     cfg._attn_implementation = "eager"
@@ -60,7 +68,19 @@ def make_model(name, cfg_kw, tokenizer_file, model_dir):
     model.save_pretrained(model_dir, safe_serialization=True)
     with open(tokenizer_file, "rb") as src, open(os.path.join(model_dir, "tokenizer.json"), "wb") as dst:
         dst.write(src.read())
+    if clean_up:
+        with open(os.path.join(model_dir, "tokenizer_config.json"), "w") as f:
+            json.dump({"clean_up_tokenization_spaces": True}, f)
     return model
+
+
+def favour_punctuation(model, tok, model_dir):
+    """Scales the (tied) embedding rows of a lone space and of punctuation so that greedy decoding
+    picks them often: the text then holds " ," and " ." for the clean-up to act on."""
+    ids = [i for i in tok.convert_tokens_to_ids(["\u0120", ".", ",", "?", "!"]) if i is not None]
+    with torch.no_grad():
+        model.get_input_embeddings().weight[ids] *= 6.0
+    model.save_pretrained(model_dir, safe_serialization=True)
 
 
 def main():
@@ -72,22 +92,29 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name, (tokenizer_file, prompt, cfg_kw) in CASES.items():
             model_dir = os.path.join(tmp, name)
-            model = make_model(name, cfg_kw, tokenizer_file, model_dir)
+            clean_up = name.endswith("-cleanup")
+            model = make_model(name, cfg_kw, tokenizer_file, model_dir, clean_up)
             tok = PreTrainedTokenizerFast(tokenizer_file=tokenizer_file,
-                                          clean_up_tokenization_spaces=False)
+                                          clean_up_tokenization_spaces=clean_up)
+            if clean_up:
+                favour_punctuation(model, tok, model_dir)
             ids = torch.tensor([tok(prompt)["input_ids"]])
             with torch.no_grad():
                 out = model.generate(ids, attention_mask=torch.ones_like(ids), do_sample=False,
                                      max_new_tokens=NEW_TOKENS, pad_token_id=cfg_kw["eos_token_id"])
             new = out[0, ids.shape[1]:].tolist()
             expected = tok.decode(new, skip_special_tokens=True)
+            if clean_up and expected == tok.decode(new, skip_special_tokens=True,
+                                                   clean_up_tokenization_spaces=False):
+                failed.append(name)
+                print(f"{name}: the text gives the clean-up nothing to do: {expected!r}")
             run = subprocess.run([a.zerotrain, "generate", "--model", model_dir, "--prompt", prompt,
                                   "--max-new-tokens", str(NEW_TOKENS), "--device", a.device,
                                   "--dtype", "f32", "--quiet"],
                                  capture_output=True, text=True)
             got = run.stdout[:-1] if run.stdout.endswith("\n") else run.stdout
             ok = run.returncode == 0 and got == expected
-            print(f"{name:8s} on {a.device}: prompt {ids.shape[1]:2d} tokens, {len(new):2d} new: "
+            print(f"{name:13s} on {a.device}: prompt {ids.shape[1]:2d} tokens, {len(new):2d} new: "
                   f"{'equal' if ok else 'DIFFERENT'}")
             if not ok:
                 failed.append(name)

@@ -85,4 +85,14 @@ std::vector<int64_t> read_prompt_prefix_ids(const std::filesystem::path& tokeniz
   return prefix;
 }
 
+bool read_clean_up_tokenization_spaces(const std::filesystem::path& tokenizer_json) {
+  const std::filesystem::path config = tokenizer_json.parent_path() / "tokenizer_config.json";
+  if (!std::filesystem::is_regular_file(config)) return false;
+  const json c = read_json(config);
+  if (!c.is_object() || !c.contains("clean_up_tokenization_spaces")) return false;
+  const json& v = c["clean_up_tokenization_spaces"];
+  if (!v.is_boolean()) bad(config, "clean_up_tokenization_spaces", v, "true or false");
+  return v.get<bool>();
+}
+
 }  // namespace zt::io
