@@ -17,7 +17,8 @@ namespace zt {
 namespace {
 
 const std::string kText =
-    "Über allen Gipfeln ist Ruh, 狐 and the quick brown fox. Ελληνικά! Ünïcödé 🙂 done";
+    "Über allen Gipfeln ist Ruh, 狐 and the quick brown fox. Ελληνικά! Ünïcödé 🙂 "
+    "done";
 
 struct Streamed {
   std::vector<std::string> pieces;

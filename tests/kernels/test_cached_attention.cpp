@@ -22,14 +22,14 @@ struct Case {
   int64_t b, s, hq, hkv, d, window;
 };
 
-constexpr Case kCases[] = {{2, 9, 4, 2, 8, 0}, {1, 13, 6, 3, 16, 4}, {2, 7, 2, 2, 12, 1},
-                           {1, 5, 8, 1, 32, 0}};
+constexpr Case kCases[] = {
+    {2, 9, 4, 2, 8, 0}, {1, 13, 6, 3, 16, 4}, {2, 7, 2, 2, 12, 1}, {1, 5, 8, 1, 32, 0}};
 
 // A [B, L, H, D] cache with the first S positions of `kv` and garbage after them.
 Tensor cache_from(const Tensor& kv, int64_t capacity) {
   const int64_t b = kv.size(0), s = kv.size(1);
-  Tensor cache = test::random_tensor({b, capacity, kv.size(2), kv.size(3)}, kv.dtype(), 99, 50.0f,
-                                     60.0f);
+  Tensor cache =
+      test::random_tensor({b, capacity, kv.size(2), kv.size(3)}, kv.dtype(), 99, 50.0f, 60.0f);
   for (int64_t i = 0; i < b; ++i)
     cache.select(0, i).slice(0, 0, s).copy_from(kv.select(0, i));
   return cache;

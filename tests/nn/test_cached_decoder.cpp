@@ -100,8 +100,7 @@ TEST(CachedDecoder, TokenByTokenLogitsEqualTheFullForward) {
     test::expect_close(logit_rows(full, P - 1, P), first, kTol, name_of(c) + " prefill last");
     for (int64_t i = P; i < S; ++i) {
       const Tensor step = decoder.forward(token_columns(ctx.tokens, i, i + 1), cache, true);
-      test::expect_close(logit_rows(full, i, i + 1), step, kTol,
-                         str(name_of(c), " position ", i));
+      test::expect_close(logit_rows(full, i, i + 1), step, kTol, str(name_of(c), " position ", i));
     }
     EXPECT_EQ(cache.length(), S);
     // A fresh start after clear() sees none of the old keys.

@@ -30,8 +30,8 @@ std::vector<std::vector<double>> decode_logits(nn::Transformer& m, const Tensor&
   nn::KvCache cache = d.make_cache(1, tokens.size(1), stream);
   std::vector<std::vector<double>> out;
   const Tensor on_dev = tokens.to(dev, stream);
-  out.push_back(test::to_doubles(d.forward(on_dev.slice(1, 0, 6).contiguous(stream), cache,
-                                           false, stream)));
+  out.push_back(
+      test::to_doubles(d.forward(on_dev.slice(1, 0, 6).contiguous(stream), cache, false, stream)));
   for (int64_t i = 6; i < tokens.size(1); ++i)
     out.push_back(test::to_doubles(
         d.forward(on_dev.slice(1, i, i + 1).contiguous(stream), cache, true, stream)));
@@ -53,8 +53,8 @@ void expect_gpu_matches_cpu(DType dt, double tolerance) {
     const Tensor tokens = test::random_ints({1, 20}, DType::i32, 3, 0, c.vocab_size);
     const auto want = decode_logits(cpu, tokens, {});
     const auto got = decode_logits(gpu, tokens, stream);
-    EXPECT_LT(test::relative_l2(got, want), tolerance) << nn::family_name(f) << " "
-                                                       << dtype_name(dt);
+    EXPECT_LT(test::relative_l2(got, want), tolerance)
+        << nn::family_name(f) << " " << dtype_name(dt);
     if (dt != DType::f32) continue;
     nn::CachedDecoder dc(c), dg(c);
     dc.use_values_of(cpu);

@@ -38,17 +38,18 @@ int run_generate(const GenerateArgs& a) {
   r.generation.max_new_tokens = a.max_new_tokens;
   r.generation.sampling = {a.temperature, a.top_p, a.seed};
   r.device = parse_device(a.device);
-  r.dtype = a.dtype == "auto" ? (r.device.is_cuda() ? DType::bf16 : DType::f32)
-                              : parse_dtype(a.dtype);
+  r.dtype =
+      a.dtype == "auto" ? (r.device.is_cuda() ? DType::bf16 : DType::f32) : parse_dtype(a.dtype);
   const nn::GenerationResult g = generate_text(r, stdout);
   std::printf("\n");
   std::fflush(stdout);
   if (a.quiet) return 0;
   const auto n = static_cast<double>(g.tokens.size());
   const double rate = g.decode_seconds > 0 ? (n - 1) / g.decode_seconds : 0.0;
-  std::fprintf(stderr, "[generate] %zu tokens (%s) on %s %s: first token %.0f ms, then %.1f tokens/s\n",
-               g.tokens.size(), g.stopped ? "stopped at eos" : "max-new-tokens",
-               to_string(r.device).c_str(), std::string(dtype_name(r.dtype)).c_str(), g.prefill_seconds * 1e3, rate);
+  std::fprintf(
+      stderr, "[generate] %zu tokens (%s) on %s %s: first token %.0f ms, then %.1f tokens/s\n",
+      g.tokens.size(), g.stopped ? "stopped at eos" : "max-new-tokens", to_string(r.device).c_str(),
+      std::string(dtype_name(r.dtype)).c_str(), g.prefill_seconds * 1e3, rate);
   return 0;
 }
 
@@ -107,16 +108,15 @@ void add_generate_command(CLI::App& app, std::function<int()>& action) {
       "line (tokens, why it stopped, tokens/s) goes to stderr.\n\n"
       "Examples:\n"
       "  zerotrain generate --model runs/kjv/model --prompt \"And God said\"\n"
-      "  zerotrain generate --model runs/kjv/model --prompt \"In the beginning\" --max-new-tokens 200 "
+      "  zerotrain generate --model runs/kjv/model --prompt \"In the beginning\" --max-new-tokens "
+      "200 "
       "\\\n"
       "      --temperature 0.8 --top-p 0.95 --seed 7\n"
       "  zerotrain generate --model ./Qwen2.5-0.5B --prompt \"The capital of France is\" --device "
       "cuda --dtype bf16\n"
       "  zerotrain generate --model runs/ft/model --tokenizer ./Llama-2-7b/tokenizer.json "
       "--prompt \"[INST] Hi [/INST]\"");
-  cmd->callback([&action, a] {
-    action = [a] { return run_generate(*a); };
-  });
+  cmd->callback([&action, a] { action = [a] { return run_generate(*a); }; });
 }
 
 }  // namespace zt::cli

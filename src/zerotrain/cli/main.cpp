@@ -24,7 +24,8 @@ int main(int argc, char** argv) {
       "  zerotrain selfcheck\n"
       "  zerotrain data prepare --tokenizer tokenizer.json --input corpus.txt --output data.bin\n"
       "  zerotrain train --model config.json --data data.bin --out runs/first --steps 200\n"
-      "  zerotrain generate --model runs/first/model --tokenizer tokenizer.json --prompt \"And God said\"");
+      "  zerotrain generate --model runs/first/model --tokenizer tokenizer.json --prompt \"And God "
+      "said\"");
   std::function<int()> action;
   zt::cli::add_selfcheck_command(app, action);
   zt::cli::add_data_command(app, action);

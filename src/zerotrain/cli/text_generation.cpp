@@ -69,8 +69,7 @@ nn::GenerationResult generate_text(const TextGenerationRequest& r, std::FILE* ou
     generation.stop_ids.push_back(config.eos_token_id);
   const std::vector<int64_t> prompt = prompt_ids(tokenizer, tokenizer_file, r.prompt, config);
 
-  data::DecodeStream text(tokenizer, true,
-                          io::read_clean_up_tokenization_spaces(tokenizer_file));
+  data::DecodeStream text(tokenizer, true, io::read_clean_up_tokenization_spaces(tokenizer_file));
   auto print = [out](const std::string& piece) {
     if (piece.empty()) return;
     std::fwrite(piece.data(), 1, piece.size(), out);

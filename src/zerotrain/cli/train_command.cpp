@@ -1,7 +1,8 @@
 // `zerotrain train`: training of a Hugging Face-layout model on a token file, in one process or
 // data-parallel over the ranks of a launcher (mpirun, srun, torchrun, `zerotrain launch`, or
 // `--nproc N`, which re-runs this command under `zerotrain launch`), with a progress bar (live loss
-// and tokens/s), periodic log lines and a final summary table, printed by rank 0.
+// and tokens/s), periodic log lines, a final summary table and a short greedy sample of the trained
+// model (training_sample.h), printed by rank 0.
 #include <unistd.h>
 
 #include <cmath>

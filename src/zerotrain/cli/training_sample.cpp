@@ -32,8 +32,7 @@ void print_training_sample(const SampleOptions& o, const std::filesystem::path& 
   if (tokenizer.empty() || !std::filesystem::is_directory(model_dir)) return;
   try {
     const std::filesystem::path copy = model_dir / "tokenizer.json";
-    if (!std::filesystem::exists(copy))
-      write_file_atomic(copy, read_text_file(tokenizer, "train"));
+    if (!std::filesystem::exists(copy)) write_file_atomic(copy, read_text_file(tokenizer, "train"));
     TextGenerationRequest r;
     r.model = model_dir;
     r.tokenizer = tokenizer;

@@ -43,8 +43,8 @@ bool ends_with_replacement(const std::string& s) {
 std::string clean_up_tokenization(std::string text) {
   // The order of transformers' chained str.replace calls.
   static constexpr std::pair<std::string_view, std::string_view> kRules[] = {
-      {" .", "."},     {" ?", "?"},     {" !", "!"},     {" ,", ","},     {" ' ", "'"},
-      {" n't", "n't"}, {" 'm", "'m"},   {" 's", "'s"},   {" 've", "'ve"}, {" 're", "'re"}};
+      {" .", "."},     {" ?", "?"},   {" !", "!"},   {" ,", ","},     {" ' ", "'"},
+      {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
   for (const auto& [from, to] : kRules)
     replace_all(text, from, to);
   return text;

@@ -25,9 +25,9 @@ void check_cache(std::string_view op, std::string_view name, const Tensor& cache
     throw ShapeError(op, str("q ", q.describe(), " and ", name, " ", cache.describe(),
                              ": query heads must be a multiple of kv heads"));
   if (cache.size(1) < past + q.size(1))
-    throw ShapeError(op, str(name, " ", cache.describe(), " holds ", cache.size(1),
-                             " positions, fewer than past ", past, " + ", q.size(1),
-                             " new queries"));
+    throw ShapeError(op,
+                     str(name, " ", cache.describe(), " holds ", cache.size(1),
+                         " positions, fewer than past ", past, " + ", q.size(1), " new queries"));
 }
 
 }  // namespace
@@ -50,9 +50,9 @@ void cached_attention_forward(const Tensor& q, const Tensor& k_cache, const Tens
   if (opt.window < 0) throw ValueError(op, str("window must be >= 0, got ", opt.window));
   if (!std::isfinite(opt.scale)) throw ValueError(op, str("scale must be finite, got ", opt.scale));
   if (q.device().is_cuda() && q.size(3) > cuda::kCachedAttentionMaxHeadDim)
-    throw ValueError(op, str("head dim D=", q.size(3), " of q ", q.describe(),
-                             " is not supported on CUDA (at most ",
-                             cuda::kCachedAttentionMaxHeadDim, ")"));
+    throw ValueError(
+        op, str("head dim D=", q.size(3), " of q ", q.describe(),
+                " is not supported on CUDA (at most ", cuda::kCachedAttentionMaxHeadDim, ")"));
   AttentionOptions o = opt;
   if (o.scale == 0.0f) o.scale = 1.0f / std::sqrt(static_cast<float>(q.size(3)));
   if (q.numel() == 0) return;

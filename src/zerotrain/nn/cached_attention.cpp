@@ -17,8 +17,8 @@ Tensor attend(const Tensor& q, const NewPositions& positions, const KvCache& cac
   Tensor out = Tensor::empty(q.shape(), q.dtype(), q.device(), stream);
   kernels::AttentionOptions opt;
   opt.window = window;
-  kernels::cached_attention_forward(q, cache.keys(layer), cache.values(layer), positions.past,
-                                    out, opt, stream);
+  kernels::cached_attention_forward(q, cache.keys(layer), cache.values(layer), positions.past, out,
+                                    opt, stream);
   return out.view({q.size(0) * q.size(1), q.size(2) * q.size(3)});
 }
 

@@ -83,8 +83,7 @@ std::vector<Parameter*> CachedDecoder::parameters() {
 void CachedDecoder::use_values_of(Transformer& model) {
   for (Parameter* p : parameters()) {
     const Parameter* source = model.find(p->name);
-    if (!source)
-      throw ValueError("generate", str("the model has no parameter ", p->name));
+    if (!source) throw ValueError("generate", str("the model has no parameter ", p->name));
     if (source->shape != p->shape)
       throw ShapeError("generate", str(p->name, ": the model's ", to_string(source->shape),
                                        " is not the expected ", to_string(p->shape)));
@@ -98,21 +97,20 @@ KvCache CachedDecoder::make_cache(int64_t batch, int64_t capacity, Stream stream
                  table.dtype(), table.device(), stream);
 }
 
-Tensor CachedDecoder::forward(const Tensor& tokens, KvCache& cache, bool last_only,
-                              Stream stream) {
+Tensor CachedDecoder::forward(const Tensor& tokens, KvCache& cache, bool last_only, Stream stream) {
   const Tensor& table = value_of(wte_.weight);
   if (tokens.dim() != 2 || tokens.size(1) < 1 || tokens.size(0) != cache.shape().batch)
-    throw ShapeError("generate", str("tokens ", tokens.describe(), " must be [", cache.shape().batch,
-                                     ", T] with T >= 1 (the cache's batch)"));
+    throw ShapeError("generate", str("tokens ", tokens.describe(), " must be [",
+                                     cache.shape().batch, ", T] with T >= 1 (the cache's batch)"));
   const int64_t b = tokens.size(0), t = tokens.size(1), n = b * t, c = config_.hidden_size;
   const int64_t past = cache.length();
   if (past + t > cache.capacity())
     throw ValueError("generate", str(past, " cached positions + ", t,
                                      " new tokens exceed the cache's ", cache.capacity()));
   if (wpe_ && past + t > config_.max_position_embeddings)
-    throw ValueError("generate", str(past + t, " positions exceed the model's ",
-                                     config_.max_position_embeddings,
-                                     " (max_position_embeddings)"));
+    throw ValueError(
+        "generate", str(past + t, " positions exceed the model's ", config_.max_position_embeddings,
+                        " (max_position_embeddings)"));
   const Device dev = table.device();
   std::vector<int64_t> pos(static_cast<size_t>(t));
   for (int64_t i = 0; i < t; ++i)

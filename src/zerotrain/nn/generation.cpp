@@ -21,8 +21,7 @@ GenerationResult generate(CachedDecoder& model, const std::vector<int64_t>& prom
                           const std::function<void(int64_t)>& on_token, Stream stream) {
   if (prompt.empty()) throw ValueError("generate", "the prompt holds no tokens");
   if (options.max_new_tokens < 0)
-    throw ValueError("generate",
-                     str("max_new_tokens must be >= 0, got ", options.max_new_tokens));
+    throw ValueError("generate", str("max_new_tokens must be >= 0, got ", options.max_new_tokens));
   const int64_t vocab = model.config().vocab_size;
   for (int64_t id : prompt)
     if (id < 0 || id >= vocab)
@@ -34,14 +33,13 @@ GenerationResult generate(CachedDecoder& model, const std::vector<int64_t>& prom
   // The last new token is never fed back, so the sequence needs one position less.
   const int64_t positions = n + options.max_new_tokens - 1;
   if (const int64_t limit = model.position_limit(); limit > 0 && positions > limit)
-    throw ValueError(
-        "generate",
-        n > limit ? str("the prompt's ", n, " tokens exceed the model's ", limit,
-                        " positions (max_position_embeddings)")
-                  : str("the prompt's ", n, " tokens + max_new_tokens ", options.max_new_tokens,
-                        " need ", positions, " positions, more than the model's ", limit,
-                        " (max_position_embeddings): ask for at most ", limit - n + 1,
-                        " new tokens"));
+    throw ValueError("generate", n > limit ? str("the prompt's ", n, " tokens exceed the model's ",
+                                                 limit, " positions (max_position_embeddings)")
+                                           : str("the prompt's ", n, " tokens + max_new_tokens ",
+                                                 options.max_new_tokens, " need ", positions,
+                                                 " positions, more than the model's ", limit,
+                                                 " (max_position_embeddings): ask for at most ",
+                                                 limit - n + 1, " new tokens"));
   TokenSampler sampler(options.sampling);
   KvCache cache = model.make_cache(1, positions, stream);
   const Device dev = cache.keys(0).device();

@@ -22,8 +22,7 @@ double uniform(std::mt19937_64& rng) {
 
 }  // namespace
 
-TokenSampler::TokenSampler(const SamplingOptions& options)
-    : options_(options), rng_(options.seed) {
+TokenSampler::TokenSampler(const SamplingOptions& options) : options_(options), rng_(options.seed) {
   if (!std::isfinite(options.temperature) || options.temperature < 0)
     throw ValueError("generate",
                      str("temperature must be finite and >= 0, got ", options.temperature));

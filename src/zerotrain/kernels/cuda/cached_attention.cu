@@ -102,6 +102,11 @@ __global__ void __launch_bounds__(kWarps* kLanes)
 void cached_attention_forward(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
                               int64_t past, Tensor& out, const AttentionOptions& opt,
                               Stream stream) {
+  if (q.size(0) > 65535 || q.size(2) > 65535 || q.size(1) > 0x7fffffff)
+    throw ValueError("cached_attention_forward",
+                     str("q ", q.describe(),
+                         ": more than 65535 batch rows or heads, or 2^31 "
+                         "queries, do not fit the CUDA grid"));
   CudaDeviceGuard guard(q.device());
   const dim3 grid(static_cast<unsigned>(q.size(1)), static_cast<unsigned>(q.size(2)),
                   static_cast<unsigned>(q.size(0)));
@@ -109,9 +114,8 @@ void cached_attention_forward(const Tensor& q, const Tensor& k_cache, const Tens
     cached_attention_kernel<T><<<grid, kWarps * kLanes, 0, to_cuda(stream)>>>(
         static_cast<const T*>(q.data()), static_cast<const T*>(k_cache.data()),
         static_cast<const T*>(v_cache.data()), static_cast<T*>(out.data()),
-        static_cast<int>(q.size(1)), static_cast<int>(q.size(2)),
-        static_cast<int>(k_cache.size(2)), k_cache.size(1), static_cast<int>(q.size(3)), past,
-        opt.scale, opt.window);
+        static_cast<int>(q.size(1)), static_cast<int>(q.size(2)), static_cast<int>(k_cache.size(2)),
+        k_cache.size(1), static_cast<int>(q.size(3)), past, opt.scale, opt.window);
     ZT_CUDA_CHECK_LAUNCH();
   });
 }
