@@ -3,9 +3,10 @@
 # (python3-torch, installed by install_deps.sh) and transformers from PyPI, pinned to the last
 # release series that still supports torch 1.13. Runs every model family; writes the report to
 # $1 (default build/parity_cpu.json) and exits non-zero when a family misses a tolerance.
-# Then tools/parity/check_tfevents.py and check_wandb.py: short `zerotrain train` runs with
-# DeepSpeed's tensorboard / wandb sections, their files read by the pinned tensorboard and wandb
-# packages' own readers (no service is contacted).
+# Then tools/parity/check_generate.py: `zerotrain generate`'s greedy text against transformers'
+# generate on small random models of every family. Then tools/parity/check_tfevents.py and
+# check_wandb.py: short `zerotrain train` runs with DeepSpeed's tensorboard / wandb sections, their
+# files read by the pinned tensorboard and wandb packages' own readers (no service is contacted).
 #   scripts/parity_cpu.sh [REPORT] [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +21,7 @@ py=/usr/bin/python3
   "tensorboard==2.18.0" "wandb==0.19.1"
 OMP_NUM_THREADS=1 "$venv/bin/python" tools/parity/parity.py --runner "$build/bin/parity_runner" \
   --device cpu --out "$report" --commit "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+OMP_NUM_THREADS=1 "$venv/bin/python" tools/parity/check_generate.py --zerotrain "$build/bin/zerotrain"
 OMP_NUM_THREADS=1 "$venv/bin/python" tools/parity/check_tfevents.py --zerotrain "$build/bin/zerotrain"
 OMP_NUM_THREADS=1 WANDB_MODE=offline WANDB_ERROR_REPORTING=false "$venv/bin/python" tools/parity/check_wandb.py \
   --zerotrain "$build/bin/zerotrain"

@@ -20,5 +20,6 @@ void add_launch_command(CLI::App& app, std::function<int()>& action);
 void add_estimate_command(CLI::App& app, std::function<int()>& action);
 void add_config_command(CLI::App& app, std::function<int()>& action);
 void add_checkpoint_command(CLI::App& app, std::function<int()>& action);
+void add_generate_command(CLI::App& app, std::function<int()>& action);
 
 }  // namespace zt::cli

@@ -23,7 +23,9 @@ int main(int argc, char** argv) {
       "A first run:\n"
       "  zerotrain selfcheck\n"
       "  zerotrain data prepare --tokenizer tokenizer.json --input corpus.txt --output data.bin\n"
-      "  zerotrain train --model config.json --data data.bin --out runs/first --steps 200");
+      "  zerotrain train --model config.json --data data.bin --out runs/first --steps 200\n"
+      "  zerotrain generate --model runs/first/model --tokenizer tokenizer.json --prompt \"And God "
+      "said\"");
   std::function<int()> action;
   zt::cli::add_selfcheck_command(app, action);
   zt::cli::add_data_command(app, action);
@@ -32,6 +34,7 @@ int main(int argc, char** argv) {
   zt::cli::add_estimate_command(app, action);
   zt::cli::add_config_command(app, action);
   zt::cli::add_checkpoint_command(app, action);
+  zt::cli::add_generate_command(app, action);
   refuse_integer_overflow(app);
   if (argc > 1)
     if (const std::optional<std::string> unknown = unknown_command(app, argv[1])) {

@@ -1,7 +1,8 @@
 // `zerotrain train`: training of a Hugging Face-layout model on a token file, in one process or
 // data-parallel over the ranks of a launcher (mpirun, srun, torchrun, `zerotrain launch`, or
 // `--nproc N`, which re-runs this command under `zerotrain launch`), with a progress bar (live loss
-// and tokens/s), periodic log lines and a final summary table, printed by rank 0.
+// and tokens/s), periodic log lines, a final summary table and a short greedy sample of the trained
+// model (training_sample.h), printed by rank 0.
 #include <unistd.h>
 
 #include <cmath>
@@ -14,6 +15,7 @@
 #include "zerotrain/cli/commands.h"
 #include "zerotrain/cli/given_flags.h"
 #include "zerotrain/cli/progress.h"
+#include "zerotrain/cli/training_sample.h"
 #include "zerotrain/comm/process_group.h"
 #include "zerotrain/config/load.h"
 #include "zerotrain/core/allocator.h"
@@ -340,6 +342,8 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
   cmd->add_option("--host-memory-cap", *host_cap,
                   "cap the tensor memory of the host allocator (sizes as --gpu-memory-cap), to "
                   "rehearse a smaller machine with --device cpu");
+  auto sample = std::make_shared<SampleOptions>();
+  add_sample_options(*cmd, *sample);
   cmd->footer(
       "Examples:\n"
       "  zerotrain train --model assets/models/kjv-llama-4m/config.json --data data/kjv.tokens "
@@ -387,9 +391,9 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       "where it leaves them out and must agree where it sets them.");
   // The option strings live in shared_ptrs that the callbacks hold: CLI11 keeps references.
   cmd->callback([&action, c, device, dtype, grad_accum_dtype, comm_dtype, precision, wd_mode, nproc,
-                 args, deepspeed, cmd, gpu_cap, host_cap, offload] {
+                 args, deepspeed, cmd, gpu_cap, host_cap, offload, sample] {
     action = [c, device, dtype, grad_accum_dtype, comm_dtype, precision, wd_mode, nproc, args,
-              deepspeed, gpu_cap, host_cap, offload, given = given_flags(*cmd)] {
+              deepspeed, gpu_cap, host_cap, offload, sample, given = given_flags(*cmd)] {
       c->device = parse_device(*device);
       c->optimizer.decoupled_weight_decay = *wd_mode == "decoupled";
       c->precision.dtype = parse_dtype(*dtype);
@@ -488,6 +492,7 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       const train::TrainSummary s = train::train(*c, cb);
       if (bar.is_tty()) bar.finish();
       print_summary(s, env.world_size);
+      print_training_sample(*sample, c->paths.model, s.model_dir, c->device, c->precision.dtype);
       return 0;
     };
   });
