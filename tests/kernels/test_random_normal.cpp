@@ -6,12 +6,14 @@
 #include <omp.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <numbers>
 #include <vector>
 
 #include "zerotrain/core/error.h"
 #include "zerotrain/core/half.h"
+#include "zerotrain/kernels/cpu/random_normal_chunk.h"
 #include "zerotrain/kernels/philox.h"
 #include "zerotrain/kernels/random_normal.h"
 
@@ -146,6 +148,31 @@ TEST(RandomNormal, ThreadCountDoesNotMatter) {
   const std::vector<float> five = normals(9, 8, 3, n);
   omp_set_num_threads(threads);
   EXPECT_TRUE(same_bits(one.data(), five.data(), size_t(n)));
+}
+
+// Every instruction set this CPU has gives the baseline's bits (and the per-block reference's).
+TEST(RandomNormal, EveryInstructionSetMatchesTheBaseline) {
+  constexpr int64_t m = kernels::cpu::kNormalChunkBlocks;
+  std::vector<float> want(4 * m), got(4 * m);
+  int checked = 0;
+  for (kernels::cpu::NormalChunkFn f :
+       {kernels::cpu::normal_chunk_avx2(), kernels::cpu::normal_chunk_avx512()}) {
+    if (!f) continue;
+    ++checked;
+    for (uint64_t block0 : {uint64_t{0}, uint64_t{12345}, (uint64_t{1} << 32) - 7})
+      for (uint64_t seed : {uint64_t{0}, uint64_t{1234}, ~uint64_t{0}}) {
+        kernels::cpu::normal_chunk_baseline(seed, 77, block0, 0.5f, want.data());
+        f(seed, 77, block0, 0.5f, got.data());
+        ASSERT_TRUE(same_bits(want.data(), got.data(), want.size())) << block0 << " " << seed;
+        for (int64_t j = 0; j < m; ++j) {
+          float z[4];
+          px::normal_block(seed, 77, block0 + uint64_t(j), z);
+          for (int lane = 0; lane < 4; ++lane)
+            ASSERT_EQ(want[lane * m + j], px::mul_rn(0.5f, z[lane])) << j << " " << lane;
+        }
+      }
+  }
+  std::printf("[ isa     ] %d wider instruction set(s) checked against the baseline\n", checked);
 }
 
 TEST(RandomNormal, RejectsBadArguments) {

@@ -25,7 +25,9 @@
 #if defined(__CUDACC__)
 #define ZT_PHILOX_FN __host__ __device__ __forceinline__
 #else
-#define ZT_PHILOX_FN inline
+// Always inlined: the per-ISA translation units of kernels/cpu/random_normal_chunk.h must not share
+// one out-of-line copy built for another instruction set.
+#define ZT_PHILOX_FN inline __attribute__((always_inline))
 #endif
 
 namespace zt::kernels::philox {
@@ -43,6 +45,11 @@ inline constexpr uint32_t kWeyl1 = 0xBB67AE85u;
 // Ten rounds of Philox4x32 on `counter` under the key (k0, k1).
 ZT_PHILOX_FN Words philox4x32_10(Words counter, uint32_t k0, uint32_t k1) {
   uint32_t c0 = counter.w[0], c1 = counter.w[1], c2 = counter.w[2], c3 = counter.w[3];
+#if defined(__CUDACC__)
+#pragma unroll
+#else
+#pragma GCC unroll 10
+#endif
   for (int round = 0; round < 10; ++round) {
     const uint64_t p0 = static_cast<uint64_t>(kMul0) * c0;
     const uint64_t p1 = static_cast<uint64_t>(kMul1) * c2;
@@ -110,12 +117,12 @@ ZT_PHILOX_FN float float_of(uint32_t u) {
 // s = (m - 1) / (m + 1), |s| < 0.172, as the odd series s + s^3/3 + ... + s^9/9 (next term < 4e-10).
 ZT_PHILOX_FN float log_positive(float u) {
   const uint32_t b = bits_of(u);
-  int e = static_cast<int>(b >> 23) - 127;
-  float m = float_of((b & 0x7FFFFFu) | 0x3F800000u);  // [1, 2)
-  if (m > 1.41421356f) {
-    m = mul_rn(m, 0.5f);
-    e += 1;
-  }
+  const float m1 = float_of((b & 0x7FFFFFu) | 0x3F800000u);  // [1, 2)
+  // Both sides computed, then selected: no branch, so host SIMD loops stay vectorized.
+  const bool halve = m1 > 1.41421356f;
+  const float m_half = mul_rn(m1, 0.5f);
+  const float m = halve ? m_half : m1;
+  const int e = static_cast<int>(b >> 23) - 127 + (halve ? 1 : 0);
   const float s = div_rn(add_rn(m, -1.0f), add_rn(m, 1.0f));
   const float z = mul_rn(s, s);
   float p = add_rn(mul_rn(z, 1.0f / 9.0f), 1.0f / 7.0f);
@@ -146,32 +153,20 @@ ZT_PHILOX_FN void sincos_small(float x, float& s, float& c) {
 
 // The two standard normals of one pair of words ([Note: counter-based normals]).
 ZT_PHILOX_FN void box_muller(uint32_t a, uint32_t b, float& z0, float& z1) {
-  const float u = mul_rn(static_cast<float>((a >> 8) + 1u), 0x1.0p-24f);  // (0, 1], exact
+  const float u = mul_rn(static_cast<float>(static_cast<int32_t>((a >> 8) + 1u)), 0x1.0p-24f);
   const float r = sqrt_rn(mul_rn(-2.0f, log_positive(u)));
   // t = 2 pi k 2^-24 = (pi/2) (q + f): q the nearest quarter turn, f in [-1/2, 1/2), both exact.
-  const uint32_t k = b >> 8;
-  const uint32_t q = (k + (1u << 21)) >> 22;
-  const float f = mul_rn(static_cast<float>(static_cast<int32_t>(k) - static_cast<int32_t>(q << 22)),
-                         0x1.0p-22f);
+  const auto k = static_cast<int32_t>(b >> 8);
+  const int32_t q = (k + (1 << 21)) >> 22;
+  const float f = mul_rn(static_cast<float>(k - (q << 22)), 0x1.0p-22f);
   float s, c;
   sincos_small(mul_rn(f, 1.57079637f), s, c);
-  float sin_t = s, cos_t = c;
-  switch (q & 3u) {
-    case 1:
-      sin_t = c;
-      cos_t = -s;
-      break;
-    case 2:
-      sin_t = -s;
-      cos_t = -c;
-      break;
-    case 3:
-      sin_t = -c;
-      cos_t = s;
-      break;
-    default:
-      break;
-  }
+  // A quarter turn maps (sin, cos) to (cos, -sin); a half turn negates both.
+  const bool quarter = (q & 1) != 0, half = (q & 2) != 0;
+  const float neg_s = -s, neg_c = -c;
+  const float sin_q = quarter ? c : s, cos_q = quarter ? neg_s : c;
+  const float neg_sin_q = quarter ? neg_c : neg_s, neg_cos_q = quarter ? s : neg_c;
+  const float sin_t = half ? neg_sin_q : sin_q, cos_t = half ? neg_cos_q : cos_q;
   z0 = mul_rn(r, cos_t);
   z1 = mul_rn(r, sin_t);
 }
