@@ -40,6 +40,7 @@ void random_normal(Tensor& dst, uint64_t seed, uint64_t stream_id, int64_t first
   const unsigned long long end_block = (static_cast<unsigned long long>(first + n) + 3) / 4;
   const auto blocks = static_cast<long long>(end_block - first_block);
   constexpr int threads = 256;
+  CudaDeviceGuard guard(dst.device());
   ZT_DISPATCH_FLOAT(dst.dtype(), "random_normal", scalar_t, {
     random_normal_kernel<scalar_t><<<zt::dev::blocks_for(blocks, threads), threads, 0,
                                      to_cuda(stream)>>>(static_cast<scalar_t*>(dst.data()), n, seed,
