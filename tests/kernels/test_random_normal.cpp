@@ -1,7 +1,7 @@
-// The counter-based normals of kernels/philox.h and kernels::random_normal on the CPU: Philox4x32-10
-// against the published known answers, the float Box-Muller against a double-precision one, the
-// distribution's moments, any range equal bitwise to that range of the whole (odd starts and ends,
-// every dtype, any thread count), and the argument checks.
+// The counter-based normals of kernels/philox.h and kernels::random_normal on the CPU:
+// Philox4x32-10 against the published known answers, the float Box-Muller against a
+// double-precision one, the distribution's moments, any range equal bitwise to that range of the
+// whole (odd starts and ends, every dtype, any thread count), and the argument checks.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -54,8 +54,8 @@ TEST(RandomNormal, PhiloxMatchesPublishedAnswers) {
   for (const Case& c : cases) {
     const px::Words got = px::philox4x32_10(c.counter, c.k0, c.k1);
     for (int i = 0; i < 4; ++i)
-      EXPECT_EQ(got.w[i], c.want.w[i]) << "word " << i << " of counter " << std::hex
-                                       << c.counter.w[0];
+      EXPECT_EQ(got.w[i], c.want.w[i])
+          << "word " << i << " of counter " << std::hex << c.counter.w[0];
   }
 }
 

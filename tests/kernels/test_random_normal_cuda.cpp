@@ -16,8 +16,7 @@ void expect_gpu_matches_cpu(int64_t first, int64_t n, DType dtype, Stream stream
   Tensor got = Tensor::empty({n}, dtype, Device::cuda(0), stream);
   kernels::random_normal(got, 1234, 0xABCDEF0123456789ull, first, 0.02f, stream);
   synchronize(stream);
-  test::expect_bitwise_equal(want, got,
-                             str(dtype_name(dtype), " [", first, ", ", first + n, ")"));
+  test::expect_bitwise_equal(want, got, str(dtype_name(dtype), " [", first, ", ", first + n, ")"));
 }
 
 TEST(RandomNormalCuda, MatchesCpuBitwise) {

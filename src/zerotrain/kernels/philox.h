@@ -114,7 +114,7 @@ ZT_PHILOX_FN float float_of(uint32_t u) {
 }
 
 // ln(u) for a normal u > 0: u = m 2^e with m in [sqrt(1/2), sqrt(2)), ln m = 2 atanh(s) with
-// s = (m - 1) / (m + 1), |s| < 0.172, as the odd series s + s^3/3 + ... + s^9/9 (next term < 4e-10).
+// s = (m - 1) / (m + 1), |s| < 0.172, as the odd series s + s^3/3 + ... + s^9/9 (next: < 4e-10).
 ZT_PHILOX_FN float log_positive(float u) {
   const uint32_t b = bits_of(u);
   const float m1 = float_of((b & 0x7FFFFFu) | 0x3F800000u);  // [1, 2)
@@ -173,9 +173,10 @@ ZT_PHILOX_FN void box_muller(uint32_t a, uint32_t b, float& z0, float& z1) {
 
 // The four standard normals of block `block` of the stream (seed, stream).
 ZT_PHILOX_FN void normal_block(uint64_t seed, uint64_t stream, uint64_t block, float out[4]) {
-  const Words w = philox4x32_10({{static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32),
-                                  static_cast<uint32_t>(stream), static_cast<uint32_t>(stream >> 32)}},
-                                static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+  const Words w =
+      philox4x32_10({{static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32),
+                      static_cast<uint32_t>(stream), static_cast<uint32_t>(stream >> 32)}},
+                    static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
   box_muller(w.w[0], w.w[1], out[0], out[1]);
   box_muller(w.w[2], w.w[3], out[2], out[3]);
 }

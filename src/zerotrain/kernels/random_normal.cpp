@@ -18,8 +18,8 @@ void random_normal(Tensor& dst, uint64_t seed, uint64_t stream_id, int64_t first
   check_dtype(op, "dst", dst, kFloatTypes);
   if (first < 0) throw ValueError(op, str("first element must be >= 0, got ", first));
   if (!checked_add(first, dst.numel()))
-    throw ValueError(op, str("elements [", first, ", ", first, " + ", dst.numel(),
-                             ") overflow int64"));
+    throw ValueError(op,
+                     str("elements [", first, ", ", first, " + ", dst.numel(), ") overflow int64"));
   if (dst.numel() == 0) return;
   if (dst.device().is_cuda())
     ZT_ON_CUDA(op, cuda::random_normal(dst, seed, stream_id, first, std, stream));

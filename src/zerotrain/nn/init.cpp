@@ -37,8 +37,7 @@ uint64_t init_stream_id(const std::string& name) {
 void init_fill(const ModelConfig& config, const Parameter& p, uint64_t seed, float std,
                int64_t begin, Tensor& dst, Stream stream) {
   const int64_t n = numel_of(p.shape);
-  if (!dst.defined())
-    throw ValueError("init", str(p.name, ": destination tensor is undefined"));
+  if (!dst.defined()) throw ValueError("init", str(p.name, ": destination tensor is undefined"));
   const int64_t end = begin + dst.numel();
   if (begin < 0 || end > n)
     throw ValueError("init", str(p.name, ": elements [", begin, ", ", end, ") out of range for ",

@@ -7,8 +7,7 @@
 namespace zt::kernels::cpu {
 namespace {  // one copy per translation unit, each built for its instruction set
 
-void normal_chunk_impl(uint64_t seed, uint64_t stream_id, uint64_t block0, float std,
-                              float* out) {
+void normal_chunk_impl(uint64_t seed, uint64_t stream_id, uint64_t block0, float std, float* out) {
   const auto k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
   const auto s0 = static_cast<uint32_t>(stream_id), s1 = static_cast<uint32_t>(stream_id >> 32);
   constexpr int64_t n = kNormalChunkBlocks;

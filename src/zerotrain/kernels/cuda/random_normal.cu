@@ -1,7 +1,8 @@
 // CUDA random normal fill: one thread per block of four elements of the stream (grid-stride), the
 // generator and transform of kernels/philox.h evaluated with _rn intrinsics, then rounded to the
 // destination dtype with the hardware's round-to-nearest-even (the values are finite, so this is
-// core/half.h's rounding). Bitwise equal to the CPU fill: tests/kernels/test_random_normal_cuda.cpp.
+// core/half.h's rounding). Bitwise equal to the CPU fill:
+// tests/kernels/test_random_normal_cuda.cpp.
 #include "zerotrain/kernels/cuda/random_normal.h"
 
 #include "zerotrain/core/cuda/cuda_check.h"
@@ -42,9 +43,10 @@ void random_normal(Tensor& dst, uint64_t seed, uint64_t stream_id, int64_t first
   constexpr int threads = 256;
   CudaDeviceGuard guard(dst.device());
   ZT_DISPATCH_FLOAT(dst.dtype(), "random_normal", scalar_t, {
-    random_normal_kernel<scalar_t><<<zt::dev::blocks_for(blocks, threads), threads, 0,
-                                     to_cuda(stream)>>>(static_cast<scalar_t*>(dst.data()), n, seed,
-                                                        stream_id, first, first_block, blocks, std);
+    random_normal_kernel<scalar_t>
+        <<<zt::dev::blocks_for(blocks, threads), threads, 0, to_cuda(stream)>>>(
+            static_cast<scalar_t*>(dst.data()), n, seed, stream_id, first, first_block, blocks,
+            std);
   });
   ZT_CUDA_CHECK_LAUNCH();
 }
