@@ -18,6 +18,7 @@
 #include "zerotrain/kernels/embedding.h"
 #include "zerotrain/kernels/gemm.h"
 #include "zerotrain/kernels/norm.h"
+#include "zerotrain/kernels/random_normal.h"
 #include "zerotrain/kernels/reduce.h"
 #include "zerotrain/kernels/rope.h"
 #include "zerotrain/optim/optimizers.h"
@@ -101,6 +102,17 @@ struct Bench {
     Tensor f = random_on({n}, DType::f32, dev, 4, s), h = Tensor::empty({n}, DType::bf16, dev, s);
     add({"cast_f32_to_bf16", std::to_string(n), "bf16", 0, 6.0 * n, 0}, [&] { cast(f, h, s); });
     add({"cast_bf16_to_f32", std::to_string(n), "bf16", 0, 6.0 * n, 0}, [&] { cast(h, f, s); });
+  }
+
+  // The seeded init's generator (kernels/random_normal.h): bytes written per call.
+  void random_normals() {
+    if (!wanted("random_normal")) return;
+    const int64_t n = big ? (256ll << 20) : (16ll << 20);
+    Tensor h = Tensor::empty({n}, DType::bf16, dev, s), f = Tensor::empty({n}, DType::f32, dev, s);
+    add({"random_normal", std::to_string(n), "bf16", 0, 2.0 * n, 0},
+        [&] { random_normal(h, 1234, 7, 0, 0.02f, s); });
+    add({"random_normal", std::to_string(n), "f32", 0, 4.0 * n, 0},
+        [&] { random_normal(f, 1234, 7, 0, 0.02f, s); });
   }
 
   void elementwise() {
@@ -304,6 +316,7 @@ int main(int argc, char** argv) {
       b.gemm_case("gemm", 512, 512, 512, DType::bf16, false);
     }
     b.casts();
+    b.random_normals();
     b.elementwise();
     b.norms();
     b.rope();

@@ -21,6 +21,7 @@
 #include "zerotrain/core/allocator.h"
 #include "zerotrain/core/device.h"
 #include "zerotrain/core/error.h"
+#include "zerotrain/core/process_clock.h"
 #include "zerotrain/estimate/units.h"
 #include "zerotrain/io/hf_config.h"
 #include "zerotrain/io/model_source.h"
@@ -64,6 +65,8 @@ void print_summary(const train::TrainSummary& s, int world) {
   if (s.skipped_steps > 0 || s.loss_scale != 1.0)
     std::printf("%-22s %s (gradient overflow); final loss scale %s\n", "steps skipped",
                 std::to_string(s.skipped_steps).c_str(), fmt("%g", s.loss_scale).c_str());
+  std::printf("%-22s %s s from launch to the first step\n", "start-up",
+              fmt("%.1f", s.startup_seconds).c_str());
   std::printf("%-22s %s\n", "memory at start", train::format_memory_report(s.memory_start).c_str());
   std::printf("%-22s step %lld: %s\n", "memory at peak", static_cast<long long>(s.memory_peak.step),
               train::format_memory_report(s.memory_peak).c_str());
@@ -459,6 +462,8 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       train::TrainCallbacks cb;
       cb.on_memory_start = [](const train::MemoryReport& m) {
         std::printf("memory at start (rank 0): %s\n", train::format_memory_report(m).c_str());
+        std::printf("start-up (rank 0): %.1f s from launch to the first step\n",
+                    seconds_since_process_start());
         std::fflush(stdout);
       };
       auto last_rate = std::make_shared<double>(0.0);

@@ -31,6 +31,10 @@ class Allocator {
   virtual void* allocate(size_t nbytes, Stream stream) = 0;
   virtual void deallocate(void* p, size_t nbytes, Stream stream) = 0;
   virtual Device device() const = 0;
+  // True when every block of `nbytes` this allocator hands out is already zero (the host
+  // allocator's fresh mappings, [Note: zeroed host mappings]): Tensor::zeros then writes nothing,
+  // and the pages are first touched by whoever uses them.
+  virtual bool allocates_zeroed(size_t nbytes) const { return false; }
   virtual AllocatorStats stats() const { return {}; }
   virtual void reset_peak() {}
 };

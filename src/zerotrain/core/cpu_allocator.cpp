@@ -1,5 +1,7 @@
-// Host allocator (64-byte aligned, with statistics, under the host cap of host_cap.h) and the
-// default-allocator lookup.
+// Host allocator (64-byte aligned, with statistics, under the host cap of host_cap.h; large blocks
+// mapped zeroed, [Note: zeroed host mappings]) and the default-allocator lookup.
+#include <sys/mman.h>
+
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -37,6 +39,19 @@ std::atomic<size_t> g_pinned_bytes{0};  // page-locked bytes in use (host_cap.h)
                    format_bytes(cap > used ? cap - used : 0), ")"));
 }
 
+// [Note: zeroed host mappings]
+// Blocks of 32 MiB and more are anonymous mappings of their own, as glibc's malloc makes them past
+// its largest mmap threshold anyway: the kernel hands them out zeroed and backs each page at its
+// first touch. So a large Tensor::zeros costs nothing until used, and a model's gradients and
+// optimizer moments are not written once with zeros on one thread at start-up only to be written
+// again by the first step.
+constexpr size_t kMappedBytes = size_t{32} << 20;
+
+void* map_zeroed(size_t n) {
+  void* p = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
 class CpuAllocator final : public Allocator {
  public:
   void* allocate(size_t n, Stream) override {
@@ -49,7 +64,7 @@ class CpuAllocator final : public Allocator {
       allocated_ -= rounded;
       over_cap(n, "", now - rounded + pinned, cap);
     }
-    void* p = std::aligned_alloc(64, rounded);
+    void* p = rounded >= kMappedBytes ? map_zeroed(rounded) : std::aligned_alloc(64, rounded);
     if (!p) {
       allocated_ -= rounded;
       throw OutOfMemoryError("alloc", str("out of host memory: asked ", format_bytes(n),
@@ -63,10 +78,15 @@ class CpuAllocator final : public Allocator {
   }
   void deallocate(void* p, size_t n, Stream) override {
     if (!p) return;
-    allocated_ -= (n + 63) / 64 * 64;
-    std::free(p);
+    const size_t rounded = (n + 63) / 64 * 64;
+    allocated_ -= rounded;
+    if (rounded >= kMappedBytes)
+      ::munmap(p, rounded);
+    else
+      std::free(p);
   }
   Device device() const override { return Device::cpu(); }
+  bool allocates_zeroed(size_t n) const override { return (n + 63) / 64 * 64 >= kMappedBytes; }
   AllocatorStats stats() const override {
     AllocatorStats s;
     s.allocated = s.reserved = allocated_.load();

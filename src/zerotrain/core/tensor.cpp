@@ -60,7 +60,8 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Allocator& alloc, Stream s
 
 Tensor Tensor::zeros(const Shape& shape, DType dtype, Device device, Stream stream) {
   Tensor t = empty(shape, dtype, device, stream);
-  zero_bytes(t.data(), device, t.nbytes(), stream);
+  if (!default_allocator(device).allocates_zeroed(t.nbytes()))
+    zero_bytes(t.data(), device, t.nbytes(), stream);
   return t;
 }
 

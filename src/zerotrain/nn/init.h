@@ -1,34 +1,43 @@
-// Hugging Face-style parameter initialization, generated on the host so that every device gets the
-// same values: normal(0, std) for weights and embeddings (gpt2's c_proj weights with
-// std / sqrt(2 * num_layers), as GPT2PreTrainedModel does), zeros for biases, ones for norm
-// weights. The stream of each parameter is seeded by (seed, name): independent of order and of the
-// other parameters. Any element range of a parameter can be generated on its own, bitwise equal to
-// that range of the whole ([Note: init slices] in init.cpp): ZeRO stage 3's zero.Init generates
-// only a rank's shard. Tested by tests/nn/test_transformer_model.cpp and test_init_slices.cpp.
+// Hugging Face-style parameter initialization: normal(0, std) for weights and embeddings (gpt2's
+// c_proj weights with std / sqrt(2 * num_layers), as GPT2PreTrainedModel does), zeros for biases,
+// ones for norm weights. The normals are element i of the counter-based stream keyed by
+// (seed, init_stream_id(name)) (kernels/random_normal.h): independent of order and of the other
+// parameters, generated where the value lives (all host cores, or the GPU), bitwise the same on
+// every device. Any element range of a parameter is generated on its own, bitwise equal to that
+// range of the whole ([Note: init slices]): ZeRO stage 3's zero.Init generates only a rank's shard.
+// Tested by tests/nn/test_init_slices.cpp, test_transformer_model.cpp and, on a GPU,
+// test_transformer_cuda.cpp.
+//
+// [Note: init slices]
+// Element i of a weight is std x z(seed, id, i), z the i-th normal of a Philox stream, a pure
+// function of its arguments ([Note: counter-based normals] in kernels/philox.h). So a slice
+// [begin, end) is the stream's elements begin..end - 1 and equals the whole's bitwise, on any
+// device and thread count, with no state carried from one element to the next.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "zerotrain/core/tensor.h"
 #include "zerotrain/nn/model_config.h"
 #include "zerotrain/nn/parameter.h"
 
 namespace zt::nn {
 
-// n standard-normal values scaled by std, from a counter-based generator keyed by (seed, name).
-std::vector<float> normal_values(uint64_t seed, const std::string& name, size_t n, float std);
+// The Philox stream of a parameter: FNV-1a (64-bit) of its Hugging Face name.
+uint64_t init_stream_id(const std::string& name);
 
-// Elements [begin, end) of normal_values(seed, name, n >= end, std), generated on their own.
-// Throws ValueError for end < begin.
-std::vector<float> normal_values_range(uint64_t seed, const std::string& name, size_t begin,
-                                       size_t end, float std);
+// Elements [begin, begin + dst.numel()) of p's row-major flattened init, computed in f32 and
+// rounded to dst's dtype, written into dst (contiguous, floating, host or GPU; on `stream` there).
+// Throws ValueError for a range outside the parameter.
+void init_fill(const ModelConfig& config, const Parameter& p, uint64_t seed, float std,
+               int64_t begin, Tensor& dst, Stream stream = {});
 
-// The host values of one parameter's initialization.
+// Host f32 copies of the same values, for tests and small tools: the whole init, and elements
+// [begin, end).
 std::vector<float> init_values(const ModelConfig& config, const Parameter& p, uint64_t seed,
                                float std);
-// Elements [begin, end) of the row-major flattened init_values. Throws ValueError for a range
-// outside the parameter.
 std::vector<float> init_values_range(const ModelConfig& config, const Parameter& p, uint64_t seed,
                                      float std, int64_t begin, int64_t end);
 

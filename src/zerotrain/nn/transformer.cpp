@@ -66,12 +66,12 @@ Parameter* Transformer::find(const std::string& name) {
 }
 
 void Transformer::init_random(uint64_t seed, float std) {
+  // Generated where the values live; on a GPU on the default stream, like the zero fills above.
   for (Parameter* p : parameters()) {
-    const Tensor& v = value_of(*p);
-    const Tensor host =
-        Tensor::from_floats(init_values(config_, *p, seed, std), p->shape, v.dtype());
-    p->value.copy_from(host);
+    Tensor flat = value_of(*p).flatten();
+    init_fill(config_, *p, seed, std, 0, flat);
   }
+  if (options_.device.is_cuda()) synchronize_device(options_.device);
 }
 
 void Transformer::zero_grads(Stream stream) {

@@ -35,8 +35,8 @@ class Transformer {
   std::vector<Parameter*> parameters();
   Parameter* find(const std::string& name);  // null when absent
 
-  // HF-style initialization: normal(0, std) weights, zero biases, unit norms; deterministic per
-  // seed and independent of device (generated on the host).
+  // HF-style initialization (nn/init.h): normal(0, std) weights, zero biases, unit norms;
+  // deterministic per seed, generated on the values' device, bitwise the same on every device.
   void init_random(uint64_t seed, float std = 0.02f);
   void zero_grads(Stream stream = {});
 

@@ -16,6 +16,7 @@
 #include "zerotrain/core/allocator.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/core/io_error.h"
+#include "zerotrain/core/process_clock.h"
 #include "zerotrain/core/stream.h"
 #include "zerotrain/data/data_loader.h"
 #include "zerotrain/io/hf_config.h"
@@ -263,6 +264,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
 
   reset_peak_memory(c.device);
   sum.memory_start = memory.start();
+  sum.startup_seconds = seconds_since_process_start();
   if (cb.on_memory_start) cb.on_memory_start(sum.memory_start);
   StepTimer timer, total_timer, step_timer;
   std::vector<double> interval_losses, interval_norms;

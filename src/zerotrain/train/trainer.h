@@ -97,6 +97,8 @@ struct TrainSummary {
   // This rank's memory after setup and at the step where allocated memory peaked
   // ([Note: memory report]).
   MemoryReport memory_start, memory_peak;
+  // From this process's start to the end of setup, just before the first step.
+  double startup_seconds = 0;
   std::filesystem::path model_dir, checkpoint_dir, metrics_path, csv_path, plot_path;
   std::filesystem::path csv_monitor_dir;   // empty without csv_monitor
   std::filesystem::path tensorboard_file;  // the event file; empty without tensorboard

@@ -18,10 +18,10 @@ SeededInitSource::SeededInitSource(nn::ModelConfig config, uint64_t seed, float 
 
 void SeededInitSource::fill(const nn::Parameter& p, int64_t begin, int64_t end, Tensor dst,
                             Stream stream) {
-  // The same host rounding as Transformer::init_random: f32 values -> dst's dtype on the host.
-  const Tensor host = Tensor::from_floats(
-      nn::init_values_range(config_, p, seed_, std_, begin, end), {end - begin}, dst.dtype());
-  dst.copy_from(host, stream);
+  // The fill of Transformer::init_random, for this range only, generated on dst's device.
+  if (dst.numel() != end - begin)
+    throw ValueError(kComponent, str(p.name, ": [", begin, ", ", end, ") into ", dst.describe()));
+  nn::init_fill(config_, p, seed_, std_, begin, dst, stream);
 }
 
 std::string SeededInitSource::describe() const {

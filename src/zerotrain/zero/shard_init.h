@@ -8,10 +8,11 @@
 // The shard of a group is the flat range [rank x shard_numel, (rank + 1) x shard_numel) of its
 // parameters laid back to back ([Note: param group layout]); each parameter's part of it is one
 // element range of its row-major flattened value. A source fills exactly that range: the seeded
-// init generates it on its own ([Note: init slices] in nn/init.cpp), the pretrained source reads
-// those elements of the checkpoint tensor (its bytes only, converting dtype as load_pretrained
-// does). Padding stays zero. So the shard equals bitwise the shard the full build then
-// ParamGroup::materialize gives, and setup holds one shard plus one piece's host staging.
+// init generates it on its own, on the shard's device ([Note: init slices] in nn/init.h), the
+// pretrained source reads those elements of the checkpoint tensor (its bytes only, converting
+// dtype as load_pretrained does). Padding stays zero. So the shard equals bitwise the shard the
+// full build then ParamGroup::materialize gives, and setup holds one shard (plus, for the
+// pretrained source, one piece's host staging).
 // Resuming from a zerotrain checkpoint keeps the full-load path (train/trainer.cpp).
 #pragma once
 
@@ -45,7 +46,8 @@ class ShardSource {
   virtual std::string describe() const = 0;
 };
 
-// The seeded HF-style init of nn::Transformer::init_random, generated slice by slice.
+// The seeded HF-style init of nn::Transformer::init_random, generated slice by slice where the
+// shard lives (all host cores, or the GPU).
 class SeededInitSource final : public ShardSource {
  public:
   SeededInitSource(nn::ModelConfig config, uint64_t seed, float std = 0.02f);
