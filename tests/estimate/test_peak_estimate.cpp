@@ -214,7 +214,9 @@ TEST(PeakEstimate, LowPrecisionKeepsFourOptimizerBytesPerParam) {
     EXPECT_DOUBLE_EQ(low.items[2].bytes * 3, mixed.items[2].bytes) << "stage " << stage;
     EXPECT_EQ(low.items[2].name, "AdamW moments (bf16, no masters)");
     const double elems = stage == 0 ? static_cast<double>(low.params.total) : 0;
-    if (stage == 0) EXPECT_DOUBLE_EQ(low.items[2].bytes, 4.0 * elems);
+    if (stage == 0) {
+      EXPECT_DOUBLE_EQ(low.items[2].bytes, 4.0 * elems);
+    }
     EXPECT_NE(describe(s).find("low precision"), std::string::npos);
   }
 }

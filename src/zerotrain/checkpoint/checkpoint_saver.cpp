@@ -60,9 +60,14 @@ fs::path CheckpointSaver::last_saved() const {
   return last_saved_;
 }
 
-void CheckpointSaver::save(RankShard shard, Manifest header) {
+double CheckpointSaver::save(RankShard shard, Manifest header) {
+  const auto start = std::chrono::steady_clock::now();
   wait();
-  if (!target_.async) return run(shard, std::move(header));
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!target_.async) {
+    run(shard, std::move(header));
+    return waited;
+  }
   worker_ = std::thread([this, shard = std::move(shard), header = std::move(header)]() mutable {
     try {
       run(shard, std::move(header));
@@ -70,6 +75,7 @@ void CheckpointSaver::save(RankShard shard, Manifest header) {
       failure_ = std::current_exception();
     }
   });
+  return waited;
 }
 
 CheckpointSaver::Written CheckpointSaver::written() const {

@@ -47,8 +47,9 @@ class CheckpointSaver {
   CheckpointSaver& operator=(const CheckpointSaver&) = delete;
 
   // Saves `shard` as tag_for_step(header.step); `header`: the manifest without its files (rank 0's
-  // is written). Waits for the previous save first, throwing its failure.
-  void save(RankShard shard, Manifest header);
+  // is written). Waits for the previous save first, throwing its failure; returns the seconds
+  // that wait took (0 when the previous save was done).
+  double save(RankShard shard, Manifest header);
   // Waits for the save in flight; throws its failure (one line naming the checkpoint).
   void wait();
   // Rank 0: the directory of the newest save that completed; empty before one did.

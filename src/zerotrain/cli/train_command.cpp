@@ -75,11 +75,13 @@ void print_summary(const train::TrainSummary& s, int world) {
   std::printf("%-22s %s\n", "checkpoint", s.checkpoint_dir.string().c_str());
   if (s.checkpoint_saves > 0) {
     const double gb = static_cast<double>(s.checkpoint_bytes) / 1e9;
-    std::printf("%-22s %d saved, %s GB per save on this rank; training blocked %s s in all (the "
-                "copies to host memory), files written in %s s (%s GB/s)\n",
+    std::printf("%-22s %d saved, %s GB per save on this rank; training blocked %s s in all for "
+                "the copies to host memory and %s s for earlier saves still writing; files "
+                "written in %s s (%s GB/s)\n",
                 "checkpoint saves", s.checkpoint_saves,
                 fmt("%.3f", gb / s.checkpoint_saves).c_str(),
-                fmt("%.3f", s.checkpoint_blocked_s).c_str(), fmt("%.3f", s.checkpoint_write_s).c_str(),
+                fmt("%.3f", s.checkpoint_blocked_s).c_str(),
+                fmt("%.3f", s.checkpoint_waited_s).c_str(), fmt("%.3f", s.checkpoint_write_s).c_str(),
                 fmt("%.2f", s.checkpoint_write_s > 0 ? gb / s.checkpoint_write_s : 0.0).c_str());
   }
   if (s.resume_load_s > 0)

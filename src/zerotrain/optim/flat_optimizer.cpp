@@ -312,7 +312,11 @@ void FlatOptimizer::update_elementwise(size_t first, size_t last, std::span<cons
     const Tensor& g = grads[i - first];
     auto it = std::find_if(by_device.begin(), by_device.end(),
                            [&](const DeviceRuns& d) { return d.device == r.value.device(); });
-    if (it == by_device.end()) it = by_device.insert(by_device.end(), {r.value.device()});
+    if (it == by_device.end()) {
+      DeviceRuns fresh;
+      fresh.device = r.value.device();
+      it = by_device.insert(by_device.end(), std::move(fresh));
+    }
     const bool low = steps_in_place_lowp(r.value.dtype(), precision_);
     const Tensor& master = s.master.defined() ? s.master : r.value;
     for (const FlatPiece& piece : r.pieces) {
@@ -393,7 +397,11 @@ void FlatOptimizer::update_lamb(std::span<const Tensor> grads, Stream stream) {
     const Tensor& g = grads[i];
     auto it = std::find_if(by_device.begin(), by_device.end(),
                            [&](const DeviceSegments& d) { return d.device == r.value.device(); });
-    if (it == by_device.end()) it = by_device.insert(by_device.end(), {r.value.device()});
+    if (it == by_device.end()) {
+      DeviceSegments fresh;
+      fresh.device = r.value.device();
+      it = by_device.insert(by_device.end(), std::move(fresh));
+    }
     const Tensor& master = s.master.defined() ? s.master : r.value;
     for (const FlatPiece& piece : r.pieces) {
       // Run position pos holds parameter element pos - shift; slot k covers the parameter's

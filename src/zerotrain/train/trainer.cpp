@@ -284,8 +284,10 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     st.config = resume_config_json(c, world);
     st.scheduler = scheduler->state();
     if (scaler) st.loss_scaler = scaler->state();
-    saver.save(std::move(shard), checkpoint_header(c, mc, world, engine->step_count(), st));
-    sum.checkpoint_blocked_s += blocked.lap();
+    const double waited =
+        saver.save(std::move(shard), checkpoint_header(c, mc, world, engine->step_count(), st));
+    sum.checkpoint_blocked_s += blocked.lap() - waited;
+    sum.checkpoint_waited_s += waited;
     if (writer_rank) write_plot_or_warn(sum.plot_path, plot_points, cb);
   };
   for (int64_t step = resumed.step; step < c.steps; ++step) {

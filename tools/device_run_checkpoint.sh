@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# On the GPU machine (carry .carry/dev and .carry/kjv.bin, see device_build.sh): issue 16's
+# measurements and the GPU tests of what changed with them.
+#   tests  the CUDA test cases of zerotrain_tests (new kernels: Philox init, cached attention,
+#          the optimizer rules; the trainer's checkpoints on the GPU)
+#   ckpt   sharded checkpoints of the 1B and 3B shapes (bf16, one GPU): start-up, the time an
+#          asynchronous save blocks training against the device-to-host copy, the background
+#          write rate against the disk's raw write rate measured here (dd, fsync), a resume's
+#          read, and consolidation's peak RSS
+# Usage: ZT_COMMIT=<sha> tools/device_run_checkpoint.sh [tests] [ckpt]; results under $OUT.
+set -uo pipefail
+source tools/device_env.sh
+parts=" ${*:-tests ckpt} "
+work=/tmp/zt_ckpt
+rm -rf "$work" && mkdir -p "$work"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
+df -B1 --output=avail,target "$work" | tail -1 | tee "$OUT/disk.txt"
+
+if [[ "$parts" == *" tests "* ]]; then
+  echo "== CUDA tests"
+  timeout 300 "$bin/zerotrain_tests" --gtest_brief=1 \
+    --gtest_filter='*Cuda*:*CUDA*:*Gpu*:*GPU*:RandomNormal*:CachedAttention*:CachedDecoder*:FlatOptimizerRules*:TrainerResume*:TrainerFp16*' \
+    > "$OUT/cuda_tests.log" 2>&1
+  echo "rc $?" >> "$OUT/cuda_tests.log"
+  grep -E "PASSED|FAILED|rc " "$OUT/cuda_tests.log" | tail -12
+fi
+
+if [[ "$parts" == *" ckpt "* ]]; then
+  echo "== raw disk write: 8 GiB, dd with fsync"
+  dd if=/dev/zero of="$work/raw.bin" bs=64M count=128 conv=fsync 2>&1 | tail -1 | tee "$OUT/raw_write.txt"
+  rm -f "$work/raw.bin"
+  cfg1=tests/data/configs/llama3.2_1b_instruct.json
+  cfg3="$work/llama3.2_3b.json"
+  python3 - "$cfg1" "$cfg3" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c.update(hidden_size=3072, intermediate_size=8192, num_hidden_layers=28, num_attention_heads=24,
+         num_key_value_heads=8, head_dim=128)
+json.dump(c, open(sys.argv[2], "w"))
+PY
+  run() {  # name, then train flags
+    local name=$1; shift
+    /usr/bin/time -v "$bin/zerotrain" train --init random --data .carry/kjv.bin --device cuda \
+      --dtype bf16 --log-every 5 --out "$work/$name" "$@" > "$OUT/$name.log" 2> "$OUT/$name.err"
+    echo "rc $?" >> "$OUT/$name.log"
+    grep -E "start-up|checkpoint saves|resumed|rc |tokens/s|Maximum resident" "$OUT/$name.log" "$OUT/$name.err" | cut -c1-260
+  }
+  echo "== 1B: 24 steps of seq 4096 x 2, an asynchronous save every 12 steps"
+  run ckpt_1b --model "$cfg1" --seq-len 4096 --micro-batch 2 --steps 24 --save-every 12 --keep-checkpoints 1
+  du -sb "$work/ckpt_1b/checkpoints" | tee -a "$OUT/ckpt_1b.log"
+  echo "== 1B: the same with --sync-save"
+  run ckpt_1b_sync --model "$cfg1" --seq-len 4096 --micro-batch 2 --steps 24 --save-every 12 \
+    --keep-checkpoints 1 --sync-save
+  rm -rf "$work/ckpt_1b_sync"
+  echo "== 1B: resume (reads the shard), 2 more steps"
+  run ckpt_1b_resume --model "$cfg1" --seq-len 4096 --micro-batch 2 --steps 26 --keep-checkpoints 1 \
+    --resume "$work/ckpt_1b"
+  rm -rf "$work/ckpt_1b_resume"
+  echo "== 1B: consolidate to bf16 (peak RSS)"
+  /usr/bin/time -v "$bin/zerotrain" checkpoint consolidate "$work/ckpt_1b" "$work/hf_1b" \
+    > "$OUT/consolidate_1b.log" 2>&1
+  echo "rc $?" >> "$OUT/consolidate_1b.log"
+  grep -E "wrote|Maximum resident|Elapsed|rc " "$OUT/consolidate_1b.log"
+  cmp "$work/hf_1b/model.safetensors.index.json" "$work/ckpt_1b/model/model.safetensors.index.json" \
+    && echo "consolidated index equals <out>/model's" | tee -a "$OUT/consolidate_1b.log"
+  rm -rf "$work/ckpt_1b" "$work/hf_1b"
+  echo "== 3B: 8 steps of seq 4096 x 1 and the final save (two 3B checkpoints would not fit the disk)"
+  run ckpt_3b --model "$cfg3" --seq-len 4096 --micro-batch 1 --steps 8 --keep-checkpoints 1
+  du -sb "$work/ckpt_3b/checkpoints" | tee -a "$OUT/ckpt_3b.log"
+  rm -rf "$work/ckpt_3b"
+fi
