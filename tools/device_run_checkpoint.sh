@@ -18,7 +18,7 @@ df -B1 --output=avail,target "$work" | tail -1 | tee "$OUT/disk.txt"
 
 if [[ "$parts" == *" tests "* ]]; then
   echo "== CUDA tests"
-  timeout 300 "$bin/zerotrain_tests" --gtest_brief=1 \
+  timeout 240 "$bin/zerotrain_tests" --gtest_brief=1 \
     --gtest_filter='*Cuda*:*CUDA*:*Gpu*:*GPU*:RandomNormal*:CachedAttention*:CachedDecoder*:FlatOptimizerRules*:TrainerResume*:TrainerFp16*' \
     > "$OUT/cuda_tests.log" 2>&1
   echo "rc $?" >> "$OUT/cuda_tests.log"
