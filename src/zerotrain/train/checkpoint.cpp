@@ -47,10 +47,12 @@ optim::OptimizerState read_optimizer_state(const fs::path& path) {
   if (it == reader.metadata().end())
     throw FormatError(kComponent, str(path.string(), ": metadata has no \"step\""));
   try {
-    state.step = std::stoll(it->second);
+    size_t used = 0;
+    state.step = std::stoll(it->second, &used);
+    if (used != it->second.size()) throw std::invalid_argument("trailing characters");
   } catch (const std::exception&) {
-    throw FormatError(kComponent,
-                      str(path.string(), ": metadata step \"", it->second, "\" is not an integer"));
+    throw FormatError(kComponent, str(path.string(), ": metadata step ", quote_excerpt(it->second),
+                                      " is not an integer"));
   }
   for (const std::string& name : reader.names())
     state.tensors[name] = reader.read(name, DType::f32);
@@ -59,7 +61,9 @@ optim::OptimizerState read_optimizer_state(const fs::path& path) {
 
 // The saved value of `key` in a message: its JSON text, or "missing".
 std::string saved_text(const nlohmann::json& saved, const char* key) {
-  return saved.is_object() && saved.contains(key) ? saved[key].dump() : std::string("missing");
+  if (!saved.is_object() || !saved.contains(key)) return "missing";
+  const std::string text = saved[key].dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+  return text.size() <= 40 ? text : describe_json(saved[key]);  // a hostile file: a short excerpt
 }
 
 }  // namespace
