@@ -131,6 +131,7 @@ def run_controls(binary, fx, timeout):
     """The valid inputs must work, or every case would be refused for the wrong reason."""
     checks = [
         ("base training run", fx.base_run_argv()),
+        ("base f16 training run", fx.base_run_argv("f16")),
         ("resume of the base checkpoint", ["train", "--model", fx.model, "--data", fx.tokens,
                                            "--out", os.path.join(fx.root, "resumed"), "--resume",
                                            fx.ckpt] + fixtures.TRAIN_FLAGS[:2] +

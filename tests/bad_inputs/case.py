@@ -8,6 +8,7 @@ Placeholders in `argv` and in text files, filled by tools/bad_input_corpus.py:
   {tokens}     a valid token file for it
   {tokenizer}  a valid byte-level BPE tokenizer.json; {text} a small text file
   {ckpt}       a valid checkpoint of the tiny model after one step (read-only: copy to change it)
+  {ckpt16}     the same, trained in f16 (with the loss scaler's state)
   {repo}       the repository root
 """
 from dataclasses import dataclass, field

@@ -12,13 +12,14 @@ from fixtures import TRAIN_FLAGS, st_file, tiny_weights, with_flags
 RESUME_FLAGS = ["--device", "cpu", "--steps", "2"] + TRAIN_FLAGS[4:]
 
 
-def ckpt_case(name, expect, change, rc=1, resume="{d}/ck", extra=()):
+def ckpt_case(name, expect, change, rc=1, resume="{d}/ck", extra=(), f16=False):
     def setup(d, fx):
-        shutil.copytree(fx.ckpt, os.path.join(d, "ck"))
+        shutil.copytree(fx.ckpt16 if f16 else fx.ckpt, os.path.join(d, "ck"))
         change(os.path.join(d, "ck"))
     return Case(name=f"ckpt_{name}", family="checkpoint",
                 argv=["train", "--model", "{model}", "--data", "{tokens}", "--out", "{d}/out",
-                      "--resume", resume] + with_flags(RESUME_FLAGS, extra),
+                      "--resume", resume] +
+                with_flags(RESUME_FLAGS, list(extra) + (["--dtype", "f16"] if f16 else [])),
                 expect=expect, setup=setup, rc=rc)
 
 
@@ -202,4 +203,32 @@ def cases():
         ckpt_case("world_changed_batch", "micro_batch is 4 but the checkpoint was saved with "
                   "micro_batch 2", lambda ck: None, extra=["--micro-batch", "4"]),
     ]
+    scaler = [
+        ("missing", DELETE, "cannot resume fp16"),
+        ("string", "x" * 100000, 'state has no "dynamic": a string "xxx'),
+        ("dynamic_string", {"dynamic": "yes"}, 'state "dynamic" must be a boolean, got a string'),
+        ("static", {"dynamic": False}, "the saved loss scaler is static but this run's is dynamic"),
+        ("scale_zero", {"cur_scale": 0}, 'state "cur_scale" must be a number > 0, got an integer 0'),
+        ("scale_negative", {"cur_scale": -65536.0}, 'state "cur_scale" must be a number > 0'),
+        ("scale_raw_string", {"cur_scale": "\x1b[2J" + "6" * 100000}, 'state "cur_scale" must be'),
+        ("iter_float", {"cur_iter": 1.5}, 'state "cur_iter" must be an integer, got a number 1.5'),
+        ("iter_missing", {"cur_iter": DELETE}, 'state has no "cur_iter"'),
+        ("hysteresis_zero", {"cur_hysteresis": 0}, "inconsistent state: cur_iter 1, "
+         "last_overflow_iter -1, cur_hysteresis 0"),
+        ("overflow_after_iter", {"last_overflow_iter": 5}, "inconsistent state: cur_iter 1, "
+         "last_overflow_iter 5"),
+        ("iter_negative", {"cur_iter": -3}, "inconsistent state: cur_iter -3"),
+    ]
+    for label, change, expect in scaler:
+        if isinstance(change, dict):
+            def fn(s, change=change):
+                for k, v in change.items():
+                    if v is DELETE:
+                        del s["loss_scaler"][k]
+                    else:
+                        s["loss_scaler"][k] = v
+            out.append(ckpt_case(f"loss_scaler_{label}", expect, state(fn), f16=True))
+        else:
+            out.append(ckpt_case(f"loss_scaler_{label}", expect,
+                                 set_key(["loss_scaler"], change), f16=True))
     return out

@@ -167,6 +167,7 @@ class Fixtures:
         self.tokenizer = os.path.join(ROOT, "tests/data/tokenizer/small_bpe/tokenizer.json")
         self.text = os.path.join(root, "text.txt")
         self.ckpt = os.path.join(root, "base_run", "checkpoint")
+        self.ckpt16 = os.path.join(root, "base_run_f16", "checkpoint")
 
     def write(self):
         os.makedirs(self.model, exist_ok=True)
@@ -179,11 +180,13 @@ class Fixtures:
         with open(self.text, "w") as f:
             f.write("In the beginning was the word.\nAnd the word was short.\n")
 
-    def base_run_argv(self):
-        """The training run whose checkpoint the checkpoint cases start from."""
-        return ["train", "--model", self.model, "--data", self.tokens, "--out",
-                os.path.join(self.root, "base_run")] + TRAIN_FLAGS
+    def base_run_argv(self, dtype="f32"):
+        """The training run whose checkpoint the checkpoint cases start from (f16: with a loss
+        scaler's state)."""
+        out = os.path.join(self.root, "base_run" if dtype == "f32" else "base_run_" + dtype)
+        return ["train", "--model", self.model, "--data", self.tokens, "--out", out,
+                "--dtype", dtype] + TRAIN_FLAGS
 
     def placeholders(self, case_dir):
         return {"d": case_dir, "model": self.model, "config": self.config, "tokens": self.tokens,
-                "tokenizer": self.tokenizer, "text": self.text, "ckpt": self.ckpt, "repo": ROOT}
+                "tokenizer": self.tokenizer, "text": self.text, "ckpt": self.ckpt, "ckpt16": self.ckpt16, "repo": ROOT}
