@@ -1,11 +1,13 @@
 // libFuzzer target: any text encoded with the repository's two fixture tokenizers (byte-level BPE,
 // tests/data/tokenizer/small_bpe; SentencePiece-style BPE with byte fallback, sp_bpe), loaded
 // once. Every id must be below vocab_size, and decoding the ids must not fail.
-// ZT_FUZZ_TOKENIZER_DIR names tests/data/tokenizer (set by the build).
+// ZT_FUZZ_TOKENIZER_DIR names tests/data/tokenizer (set by the build; the environment variable of
+// that name overrides it).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -20,7 +22,8 @@ std::unique_ptr<zt::data::Tokenizer> g_sentencepiece;
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  const std::string dir = ZT_FUZZ_TOKENIZER_DIR;
+  const char* env = std::getenv("ZT_FUZZ_TOKENIZER_DIR");  // another checkout's, when moved
+  const std::string dir = env ? env : ZT_FUZZ_TOKENIZER_DIR;
   g_byte_level = std::make_unique<zt::data::Tokenizer>(
       zt::data::Tokenizer::from_file(dir + "/small_bpe/tokenizer.json"));
   g_sentencepiece = std::make_unique<zt::data::Tokenizer>(

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target of fuzz/ in parallel for a given time and prints, per target, the
 # executions, the seconds and the crashes (docs/fuzzing.md records the runs).
-#   tools/fuzz_all.sh [-t SECONDS] [-w WORKERS_PER_TARGET] [-b BUILD_DIR] [-o OUT_DIR] [TARGET...]
+#   tools/fuzz_all.sh [-t SECONDS] [-w WORKERS_PER_TARGET] [-b BUILD_DIR] [-o OUT_DIR] [-n] [TARGET...]
 #     -t  seconds each target runs (default 60)
 #     -w  libFuzzer workers per target (-fork=W; default 1). On 16 cores: -w 2 runs 8 x 2 workers.
 #     -b  the fuzz build (default build-fuzz; configured and built with clang when missing)
 #     -o  where corpora, crash artifacts, logs and summary.json go (default BUILD_DIR/runs)
+#     -n  run BUILD_DIR/bin/fuzz_* as they are (built elsewhere; this machine needs no clang)
 # Targets default to all (ds_config safetensors sharded_index hf_config tokenizer tokenizer_encode
 # token_file train_state). Each starts from the seeds tools/fuzz_seeds.py writes and keeps its
 # corpus in OUT_DIR/corpus/<target> across runs. Exit status 1 when any target crashed: its inputs
@@ -14,14 +15,15 @@
 #   tools/fuzz_all.sh -t 3600 -w 2
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=60 workers=1 build=build-fuzz out=""
-while getopts "t:w:b:o:" opt; do
+seconds=60 workers=1 build=build-fuzz out="" rebuild=1
+while getopts "t:w:b:o:n" opt; do
   case "$opt" in
     t) seconds="$OPTARG" ;;
     w) workers="$OPTARG" ;;
     b) build="$OPTARG" ;;
     o) out="$OPTARG" ;;
-    *) sed -n '2,15p' "$0" >&2; exit 2 ;;
+    n) rebuild=0 ;;
+    *) sed -n '2,17p' "$0" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -30,10 +32,14 @@ targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(ds_config safetensors sharded_index hf_config tokenizer
                                      tokenizer_encode token_file train_state)
 
-if [ ! -f "$build/build.ninja" ]; then
-  cmake -S fuzz -B "$build" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
+if [ "$rebuild" -eq 1 ]; then
+  if [ ! -f "$build/build.ninja" ]; then
+    cmake -S fuzz -B "$build" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+      >/dev/null
+  fi
+  cmake --build "$build" --parallel "$(nproc)" --target "${targets[@]/#/fuzz_}" >/dev/null
 fi
-cmake --build "$build" --parallel "$(nproc)" --target "${targets[@]/#/fuzz_}" >/dev/null
+export ZT_FUZZ_TOKENIZER_DIR="$PWD/tests/data/tokenizer"
 python3 tools/fuzz_seeds.py --out "$out/seeds" >/dev/null
 mkdir -p "$out/logs"
 
