@@ -5,7 +5,7 @@ import copy
 import json
 
 from case import Case
-from fixtures import dumps, tokenizer_base
+from fixtures import tokenizer_base
 
 BYTE_LEVEL = tokenizer_base("small_bpe")
 SENTENCEPIECE = tokenizer_base("sp_bpe")

@@ -4,7 +4,7 @@ vocabulary (checked before the first step, naming the file, the offset and the i
 import os
 
 from case import Case
-from fixtures import TRAIN_FLAGS, token_file, token_header
+from fixtures import TRAIN_FLAGS, token_file
 
 
 def tokens_case(name, data, expect, data_path="{d}/t.bin", setup=None, rc=1, extra=()):

@@ -46,11 +46,8 @@ def with_flags(argv, extra):
     return argv
 
 
-ST_DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1,
-                  "U8": 1, "BOOL": 1}
-
-
 def tiny_config(**changes):
+    """TINY_CONFIG with keys set to new values; a key spelled "-name" (value None) is removed."""
     c = copy.deepcopy(TINY_CONFIG)
     for k, v in changes.items():
         if v is None and k.startswith("-"):
