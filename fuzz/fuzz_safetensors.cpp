@@ -44,8 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (static_cast<uint64_t>(e.numel()) * zt::io::st_dtype_size(e.dtype) != e.nbytes())
         std::abort();
       next = e.end;
-      if (e.numel() <= 4096)
-        reader.read(e.name, zt::DType::f32);
+      if (e.numel() <= 4096) reader.read(e.name, zt::DType::f32);
     }
   } catch (const zt::Error&) {
   }

@@ -48,8 +48,8 @@ json TokenizerJsonReader::parse(std::string_view text) const {
   try {
     j = json::parse(text.begin(), text.end(), callback);
   } catch (const TooDeep&) {
-    throw TokenizerError(str(source_, ": not valid JSON: nested deeper than ", kMaxJsonDepth,
-                             " levels"));
+    throw TokenizerError(
+        str(source_, ": not valid JSON: nested deeper than ", kMaxJsonDepth, " levels"));
   } catch (const json::exception& e) {
     throw TokenizerError(str(source_, ": not valid JSON: ", json_syntax_error(e, text)));
   }
@@ -67,7 +67,9 @@ void TokenizerJsonReader::fail(const std::string& path, const std::string& messa
   throw TokenizerError(str(source_, ": ", plain ? path : quote_excerpt(path, 80), ": ", message));
 }
 
-std::string TokenizerJsonReader::quote(std::string_view text) { return quote_excerpt(text); }
+std::string TokenizerJsonReader::quote(std::string_view text) {
+  return quote_excerpt(text);
+}
 
 std::string TokenizerJsonReader::describe(const json& v) {
   std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);

@@ -25,7 +25,8 @@ const nlohmann::json& entry(const nlohmann::json& state, const char* key) {
 int64_t int_entry(const nlohmann::json& state, const char* key) {
   const nlohmann::json& v = entry(state, key);
   if (!v.is_number_integer())
-    throw ValueError(kComponent, str("state \"", key, "\" must be an integer, got ", describe_json(v)));
+    throw ValueError(kComponent,
+                     str("state \"", key, "\" must be an integer, got ", describe_json(v)));
   return v.get<int64_t>();
 }
 
@@ -91,7 +92,8 @@ nlohmann::json LossScaler::state() const {
 void LossScaler::load_state(const nlohmann::json& state) {
   const nlohmann::json& dynamic = entry(state, "dynamic");
   if (!dynamic.is_boolean())
-    throw ValueError(kComponent, str("state \"dynamic\" must be a boolean, got ", describe_json(dynamic)));
+    throw ValueError(kComponent,
+                     str("state \"dynamic\" must be a boolean, got ", describe_json(dynamic)));
   if (dynamic.get<bool>() != dynamic_)
     throw ValueError(kComponent,
                      str("the saved loss scaler is ", dynamic.get<bool>() ? "dynamic" : "static",
@@ -106,8 +108,8 @@ void LossScaler::load_state(const nlohmann::json& state) {
   const int64_t last = int_entry(state, "last_overflow_iter");
   const int64_t hysteresis = int_entry(state, "cur_hysteresis");
   if (iter < 0 || last < -1 || last >= iter || hysteresis < 1)
-    throw ValueError(kComponent, str("inconsistent state: cur_iter ", iter, ", last_overflow_iter ", last,
-                                     ", cur_hysteresis ", hysteresis));
+    throw ValueError(kComponent, str("inconsistent state: cur_iter ", iter, ", last_overflow_iter ",
+                                     last, ", cur_hysteresis ", hysteresis));
   cur_scale_ = scale.get<double>();
   cur_iter_ = iter;
   last_overflow_iter_ = last;
