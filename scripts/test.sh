@@ -4,7 +4,9 @@
 #  1. the default build (CUDA backend too when nvcc is present: it must compile and link; its tests
 #     skip without a GPU), all tests;
 #     then parity with PyTorch on the CPU (scripts/parity_cpu.sh);
-#  2. a CPU-only build under AddressSanitizer + UndefinedBehaviorSanitizer, all tests.
+#  2. a CPU-only build under AddressSanitizer + UndefinedBehaviorSanitizer, all tests;
+#  3. the libFuzzer targets of fuzz/ (clang, only the sources they reach), one minute in all
+#     (tools/fuzz_all.sh: every target in parallel; docs/fuzzing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
@@ -27,4 +29,6 @@ scripts/build.sh build-asan -DZT_CUDA=OFF -DZT_SANITIZE=address,undefined \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DZT_BUILD_BENCH=OFF
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure --parallel "$jobs"
+echo "== [3] libFuzzer targets: clang build + a short run of each (${SECONDS}s so far)"
+tools/fuzz_all.sh -t 60
 echo "== all tests passed in ${SECONDS}s"

@@ -40,6 +40,15 @@ TEST(RunConfig, EachBadValueNamesItsKeyAndFlag) {
       {[](TrainConfig& c) { c.data.grad_accum = -2; },
        "[config] gradient_accumulation_steps (--grad-accum): must be > 0, got -2"},
       {[](TrainConfig& c) { c.data.seq_len = 0; }, "[config] --seq-len: must be > 0, got 0"},
+      {[](TrainConfig& c) { c.data.grad_accum = int64_t{1} << 62; },
+       "[config] --micro-batch x --grad-accum x --seq-len: 8 x 4611686018427387904 x 128 tokens "
+       "per step is above the ceiling of 2^48"},
+      {[](TrainConfig& c) {
+         c.data.micro_batch = 1 << 12;
+         c.data.seq_len = (int64_t{1} << 36) + 1;
+       },
+       "[config] --micro-batch x --grad-accum x --seq-len: 4096 x 1 x 68719476737 tokens per "
+       "step is above the ceiling of 2^48"},
       {[](TrainConfig& c) { c.steps = 0; },
        "[config] scheduler.params.total_num_steps (--steps): must be > 0, got 0"},
       {[](TrainConfig& c) { c.schedule.lr = -1; },

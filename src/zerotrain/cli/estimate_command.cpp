@@ -180,7 +180,8 @@ void add_estimate_command(CLI::App& app, std::function<int()>& action) {
                   "2P+18P/G) or documented (its published tables, 4P+16P/G)")
       ->check(CLI::IsMember({"current", "documented"}))
       ->capture_default_str();
-  cmd->add_option("--seq", a->seq, "sequence length: estimate a zerotrain run's peak memory");
+  cmd->add_option("--seq", a->seq, "sequence length: estimate a zerotrain run's peak memory")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--micro-batch", a->micro_batch,
                   "sequences per GPU per micro-step (the recommendation tries it, then halves it)")
       ->capture_default_str();

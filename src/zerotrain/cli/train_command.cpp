@@ -428,6 +428,8 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       else
         apply_deepspeed(*deepspeed, given, *c);
       apply_memory_caps(*gpu_cap, *host_cap, c->device);
+      // Before the header multiplies the batch sizes (train() checks them again, for library use).
+      train::validate_train_config(*c);
       // Before anything is built: the swap directory exists, is writable and has room.
       train::check_nvme_paths(*c, env.world_size);
       const bool rank0 = env.rank == 0;

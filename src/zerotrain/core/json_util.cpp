@@ -48,9 +48,9 @@ void append_preview(const nlohmann::json& v, int depth_left, std::string& out) {
   out += object ? '}' : ']';
 }
 
-// nlohmann's message, cut before its "last read" echo of the input (raw bytes, any length), with
-// a short escaped excerpt of the text before the failing byte instead.
-std::string syntax_error(const nlohmann::json::exception& e, std::string_view text) {
+}  // namespace
+
+std::string json_syntax_error(const nlohmann::json::exception& e, std::string_view text) {
   std::string why = e.what();
   if (const size_t echo = why.find("; last read"); echo != std::string::npos) why.resize(echo);
   if (why.size() > 160) why = why.substr(0, 157) + "...";
@@ -63,8 +63,6 @@ std::string syntax_error(const nlohmann::json::exception& e, std::string_view te
   }
   return why;
 }
-
-}  // namespace
 
 nlohmann::json parse_json(std::string_view text, std::string_view component,
                           const std::string& source) {
@@ -89,7 +87,7 @@ nlohmann::json parse_json(std::string_view text, std::string_view component,
     throw FormatError(
         component, str(source, ": not valid JSON: nested deeper than ", kMaxJsonDepth, " levels"));
   } catch (const nlohmann::json::exception& e) {
-    throw FormatError(component, str(source, ": not valid JSON: ", syntax_error(e, text)));
+    throw FormatError(component, str(source, ": not valid JSON: ", json_syntax_error(e, text)));
   }
   if (!duplicate.empty())
     throw FormatError(component,

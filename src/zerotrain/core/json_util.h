@@ -20,6 +20,10 @@ inline constexpr int kMaxJsonDepth = 64;
 nlohmann::json parse_json(std::string_view text, std::string_view component,
                           const std::string& source);
 
+// nlohmann's parse or type error `e` for `text` as one printable line: its "last read" echo of the
+// input (raw bytes, any length) replaced by a short escaped excerpt before the failing byte.
+std::string json_syntax_error(const nlohmann::json::exception& e, std::string_view text);
+
 // "a string \"4096\"", "an integer 7", "null", "an array [1, 2, ...]" ...: at most ~40 characters
 // of the value, escaped to printable ASCII; containers are described only a few levels deep.
 std::string describe_json(const nlohmann::json& v);

@@ -55,7 +55,9 @@ BpeModel::BpeModel(std::unordered_map<std::string, uint32_t> vocab,
   }
   merges_.reserve(merges.size());
   for (size_t rank = 0; rank < merges.size(); ++rank) {
-    const auto& [left, right] = merges[rank];
+    // Named references, not a structured binding: clang 14 (the fuzz build) cannot capture one.
+    const std::string& left = merges[rank].first;
+    const std::string& right = merges[rank].second;
     auto id_of = [&](const std::string& token) {
       auto it = vocab_.find(token);
       if (it == vocab_.end())

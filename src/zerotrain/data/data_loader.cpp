@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "zerotrain/core/json_util.h"
+
 namespace zt::data {
 namespace {
 
@@ -46,7 +48,7 @@ nlohmann::json to_json(const DataLoaderState& s) {
 
 DataLoaderState data_loader_state_from_json(const nlohmann::json& j) {
   if (!j.is_object())
-    throw ValueError("data_loader", str("state: expected an object, got ", j.dump()));
+    throw ValueError("data_loader", str("state: expected an object, got ", describe_json(j)));
   return {json_count(j, "epoch"), json_count(j, "next_index")};
 }
 

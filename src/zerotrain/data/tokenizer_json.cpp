@@ -57,7 +57,7 @@ std::vector<std::pair<std::string, std::string>> read_merges(const Reader& r, co
       const std::string s = m.get<std::string>();
       const size_t sp = s.find(' ');
       if (sp == std::string::npos || s.find(' ', sp + 1) != std::string::npos)
-        r.fail(path, str("expected \"left right\" (one space), got \"", s, "\""));
+        r.fail(path, str("expected \"left right\" (one space), got ", Reader::quote(s)));
       out.emplace_back(s.substr(0, sp), s.substr(sp + 1));
     } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
       out.emplace_back(m[0].get<std::string>(), m[1].get<std::string>());
@@ -75,13 +75,13 @@ std::unordered_map<std::string, uint32_t> read_vocab(const Reader& r, const json
   std::unordered_map<uint32_t, std::string> token_of_id;
   token_of_id.reserve(vocab.size());
   for (const auto& [token, id_value] : vocab.items()) {
-    const std::string path = str("model.vocab[\"", token, "\"]");
+    const std::string path = str("model.vocab[", Reader::quote(token), "]");
     const uint32_t id = r.id(id_value, path);
     if (uint64_t{id} >= vocab.size() + kMaxIdGap)
       r.fail(path, str("id ", id, " is far above the vocabulary's ", vocab.size(),
                        " entries (ids are expected below ", vocab.size() + kMaxIdGap, ")"));
     if (auto [it, fresh] = token_of_id.emplace(id, token); !fresh)
-      r.fail(path, str("id ", id, " is also the id of \"", it->second, "\""));
+      r.fail(path, str("id ", id, " is also the id of ", Reader::quote(it->second)));
     out.emplace(token, id);
   }
   return out;
@@ -124,11 +124,12 @@ void check_model_tokens(const Reader& r, const std::unordered_map<std::string, u
     const auto& [left, right] = merges[i];
     for (const std::string& token : {left, right, left + right})
       if (!vocab.contains(token))
-        r.fail(str("model.merges[", i, "]"), str("\"", token, "\" (from the merge \"", left, " ",
-                                                 right, "\") is not in model.vocab"));
+        r.fail(str("model.merges[", i, "]"),
+               str(Reader::quote(token), " (from the merge ", Reader::quote(left + " " + right),
+                   ") is not in model.vocab"));
   }
   if (options.unk_token && !vocab.contains(*options.unk_token))
-    r.fail("model.unk_token", str("\"", *options.unk_token, "\" is not in model.vocab"));
+    r.fail("model.unk_token", str(Reader::quote(*options.unk_token), " is not in model.vocab"));
 }
 
 // The one stage type byte-level BPE supports ("ByteLevel"), or an error naming the key.
@@ -137,7 +138,7 @@ const json& require_byte_level(const Reader& r, const json& cfg, const char* key
   if (!stage) r.fail(key, "missing: a byte-level BPE tokenizer needs a ByteLevel one");
   const std::string type = r.type(*stage, key);
   if (type != "ByteLevel")
-    r.fail(Reader::join(key, "type"), str("expected \"ByteLevel\", got \"", type, "\""));
+    r.fail(Reader::join(key, "type"), str("expected \"ByteLevel\", got ", Reader::quote(type)));
   return *stage;
 }
 
@@ -168,7 +169,7 @@ Tokenizer Tokenizer::from_json(std::string_view json_text, const std::string& so
   const json& model = r.object(r.member(cfg, "", "model"), "model");
   if (const json* type = r.optional_member(model, "type")) {
     const std::string t = r.string(*type, "model.type");
-    if (t != "BPE") r.fail("model.type", str("expected \"BPE\", got \"", t, "\""));
+    if (t != "BPE") r.fail("model.type", str("expected \"BPE\", got ", Reader::quote(t)));
   }
 
   Tokenizer tok;

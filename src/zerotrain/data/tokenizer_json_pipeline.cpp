@@ -28,7 +28,7 @@ std::string one_character(const Reader& r, const json& stage, const std::string&
                           const char* key) {
   std::string s = r.string(r.member(stage, path, key), Reader::join(path, key));
   if (s.empty() || decode_utf8(s, 0).len != s.size() || !decode_utf8(s, 0).valid)
-    r.fail(Reader::join(path, key), str("expected one character, got \"", s, "\""));
+    r.fail(Reader::join(path, key), str("expected one character, got ", Reader::quote(s)));
   return s;
 }
 
@@ -48,7 +48,7 @@ MetaspaceOptions read_metaspace(const Reader& r, const json& stage, const std::s
     else if (s == "never")
       m.prepend_scheme = PrependScheme::Never;
     else
-      r.fail(p, str("expected \"always\", \"first\" or \"never\", got \"", s, "\""));
+      r.fail(p, str("expected \"always\", \"first\" or \"never\", got ", Reader::quote(s)));
   }
   if (!r.boolean(stage, path, "add_prefix_space", true) && m.prepend_scheme != PrependScheme::Never)
     r.fail(Reader::join(path, "add_prefix_space"),
@@ -80,7 +80,7 @@ void add_normalizer_steps(const Reader& r, const json& stage, const std::string&
     steps.push_back(std::move(s));
   } else {
     r.fail(Reader::join(path, "type"),
-           str("expected \"Prepend\", \"Replace\" or \"Sequence\", got \"", type, "\""));
+           str("expected \"Prepend\", \"Replace\" or \"Sequence\", got ", Reader::quote(type)));
   }
 }
 
@@ -115,8 +115,8 @@ void add_decoder_steps(const Reader& r, const json& stage, const std::string& pa
   } else {
     r.fail(Reader::join(path, "type"),
            str("expected \"Replace\", \"ByteFallback\", \"Fuse\", \"Strip\", \"Metaspace\" or "
-               "\"Sequence\", got \"",
-               type, "\""));
+               "\"Sequence\", got ",
+               Reader::quote(type)));
   }
   steps.push_back(std::move(s));
 }
@@ -138,7 +138,7 @@ PreTokenizerOptions read_sentencepiece_pre_tokenizer(const Reader& r, const json
   const std::string type = r.type(*stage, "pre_tokenizer");
   if (type != "Metaspace")
     r.fail("pre_tokenizer.type",
-           str("expected \"ByteLevel\" or \"Metaspace\" (or null), got \"", type, "\""));
+           str("expected \"ByteLevel\" or \"Metaspace\" (or null), got ", Reader::quote(type)));
   pre.kind = PreTokenizerOptions::Kind::Metaspace;
   pre.metaspace = read_metaspace(r, *stage, "pre_tokenizer");
   return pre;

@@ -2,6 +2,7 @@
 // tokenizer_json_reader.h).
 #include "zerotrain/data/tokenizer_json_reader.h"
 
+#include <algorithm>
 #include <unordered_set>
 #include <vector>
 
@@ -47,19 +48,27 @@ json TokenizerJsonReader::parse(std::string_view text) const {
   try {
     j = json::parse(text.begin(), text.end(), callback);
   } catch (const TooDeep&) {
-    throw TokenizerError(str(source_, ": not valid JSON: nested deeper than ", kMaxJsonDepth,
-                             " levels"));
+    throw TokenizerError(
+        str(source_, ": not valid JSON: nested deeper than ", kMaxJsonDepth, " levels"));
   } catch (const json::exception& e) {
-    throw TokenizerError(str(source_, ": not valid JSON: ", e.what()));
+    throw TokenizerError(str(source_, ": not valid JSON: ", json_syntax_error(e, text)));
   }
   if (!duplicate_key.empty())
     fail(duplicate_path.empty() ? "(top level)" : duplicate_path,
-         str("the key \"", duplicate_key, "\" appears more than once"));
+         str("the key ", quote_excerpt(duplicate_key), " appears more than once"));
   return j;
 }
 
 void TokenizerJsonReader::fail(const std::string& path, const std::string& message) const {
-  throw TokenizerError(str(source_, ": ", path, ": ", message));
+  // A path built from the file's keys is shown escaped when it is not short printable ASCII.
+  const bool plain = path.size() <= 120 && std::all_of(path.begin(), path.end(), [](char ch) {
+                       return ch >= 0x20 && ch < 0x7f;
+                     });
+  throw TokenizerError(str(source_, ": ", plain ? path : quote_excerpt(path, 80), ": ", message));
+}
+
+std::string TokenizerJsonReader::quote(std::string_view text) {
+  return quote_excerpt(text);
 }
 
 std::string TokenizerJsonReader::describe(const json& v) {

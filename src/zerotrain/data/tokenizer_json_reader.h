@@ -26,6 +26,8 @@ class TokenizerJsonReader {
 
   [[noreturn]] void fail(const std::string& path, const std::string& message) const;
   static std::string describe(const json& v);
+  // A string read from the file, quoted for a message: short, escaped to printable ASCII.
+  static std::string quote(std::string_view text);
   static std::string join(const std::string& path, const std::string& key) {
     return path.empty() ? key : path + "." + key;
   }

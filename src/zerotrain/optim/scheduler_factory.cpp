@@ -11,6 +11,7 @@
 
 #include "zerotrain/config/scheduler_config.h"
 #include "zerotrain/core/error.h"
+#include "zerotrain/core/json_util.h"
 #include "zerotrain/optim/deepspeed_schedules.h"
 #include "zerotrain/optim/hf_schedule.h"
 #include "zerotrain/optim/scheduler.h"
@@ -26,7 +27,8 @@ class ParamReader {
  public:
   ParamReader(std::string type, const nlohmann::json& params) : type_(std::move(type)), j_(params) {
     if (!j_.is_object())
-      throw ValueError(kComponent, str(type_, ": params must be a JSON object, got ", j_.dump()));
+      throw ValueError(kComponent,
+                       str(type_, ": params must be a JSON object, got ", describe_json(j_)));
   }
 
   template <class T>
@@ -87,7 +89,8 @@ std::unique_ptr<Scheduler> make_scheduler(const config::SchedulerConfig& config,
 
 std::unique_ptr<Scheduler> make_scheduler(const nlohmann::json& config, double base_lr) {
   if (!config.is_object() || !config.contains("type") || !config.at("type").is_string())
-    throw ValueError(kComponent, str("config needs a string \"type\", got ", config.dump()));
+    throw ValueError(kComponent,
+                     str("config needs a string \"type\", got ", describe_json(config)));
   for (const auto& [key, value] : config.items())
     if (key != "type" && key != "params")
       throw ValueError(kComponent, str("unknown scheduler config key \"", key, "\""));

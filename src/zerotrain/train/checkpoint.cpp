@@ -29,7 +29,9 @@ fs::path model_config_path(const fs::path& model) {
 
 // The saved value of `key` in a message: its JSON text, or "missing".
 std::string saved_text(const nlohmann::json& saved, const char* key) {
-  return saved.is_object() && saved.contains(key) ? saved[key].dump() : std::string("missing");
+  if (!saved.is_object() || !saved.contains(key)) return "missing";
+  const std::string text = saved[key].dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+  return text.size() <= 40 ? text : describe_json(saved[key]);  // a hostile file: a short excerpt
 }
 
 [[noreturn]] void refuse(const fs::path& dir, const std::string& what) {

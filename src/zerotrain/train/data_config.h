@@ -15,8 +15,11 @@ struct DataConfig {
   uint64_t seed = 1234;
 };
 
-// The one check of these values: each size > 0. Throws ValueError "[config] <ds_config key>
-// (--<flag>): must be > 0, got <value>".
+// The most tokens one step of one rank may hold (micro_batch x grad_accum x seq_len).
+inline constexpr int64_t kMaxStepTokens = int64_t{1} << 48;
+
+// The one check of these values: each size > 0, and a step's tokens at most kMaxStepTokens.
+// Throws ValueError "[config] <ds_config key> (--<flag>): must be > 0, got <value>".
 void validate_data_config(const DataConfig& d);
 
 }  // namespace zt::train

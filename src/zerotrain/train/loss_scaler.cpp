@@ -7,6 +7,7 @@
 #include <string>
 
 #include "zerotrain/core/error.h"
+#include "zerotrain/core/json_util.h"
 
 namespace zt::train {
 
@@ -17,14 +18,15 @@ constexpr double kScaleFactor = 2.0;  // DeepSpeed's fixed scale_factor
 
 const nlohmann::json& entry(const nlohmann::json& state, const char* key) {
   if (!state.is_object() || !state.contains(key))
-    throw ValueError(kComponent, str("state has no \"", key, "\": ", state.dump()));
+    throw ValueError(kComponent, str("state has no \"", key, "\": ", describe_json(state)));
   return state[key];
 }
 
 int64_t int_entry(const nlohmann::json& state, const char* key) {
   const nlohmann::json& v = entry(state, key);
   if (!v.is_number_integer())
-    throw ValueError(kComponent, str("state \"", key, "\" must be an integer, got ", v.dump()));
+    throw ValueError(kComponent,
+                     str("state \"", key, "\" must be an integer, got ", describe_json(v)));
   return v.get<int64_t>();
 }
 
@@ -90,7 +92,8 @@ nlohmann::json LossScaler::state() const {
 void LossScaler::load_state(const nlohmann::json& state) {
   const nlohmann::json& dynamic = entry(state, "dynamic");
   if (!dynamic.is_boolean())
-    throw ValueError(kComponent, str("state \"dynamic\" must be a boolean, got ", dynamic.dump()));
+    throw ValueError(kComponent,
+                     str("state \"dynamic\" must be a boolean, got ", describe_json(dynamic)));
   if (dynamic.get<bool>() != dynamic_)
     throw ValueError(kComponent,
                      str("the saved loss scaler is ", dynamic.get<bool>() ? "dynamic" : "static",
@@ -100,12 +103,13 @@ void LossScaler::load_state(const nlohmann::json& state) {
   const nlohmann::json& scale = entry(state, "cur_scale");
   if (!scale.is_number() || !(scale.get<double>() > 0) || !std::isfinite(scale.get<double>()))
     throw ValueError(kComponent,
-                     str("state \"cur_scale\" must be a number > 0, got ", scale.dump()));
+                     str("state \"cur_scale\" must be a number > 0, got ", describe_json(scale)));
   const int64_t iter = int_entry(state, "cur_iter");
   const int64_t last = int_entry(state, "last_overflow_iter");
   const int64_t hysteresis = int_entry(state, "cur_hysteresis");
   if (iter < 0 || last < -1 || last >= iter || hysteresis < 1)
-    throw ValueError(kComponent, str("inconsistent state ", state.dump()));
+    throw ValueError(kComponent, str("inconsistent state: cur_iter ", iter, ", last_overflow_iter ",
+                                     last, ", cur_hysteresis ", hysteresis));
   cur_scale_ = scale.get<double>();
   cur_iter_ = iter;
   last_overflow_iter_ = last;
