@@ -67,15 +67,21 @@ std::string make_run_id(zero::ZeroStage& engine, int rank) {
   return buf;
 }
 
+// Rank 0's warning line: to the callback, or stderr without one.
+void warn(const TrainCallbacks& cb, const std::string& line) {
+  if (cb.on_warning)
+    cb.on_warning(line);
+  else
+    std::fprintf(stderr, "%s\n", line.c_str());
+}
+
 // The loss curve; a failure to draw it is a warning, never a lost checkpoint or model.
 void write_plot_or_warn(const fs::path& path, const std::vector<monitor::StepMetrics>& points,
                         const TrainCallbacks& cb) {
   try {
     monitor::write_loss_plot(path, points);
   } catch (const Error& e) {
-    const std::string line = str("[train] warning: the loss plot was not written: ", e.what());
-    if (cb.on_warning) cb.on_warning(line);
-    else std::fprintf(stderr, "%s\n", line.c_str());
+    warn(cb, str("[train] warning: the loss plot was not written: ", e.what()));
   }
 }
 
@@ -122,7 +128,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   if (resuming) {
     std::string note;
     const fs::path dir = checkpoint::resolve_checkpoint(c.paths.resume, &note);
-    if (!note.empty() && rank == 0 && cb.on_warning) cb.on_warning(note);
+    if (!note.empty() && rank == 0) warn(cb, str("[train] warning: ", note));
     saved.emplace(dir);
     check_resume(saved->manifest(), c, mc, world, dir);
     resumed = train_state_of(saved->manifest(), dir);
