@@ -55,6 +55,13 @@ void CheckpointSaver::wait() {
   if (failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
 }
 
+RankShard CheckpointSaver::next_shard() {
+  RankShard next;
+  std::lock_guard lock(mu_);
+  next.reuse_buffers(std::move(finished_));
+  return next;
+}
+
 fs::path CheckpointSaver::last_saved() const {
   std::lock_guard lock(mu_);
   return last_saved_;
@@ -83,7 +90,7 @@ CheckpointSaver::Written CheckpointSaver::written() const {
   return written_;
 }
 
-void CheckpointSaver::run(const RankShard& shard, Manifest header) {
+void CheckpointSaver::run(RankShard& shard, Manifest header) {
   const auto start = std::chrono::steady_clock::now();
   const std::string tag = tag_for_step(header.step);
   const fs::path work = target_.root / str(tag, ".partial-", target_.run_id);
@@ -104,6 +111,7 @@ void CheckpointSaver::run(const RankShard& shard, Manifest header) {
   written_.bytes += shard.bytes();
   written_.seconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  finished_ = std::move(shard);
 }
 
 void CheckpointSaver::finish_as_rank0(const fs::path& work, Manifest header) {

@@ -52,6 +52,10 @@ class CheckpointSaver {
   double save(RankShard shard, Manifest header);
   // Waits for the save in flight; throws its failure (one line naming the checkpoint).
   void wait();
+  // An empty shard for the next save holding the host buffers of the last save that finished
+  // (RankShard::reuse_buffers; none while a save is still writing). The saver keeps those
+  // buffers between saves: one shard of host memory per rank stays mapped.
+  RankShard next_shard();
   // Rank 0: the directory of the newest save that completed; empty before one did.
   std::filesystem::path last_saved() const;
   // This rank's saves that finished: their shard bytes and the seconds spent writing them (file,
@@ -64,7 +68,7 @@ class CheckpointSaver {
   Written written() const;
 
  private:
-  void run(const RankShard& shard, Manifest header);
+  void run(RankShard& shard, Manifest header);
   void finish_as_rank0(const std::filesystem::path& work, Manifest header);
 
   SaveTarget target_;
@@ -73,6 +77,7 @@ class CheckpointSaver {
   mutable std::mutex mu_;
   std::filesystem::path last_saved_;
   Written written_;
+  RankShard finished_;  // the last finished save's shard, for next_shard
 };
 
 }  // namespace zt::checkpoint

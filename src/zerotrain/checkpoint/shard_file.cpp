@@ -20,9 +20,24 @@ void RankShard::write(const zero::ShardRange& range, const Tensor& data, Stream 
   for (const Piece& p : pieces_)
     if (p.range.name == range.name)
       throw ValueError("checkpoint", str("a rank's shard holds two pieces of ", range.name));
-  Tensor host = data.device().is_cuda() ? data.to(Device::cpu(), stream) : data.clone();
+  Tensor host;
+  const auto spare = spare_.find(range.name);
+  if (spare != spare_.end() && spare->second.numel() == data.numel() &&
+      spare->second.dtype() == data.dtype()) {
+    host = std::move(spare->second);
+    spare_.erase(spare);
+    host.copy_from(data, stream);
+  } else {
+    host = data.device().is_cuda() ? data.to(Device::cpu(), stream) : data.clone();
+  }
   synchronize(stream);
   pieces_.push_back({range, std::move(host)});
+}
+
+void RankShard::reuse_buffers(RankShard&& earlier) {
+  for (Piece& p : earlier.pieces_)
+    spare_[p.range.name] = std::move(p.host);
+  earlier.pieces_.clear();
 }
 
 uint64_t RankShard::bytes() const {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,10 @@ class RankShard final : public zero::ShardWriter {
   void write_step(int64_t step) override { step_ = step; }
   // Copies `data` into host memory (waiting for a device copy); a name given twice is an error.
   void write(const zero::ShardRange& range, const Tensor& data, Stream stream) override;
+  // The host buffers of an earlier shard, taken over by write() for the pieces of the same name,
+  // size and dtype: a save into memory already mapped skips the allocation and its page faults,
+  // most of the time a save blocks training for.
+  void reuse_buffers(RankShard&& earlier);
 
   int64_t step() const { return step_; }
   struct Piece {
@@ -31,6 +36,7 @@ class RankShard final : public zero::ShardWriter {
  private:
   int64_t step_ = 0;
   std::vector<Piece> pieces_;
+  std::map<std::string, Tensor> spare_;  // reuse_buffers' tensors not taken yet
 };
 
 // "rank-00001-of-00004.safetensors"; the marker "rank-00001.json"; a failed write's note

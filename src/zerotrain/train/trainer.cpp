@@ -282,7 +282,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   auto save = [&](int64_t done) {
     where = "save";
     StepTimer blocked;
-    checkpoint::RankShard shard;
+    checkpoint::RankShard shard = saver.next_shard();
     if (!engine->shard_is_replica()) engine->save_shard(shard);
     TrainState st;
     st.step = done;
