@@ -55,7 +55,10 @@ void CheckpointSaver::wait() {
   if (failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
 }
 
-RankShard CheckpointSaver::next_shard() {
+RankShard CheckpointSaver::next_shard(double& waited) {
+  const auto start = std::chrono::steady_clock::now();
+  wait();
+  waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   RankShard next;
   std::lock_guard lock(mu_);
   next.reuse_buffers(std::move(finished_));

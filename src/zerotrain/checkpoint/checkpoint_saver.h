@@ -52,10 +52,11 @@ class CheckpointSaver {
   double save(RankShard shard, Manifest header);
   // Waits for the save in flight; throws its failure (one line naming the checkpoint).
   void wait();
-  // An empty shard for the next save holding the host buffers of the last save that finished
-  // (RankShard::reuse_buffers; none while a save is still writing). The saver keeps those
-  // buffers between saves: one shard of host memory per rank stays mapped.
-  RankShard next_shard();
+  // An empty shard for the next save holding the host buffers of the last save
+  // (RankShard::reuse_buffers), after waiting for that save to finish (throwing its failure);
+  // `waited` gets the seconds of that wait. The saver keeps those buffers between saves: one
+  // shard of host memory per rank stays mapped.
+  RankShard next_shard(double& waited);
   // Rank 0: the directory of the newest save that completed; empty before one did.
   std::filesystem::path last_saved() const;
   // This rank's saves that finished: their shard bytes and the seconds spent writing them (file,

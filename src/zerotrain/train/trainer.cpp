@@ -282,7 +282,8 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   auto save = [&](int64_t done) {
     where = "save";
     StepTimer blocked;
-    checkpoint::RankShard shard = saver.next_shard();
+    double waited = 0;  // for an earlier save still writing
+    checkpoint::RankShard shard = saver.next_shard(waited);
     if (!engine->shard_is_replica()) engine->save_shard(shard);
     TrainState st;
     st.step = done;
@@ -290,8 +291,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     st.config = resume_config_json(c, world);
     st.scheduler = scheduler->state();
     if (scaler) st.loss_scaler = scaler->state();
-    const double waited =
-        saver.save(std::move(shard), checkpoint_header(c, mc, world, engine->step_count(), st));
+    waited += saver.save(std::move(shard), checkpoint_header(c, mc, world, engine->step_count(), st));
     sum.checkpoint_blocked_s += blocked.lap() - waited;
     sum.checkpoint_waited_s += waited;
     if (writer_rank) write_plot_or_warn(sum.plot_path, plot_points, cb);
