@@ -16,6 +16,7 @@
 #include <numeric>
 
 #include "zerotrain/kernels/check.h"
+#include "zerotrain/kernels/cpu/lane_dot.h"
 
 namespace zt::kernels::cpu {
 
@@ -73,21 +74,6 @@ struct Dims {
   }
 };
 
-// Dot product in f32 with 8 independent lanes combined in a fixed order (vectorizes,
-// deterministic).
-float dot(const float* a, const float* b, int64_t n) {
-  float lane[8] = {};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int l = 0; l < 8; ++l)
-      lane[l] += a[i + l] * b[i + l];
-  float tail = 0.f;
-  for (; i < n; ++i)
-    tail += a[i] * b[i];
-  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7])) +
-         tail;
-}
-
 void check_rows(std::string_view op, std::string_view name, const std::vector<int64_t>& rows,
                 int64_t S) {
   for (int64_t r : rows)
@@ -100,7 +86,7 @@ double row_scores(const Dims& d, const float* qi, const float* k, int64_t b, int
                   int64_t i, std::vector<double>& scores) {
   double m = -std::numeric_limits<double>::infinity();
   for (int64_t j = lo; j <= i; ++j) {
-    const double s = d.scale * dot(qi, k + d.row(b, j, g, d.Hkv), d.D);
+    const double s = d.scale * lane_dot(qi, k + d.row(b, j, g, d.Hkv), d.D);
     scores[static_cast<size_t>(j - lo)] = s;
     m = std::max(m, s);
   }
@@ -213,8 +199,8 @@ void attention_backward_rows(const Tensor& q, const Tensor& k, const Tensor& v, 
           for (int64_t j = d.first_key(i); j <= i; ++j) {
             const float* kj = kf.data() + d.row(b, j, g, d.Hkv);
             const float* vj = vf.data() + d.row(b, j, g, d.Hkv);
-            const double p = std::exp(d.scale * dot(qi, kj, d.D) - lse_i);
-            const double ds = p * (dot(goi, vj, d.D) - d_i);
+            const double p = std::exp(d.scale * lane_dot(qi, kj, d.D) - lse_i);
+            const double ds = p * (lane_dot(goi, vj, d.D) - d_i);
             for (int64_t c = 0; c < d.D; ++c)
               acc[static_cast<size_t>(c)] += ds * kj[c];
           }
@@ -244,8 +230,9 @@ void attention_backward_rows(const Tensor& q, const Tensor& k, const Tensor& v, 
             for (int64_t i = j; i <= d.last_query(j); ++i) {
               const float* qi = qf.data() + d.row(b, i, h, d.Hq);
               const float* goi = gof.data() + d.row(b, i, h, d.Hq);
-              const double p = std::exp(d.scale * dot(qi, kj, d.D) - ls[d.stat(b, h, i)]);
-              const double ds = p * (dot(goi, vj, d.D) - dd[static_cast<size_t>(d.stat(b, h, i))]);
+              const double p = std::exp(d.scale * lane_dot(qi, kj, d.D) - ls[d.stat(b, h, i)]);
+              const double ds =
+                  p * (lane_dot(goi, vj, d.D) - dd[static_cast<size_t>(d.stat(b, h, i))]);
               for (int64_t c = 0; c < d.D; ++c) {
                 acc_k[static_cast<size_t>(c)] += ds * qi[c];
                 acc_v[static_cast<size_t>(c)] += p * goi[c];

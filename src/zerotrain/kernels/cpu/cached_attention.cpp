@@ -9,25 +9,11 @@
 #include <vector>
 
 #include "zerotrain/kernels/cpu/float_types.h"
+#include "zerotrain/kernels/cpu/lane_dot.h"
 
 namespace zt::kernels::cpu {
 
 namespace {
-
-// Dot product in f32 with 8 independent lanes combined in a fixed order, as the training
-// attention's forward computes it (kernels/cpu/attention.cpp).
-float lane_dot(const float* a, const float* b, int64_t n) {
-  float lane[8] = {};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int l = 0; l < 8; ++l)
-      lane[l] += a[i + l] * b[i + l];
-  float tail = 0.f;
-  for (; i < n; ++i)
-    tail += a[i] * b[i];
-  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7])) +
-         tail;
-}
 
 template <typename T>
 void to_floats(const T* src, int64_t n, float* dst) {
