@@ -45,8 +45,14 @@ nlohmann::json to_json(const DataLoaderState& s);
 DataLoaderState data_loader_state_from_json(const nlohmann::json& j);
 
 struct Batch {
-  Tensor inputs;     // [rows, S] i32, on the CPU
-  Tensor targets;    // [rows, S] i32, on the CPU: inputs shifted left by one token
+  Tensor inputs;   // [rows, S] i32, on the CPU
+  Tensor targets;  // [rows, S] i32, on the CPU: inputs shifted left by one token; -100 (the loss's
+                   // ignore index, as labels in transformers) where the target is masked out of
+                   // the loss
+  // [rows, S] i32 on the CPU, or empty when every row is one unbroken stream: for each position,
+  // the position in the row where its document starts. Attention does not look before it, and
+  // position ids count from it.
+  Tensor doc_starts;
   int64_t rows = 0;  // micro_batch, or fewer for the last batch of an epoch without drop_last
   uint64_t epoch = 0;
   uint64_t first_index = 0;  // the step's next_index when it started
