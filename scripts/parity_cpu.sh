@@ -4,9 +4,11 @@
 # release series that still supports torch 1.13. Runs every model family; writes the report to
 # $1 (default build/parity_cpu.json) and exits non-zero when a family misses a tolerance.
 # Then tools/parity/check_generate.py: `zerotrain generate`'s greedy text against transformers'
-# generate on small random models of every family. Then tools/parity/check_tfevents.py and
-# check_wandb.py: short `zerotrain train` runs with DeepSpeed's tensorboard / wandb sections, their
-# files read by the pinned tensorboard and wandb packages' own readers (no service is contacted).
+# generate on small random models of every family. Then tools/parity/check_consolidate.py: a
+# stage-3 checkpoint consolidated to Hugging Face weights loads in transformers with zerotrain's
+# logits. Then tools/parity/check_tfevents.py and check_wandb.py: short `zerotrain train` runs
+# with DeepSpeed's tensorboard / wandb sections, their files read by the pinned tensorboard and
+# wandb packages' own readers (no service is contacted).
 #   scripts/parity_cpu.sh [REPORT] [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +24,8 @@ py=/usr/bin/python3
 OMP_NUM_THREADS=1 "$venv/bin/python" tools/parity/parity.py --runner "$build/bin/parity_runner" \
   --device cpu --out "$report" --commit "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 OMP_NUM_THREADS=1 "$venv/bin/python" tools/parity/check_generate.py --zerotrain "$build/bin/zerotrain"
+OMP_NUM_THREADS=1 "$venv/bin/python" tools/parity/check_consolidate.py --zerotrain "$build/bin/zerotrain" \
+  --runner "$build/bin/parity_runner"
 OMP_NUM_THREADS=1 "$venv/bin/python" tools/parity/check_tfevents.py --zerotrain "$build/bin/zerotrain"
 OMP_NUM_THREADS=1 WANDB_MODE=offline WANDB_ERROR_REPORTING=false "$venv/bin/python" tools/parity/check_wandb.py \
   --zerotrain "$build/bin/zerotrain"

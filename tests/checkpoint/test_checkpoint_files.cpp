@@ -151,6 +151,16 @@ TEST(CheckpointFiles, ManifestFieldsAreCheckedWithTheKeyNamed) {
   expect_bad("/files/0/tensors/0/end", 3, {"tensors[0]: end must be an integer in [0, 2]"});
   expect_bad("/files/0/tensors/0/crc32", "xyz", {"crc32 must be 8 hex digits"});
   expect_bad("/files/0/tensors/0/shape", nlohmann::json::array({-1}), {"shape holds"});
+
+  EXPECT_FALSE(good.contains("weights"));
+  m.weights_dtype = DType::bf16;
+  const nlohmann::json with_weights = checkpoint::to_json(m);
+  EXPECT_EQ(with_weights["weights"], (nlohmann::json{{"dir", "model"}, {"dtype", "bf16"}}));
+  EXPECT_EQ(checkpoint::manifest_from_json(with_weights, "m.json").weights_dtype, DType::bf16);
+  nlohmann::json j = with_weights;
+  j["weights"]["dir"] = "../elsewhere";
+  test::expect_error<Error>([&] { checkpoint::manifest_from_json(j, "m.json"); },
+                            {"m.json: weights: dir must be \"model\""});
 }
 
 TEST(CheckpointStore, LatestNamesOnlyCompleteCheckpointsAndPruningKeepsTheNewest) {

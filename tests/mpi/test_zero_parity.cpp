@@ -1,6 +1,7 @@
 // ZeRO stages 1, 2 and 3 against stage 0 on the same world size under mpirun (2 and 4 ranks): the
-// per-step losses and gradient norms are equal and the final model.safetensors and the
-// checkpoint's optimizer.safetensors are byte-identical, in f32, bf16 with f32 masters and bf16 in
+// per-step losses and gradient norms are equal and the final model.safetensors (gathered one
+// group at a time, also inside the checkpoint with --checkpoint-weights) and the checkpoint's
+// tensors are byte-identical, in f32, bf16 with f32 masters and bf16 in
 // the low-precision mode (bf16 moments, no masters), with 1 and 4 accumulation steps, once with
 // torch.optim.Adam's L2 decay and amsgrad, gradients accumulated in f32 or bf16 and summed across
 // the ranks in f32, bf16 or f16 (those cases also differ from the f32/f32 run), and clipping on
@@ -29,6 +30,7 @@
 #include "mpi/training_inputs.h"
 #include "support/checkpoint_tensors.h"
 #include "support/one_cycle.h"
+#include "zerotrain/checkpoint/checkpoint_store.h"
 #include "zerotrain/config/scheduler_config.h"
 #include "zerotrain/train/trainer.h"
 
@@ -105,6 +107,7 @@ train::TrainConfig config_for(const fs::path& dir, const ParityCase& k, int stag
   if (stage < 3) c.zero.offload.params = {};  // offload_param is stage 3's
   c.test_hooks.inject_overflow_steps = k.overflow_steps;
   c.paths.out = dir / ("stage" + std::to_string(stage));
+  c.reporting.checkpoint_weights = true;  // the copy inside the checkpoint equals the final model
   return c;
 }
 
@@ -145,6 +148,9 @@ void run_parity(const ParityCase& k, std::string* stage0_model = nullptr) {
       }
       EXPECT_TRUE(test::file_bytes(out / "model" / "model.safetensors") == model0)
           << k.name << " stage " << stage << ": final weights differ from stage 0";
+      EXPECT_TRUE(test::file_bytes(checkpoint::resolve_checkpoint(out) / "model" /
+                                   "model.safetensors") == model0)
+          << k.name << " stage " << stage << ": the checkpoint's weights differ from stage 0";
       EXPECT_TRUE(test::checkpoint_tensor_bytes(out) == opt0)
           << k.name << " stage " << stage << ": optimizer state differs from stage 0";
     }

@@ -41,7 +41,7 @@ TEST(HostBufferCuda, RefusedPageLockedMemoryFallsBackWithOneLinePerKey) {
     EXPECT_TRUE(t->defined());
   }
   EXPECT_EQ(count(err, "\n"), 2u) << err;
-  EXPECT_EQ(count(err, "[offload] warning: page-locked host memory refused"), 2u) << err;
+  EXPECT_EQ(count(err, "[memory] warning: page-locked host memory refused"), 2u) << err;
   EXPECT_EQ(count(err, "offload_optimizer.pin_memory falls back to pageable memory"), 1u) << err;
   EXPECT_EQ(count(err, "offload_param.pin_memory falls back to pageable memory"), 1u) << err;
   // Granted again: page-locked, without a word.

@@ -9,6 +9,7 @@
 #include "zerotrain/core/files.h"
 #include "zerotrain/core/io_error.h"
 #include "zerotrain/core/json_util.h"
+#include "zerotrain/io/sharded_safetensors.h"
 
 namespace zt::checkpoint {
 
@@ -70,17 +71,18 @@ fs::path CheckpointSaver::last_saved() const {
   return last_saved_;
 }
 
-double CheckpointSaver::save(RankShard shard, Manifest header) {
+double CheckpointSaver::save(RankShard shard, Manifest header, GatheredWeights weights) {
   const auto start = std::chrono::steady_clock::now();
   wait();
   const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!target_.async) {
-    run(shard, std::move(header));
+    run(shard, std::move(header), weights);
     return waited;
   }
-  worker_ = std::thread([this, shard = std::move(shard), header = std::move(header)]() mutable {
+  worker_ = std::thread([this, shard = std::move(shard), header = std::move(header),
+                         weights = std::move(weights)]() mutable {
     try {
-      run(shard, std::move(header));
+      run(shard, std::move(header), weights);
     } catch (...) {
       failure_ = std::current_exception();
     }
@@ -93,7 +95,7 @@ CheckpointSaver::Written CheckpointSaver::written() const {
   return written_;
 }
 
-void CheckpointSaver::run(RankShard& shard, Manifest header) {
+void CheckpointSaver::run(RankShard& shard, Manifest header, const GatheredWeights& weights) {
   const auto start = std::chrono::steady_clock::now();
   const std::string tag = tag_for_step(header.step);
   const fs::path work = target_.root / str(tag, ".partial-", target_.run_id);
@@ -101,6 +103,11 @@ void CheckpointSaver::run(RankShard& shard, Manifest header) {
     fault_point("create checkpoint directory");
     fs::create_directories(work);
     write_rank_file(work, target_.rank, target_.world, shard);
+    if (!weights.tensors.empty()) {
+      fault_point("write the model's weights");
+      write_weights(weights, work / kWeightsDir, io::kDefaultMaxShardBytes);
+      header.weights_dtype = weights.dtype;
+    }
   } catch (const std::exception& e) {
     try {
       write_file_atomic(work / rank_failure_name(target_.rank), e.what());
@@ -111,7 +118,7 @@ void CheckpointSaver::run(RankShard& shard, Manifest header) {
   if (target_.rank == 0) finish_as_rank0(work, std::move(header));
   std::lock_guard lock(mu_);
   ++written_.saves;
-  written_.bytes += shard.bytes();
+  written_.bytes += shard.bytes() + weights.bytes();
   written_.seconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   finished_ = std::move(shard);

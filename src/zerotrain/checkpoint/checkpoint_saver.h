@@ -5,7 +5,8 @@
 // 1. Every rank hands its shard to save() as host copies (RankShard): training waits only for
 //    the device-to-host copy. With `async` the rest runs on a background thread.
 // 2. Every rank writes its file and then its marker into "<root>/<tag>.partial-<run id>/" (a
-//    failed write leaves "rank-NNNNN.failed" with the reason, so rank 0 stops waiting).
+//    failed write leaves "rank-NNNNN.failed" with the reason, so rank 0 stops waiting); rank 0
+//    also writes the gathered Hugging Face weights when it was given them.
 // 3. Rank 0 waits for every marker, writes manifest.json, then COMPLETE, then renames the
 //    directory to "<root>/<tag>" (an older checkpoint of that tag is first renamed aside to
 //    "<tag>.old-<run id>"), then rewrites `latest` atomically, then removes the replaced one and
@@ -14,7 +15,7 @@
 // name anything but a complete checkpoint; a killed save leaves only a ".partial-" directory,
 // removed by the next run's first save. A save still running when the next is due, or at the
 // end, is waited for; its failure is thrown then, and `latest` never names it.
-// Tested by tests/checkpoint/test_checkpoint_files.cpp and tests/checkpoint/crash_harness.py.
+// Tested by tests/checkpoint/test_checkpoint_files.cpp and tests/checkpoint/checkpoint_cli.py.
 #pragma once
 
 #include <chrono>
@@ -25,6 +26,7 @@
 #include <string>
 #include <thread>
 
+#include "zerotrain/checkpoint/gathered_weights.h"
 #include "zerotrain/checkpoint/manifest.h"
 #include "zerotrain/checkpoint/shard_file.h"
 
@@ -47,9 +49,10 @@ class CheckpointSaver {
   CheckpointSaver& operator=(const CheckpointSaver&) = delete;
 
   // Saves `shard` as tag_for_step(header.step); `header`: the manifest without its files (rank 0's
-  // is written). Waits for the previous save first, throwing its failure; returns the seconds
+  // is written); `weights`: the model's gathered weights, written by the rank that kept them
+  // (rank 0) into the checkpoint's "model/" (none when empty). Waits for the previous save first, throwing its failure; returns the seconds
   // that wait took (0 when the previous save was done).
-  double save(RankShard shard, Manifest header);
+  double save(RankShard shard, Manifest header, GatheredWeights weights = {});
   // Waits for the save in flight; throws its failure (one line naming the checkpoint).
   void wait();
   // An empty shard for the next save holding the host buffers of the last save
@@ -69,7 +72,7 @@ class CheckpointSaver {
   Written written() const;
 
  private:
-  void run(RankShard& shard, Manifest header);
+  void run(RankShard& shard, Manifest header, const GatheredWeights& weights);
   void finish_as_rank0(const std::filesystem::path& work, Manifest header);
 
   SaveTarget target_;

@@ -115,6 +115,7 @@ ToolReport universal_checkpoint(const fs::path& src, const fs::path& dst,
   Manifest m = reader.manifest();
   m.universal = true;
   m.files.clear();
+  m.weights_dtype.reset();  // the Hugging Face copy stays with the source
   ToolReport report;
   for (const auto& [param, names] : by_param) {
     SavedFile f;
@@ -188,6 +189,9 @@ std::string inspect_checkpoint(const fs::path& given, bool verify,
     << mc.num_params() << " parameters\n"
     << "files             " << m.files.size() << " (" << format_bytes(file_bytes) << ")\n"
     << "tensors           " << reader.tensors().size() << "\n";
+  if (m.weights_dtype)
+    o << "weights           " << kWeightsDir << "/ (Hugging Face safetensors, "
+      << dtype_name(*m.weights_dtype) << ")\n";
   for (const auto& [name, info] : reader.tensors())
     o << "  " << name << "  " << dtype_name(info.dtype) << " " << to_string(info.shape) << "\n";
   if (verify) {

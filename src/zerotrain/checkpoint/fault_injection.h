@@ -1,4 +1,4 @@
-// A deterministic crash for the crash-safety harness (tests/checkpoint/crash_harness.py): every
+// A deterministic crash for the crash-safety harness (tests/checkpoint/checkpoint_cli.py): every
 // file operation of a checkpoint save calls fault_point(); when the environment variable
 // ZT_CHECKPOINT_KILL_AT is N >= 1, the N-th call of the process (counted from 1) kills it with
 // SIGKILL, as a power cut or the OOM killer would, before the operation happens. Unset: nothing.

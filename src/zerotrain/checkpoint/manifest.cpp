@@ -99,7 +99,7 @@ nlohmann::json to_json(const Manifest& m) {
   nlohmann::json files = nlohmann::json::array();
   for (const SavedFile& f : m.files)
     files.push_back(to_json(f));
-  return {{"format", kFormatName},
+  nlohmann::json j = {{"format", kFormatName},
           {"version", m.version},
           {"tag", m.tag},
           {"step", m.step},
@@ -112,6 +112,9 @@ nlohmann::json to_json(const Manifest& m) {
           {"model_config", m.model_config},
           {"train_state", m.train_state},
           {"files", files}};
+  if (m.weights_dtype)
+    j["weights"] = {{"dir", kWeightsDir}, {"dtype", std::string(dtype_name(*m.weights_dtype))}};
+  return j;
 }
 
 SavedFile saved_file_from_json(const nlohmann::json& j, const std::string& where) {
@@ -175,6 +178,12 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& where) {
   if (!files.is_array()) f.fail("files", str("must be an array, got ", describe_json(files)));
   for (size_t i = 0; i < files.size(); ++i)
     m.files.push_back(saved_file_from_json(files[i], str(where, ": files[", i, "]")));
+  if (j.contains("weights")) {
+    const Fields w(j["weights"], str(where, ": weights"));
+    if (w.text("dir") != kWeightsDir)
+      w.fail("dir", str("must be \"", kWeightsDir, "\", got ", quote_excerpt(w.text("dir"))));
+    m.weights_dtype = w.dtype("dtype");
+  }
   return m;
 }
 

@@ -1,7 +1,7 @@
 // The manifest of a sharded checkpoint (`<out>/checkpoints/<tag>/manifest.json`): what was saved,
 // by which layout, and every file's size and tensors with their checksums. The one reader and
 // writer of that JSON; every field is checked on read with one line naming the key. Tested by
-// tests/checkpoint/test_manifest.cpp.
+// tests/checkpoint/test_checkpoint_files.cpp.
 //
 // [Note: sharded checkpoint format]
 // - Each rank writes one safetensors file of its own shard ("rank-00001-of-00004.safetensors"):
@@ -16,11 +16,15 @@
 // - A rank's file is followed by its marker (rank-NNNNN.json: the file's entry); rank 0 writes the
 //   manifest once every marker is there, then the COMPLETE marker. Only a directory with COMPLETE
 //   is a checkpoint; `latest` names the newest one (checkpoint_store.h).
+// - With stage3_gather_16bit_weights_on_model_save, rank 0 also writes the model's Hugging Face
+//   weights in the training dtype into "model/" (gathered one group at a time) before the
+//   manifest, which names their dtype; they are a copy for users, never read by a resume.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +37,7 @@ inline constexpr const char* kFormatName = "zerotrain-sharded-checkpoint";
 inline constexpr int kFormatVersion = 1;
 inline constexpr const char* kManifestName = "manifest.json";
 inline constexpr const char* kCompleteName = "COMPLETE";
+inline constexpr const char* kWeightsDir = "model";
 
 // One stored piece: elements [begin, end) of the full tensor `name` of shape `full_shape`.
 struct SavedTensor {
@@ -63,6 +68,9 @@ struct Manifest {
   std::string model_config;         // the model's config.json text (io::hf_config_json)
   nlohmann::json train_state;       // the trainer's state: data position, scheduler, loss scaler
   std::vector<SavedFile> files;
+  // Set when the checkpoint also holds the model's Hugging Face weights in kWeightsDir, in this
+  // dtype (stage3_gather_16bit_weights_on_model_save; checkpoint/gathered_weights.h).
+  std::optional<DType> weights_dtype;
 };
 
 nlohmann::json to_json(const SavedFile& f);

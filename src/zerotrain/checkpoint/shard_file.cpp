@@ -8,6 +8,7 @@
 #include "zerotrain/core/error.h"
 #include "zerotrain/core/files.h"
 #include "zerotrain/io/safetensors.h"
+#include "zerotrain/zero/host_buffer.h"
 
 namespace zt::checkpoint {
 
@@ -27,8 +28,14 @@ void RankShard::write(const zero::ShardRange& range, const Tensor& data, Stream 
     host = std::move(spare->second);
     spare_.erase(spare);
     host.copy_from(data, stream);
+  } else if (data.device().is_cuda()) {
+    // Page-locked, so the copy runs at the link's rate (the time a save blocks training for);
+    // the buffer is reused by the following saves.
+    host = zero::host_buffer(data.numel(), data.dtype(), "the checkpoint's host copy")
+               .view(data.shape());
+    host.copy_from(data, stream);
   } else {
-    host = data.device().is_cuda() ? data.to(Device::cpu(), stream) : data.clone();
+    host = data.clone();
   }
   synchronize(stream);
   pieces_.push_back({range, std::move(host)});

@@ -76,11 +76,12 @@ void print_summary(const train::TrainSummary& s, int world) {
   if (s.checkpoint_saves > 0) {
     const double gb = static_cast<double>(s.checkpoint_bytes) / 1e9;
     std::printf("%-22s %d saved, %s GB per save on this rank; training blocked %s s in all for "
-                "the copies to host memory and %s s for earlier saves still writing; files "
-                "written in %s s (%s GB/s)\n",
+                "the copies to host memory (%s s at the last save) and %s s for earlier saves "
+                "still writing; files written in %s s (%s GB/s)\n",
                 "checkpoint saves", s.checkpoint_saves,
                 fmt("%.3f", gb / s.checkpoint_saves).c_str(),
                 fmt("%.3f", s.checkpoint_blocked_s).c_str(),
+                fmt("%.3f", s.checkpoint_last_blocked_s).c_str(),
                 fmt("%.3f", s.checkpoint_waited_s).c_str(), fmt("%.3f", s.checkpoint_write_s).c_str(),
                 fmt("%.2f", s.checkpoint_write_s > 0 ? gb / s.checkpoint_write_s : 0.0).c_str());
   }
@@ -338,6 +339,10 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
                   "keep the newest K complete checkpoints (an older one is deleted only once a "
                   "newer one is complete)")
       ->capture_default_str();
+  cmd->add_flag("--checkpoint-weights", c->reporting.checkpoint_weights,
+                "every checkpoint also holds the model's Hugging Face weights in the training "
+                "dtype (<checkpoint>/model), gathered one block at a time (a ds_config's "
+                "stage3_gather_16bit_weights_on_model_save)");
   cmd->add_flag("!--sync-save", c->reporting.async_save,
                 "write checkpoints before training goes on (default: training waits only for the "
                 "copy to host memory; the files are written in the background)");

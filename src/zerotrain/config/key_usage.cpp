@@ -164,7 +164,7 @@ constexpr std::array kUsage = {
     Usage{"zero_optimization.stage3_max_reuse_distance",
           "parsed; read nowhere: stage 3 releases a block after its use (bounded prefetch)"},
     Usage{"zero_optimization.stage3_gather_16bit_weights_on_model_save",
-          "parsed; read nowhere: the model is always saved gathered, in --dtype"},
+          "every checkpoint also holds the model's Hugging Face weights (--checkpoint-weights)"},
     Usage{"zero_optimization.stage3_module_granularity_threshold",
           "parsed; read nowhere: blocks are the units"},
     Usage{"zero_optimization.stage3_use_all_reduce_for_fetch_params",

@@ -277,6 +277,8 @@ void apply_reporting(const DsConfig& ds, const GivenFlags& g, ReportConfig& r) {
   if (ds.steps_per_print)
     set(has(g, "--log-every"), "steps_per_print", "--log-every", *ds.steps_per_print, r.log_every);
   r.wall_clock_breakdown = r.wall_clock_breakdown || ds.wall_clock_breakdown;
+  r.checkpoint_weights =
+      r.checkpoint_weights || ds.zero_optimization.gather_16bit_weights_on_model_save;
   if (ds.csv_monitor.enabled)
     r.csv_monitor_dir = std::filesystem::path(ds.csv_monitor.output_path) / ds.csv_monitor.job_name;
   r.wandb = ds.wandb;  // an offline run, never a service (wandb_monitor.h)

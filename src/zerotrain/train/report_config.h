@@ -20,6 +20,10 @@ struct ReportConfig {
   // Writing, fsync and the markers of a save run in the background while training goes on
   // ([Note: checkpoint save protocol] in checkpoint/checkpoint_saver.h).
   bool async_save = true;
+  // Every checkpoint also holds the model's Hugging Face weights in the training dtype, gathered
+  // one group at a time (checkpoint/gathered_weights.h; --checkpoint-weights, a ds_config's
+  // zero_optimization.stage3_gather_16bit_weights_on_model_save).
+  bool checkpoint_weights = false;
   // Per-phase milliseconds (forward, backward, comm, step) in the metrics; synchronizes the device
   // at each phase boundary (wall_clock.h).
   bool wall_clock_breakdown = false;

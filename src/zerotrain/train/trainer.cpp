@@ -291,8 +291,14 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     st.config = resume_config_json(c, world);
     st.scheduler = scheduler->state();
     if (scaler) st.loss_scaler = scaler->state();
-    waited += saver.save(std::move(shard), checkpoint_header(c, mc, world, engine->step_count(), st));
-    sum.checkpoint_blocked_s += blocked.lap() - waited;
+    checkpoint::GatheredWeights weights;
+    if (c.reporting.checkpoint_weights)
+      weights = checkpoint::gather_weights(*engine, mc, model.parameters(), c.precision.dtype,
+                                           writer_rank, stream);
+    waited += saver.save(std::move(shard), checkpoint_header(c, mc, world, engine->step_count(), st),
+                         std::move(weights));
+    sum.checkpoint_last_blocked_s = blocked.lap() - waited;
+    sum.checkpoint_blocked_s += sum.checkpoint_last_blocked_s;
     sum.checkpoint_waited_s += waited;
     if (writer_rank) write_plot_or_warn(sum.plot_path, plot_points, cb);
   };
@@ -405,10 +411,11 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   sum.memory_peak = memory.peak_report();
   save(c.steps);
   where = "save";
-  engine->begin_full_parameters();
-  if (writer_rank)
-    io::save_pretrained(model, sum.model_dir, c.precision.dtype, io::kDefaultMaxShardBytes, stream);
-  engine->end_full_parameters();
+  // One group gathered at a time: at stage 3 no rank holds the whole model on its device.
+  const checkpoint::GatheredWeights final_weights =
+      checkpoint::gather_weights(*engine, mc, model.parameters(), c.precision.dtype, writer_rank,
+                                 stream);
+  if (writer_rank) checkpoint::write_weights(final_weights, sum.model_dir, io::kDefaultMaxShardBytes);
   saver.wait();
   if (writer_rank) sum.checkpoint_dir = saver.last_saved();
   const checkpoint::CheckpointSaver::Written written = saver.written();

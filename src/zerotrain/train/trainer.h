@@ -90,12 +90,14 @@ struct TrainSummary {
   double loss_scale = 1;
   // Checkpoints this call saved: training blocked for the copies to host memory
   // (checkpoint_blocked_s) and for earlier saves still writing when the next was due
-  // (checkpoint_waited_s); the files were written in checkpoint_write_s (in the background when
+  // (checkpoint_waited_s), the last save's copies alone in checkpoint_last_blocked_s (the first
+  // save also allocates the host buffers the later ones reuse); the files were written in checkpoint_write_s (in the background when
   // async, and synchronously counted in blocked too); checkpoint_bytes is this rank's shard bytes.
   // A resume's read of its shard: resume_load_s.
   int checkpoint_saves = 0;
   uint64_t checkpoint_bytes = 0;
-  double checkpoint_blocked_s = 0, checkpoint_waited_s = 0, checkpoint_write_s = 0;
+  double checkpoint_blocked_s = 0, checkpoint_last_blocked_s = 0, checkpoint_waited_s = 0,
+         checkpoint_write_s = 0;
   double resume_load_s = 0;
   // This rank's memory after setup and at the step where allocated memory peaked
   // ([Note: memory report]).

@@ -31,7 +31,7 @@ Tensor host_buffer(int64_t n, DType dtype, const std::string& pin_key) {
       std::lock_guard lock(mu);
       if (said.insert(pin_key).second)
         std::fprintf(stderr,
-                     "[offload] warning: page-locked host memory refused (%s); %s falls back to "
+                     "[memory] warning: page-locked host memory refused (%s); %s falls back to "
                      "pageable memory, whose copies to the GPU are slower and do not overlap\n",
                      e.what(), pin_key.c_str());
     }

@@ -122,4 +122,14 @@ void Stage3::end_full_parameters() {
     if (groups_[g]->state() == ParamState::gathered && !persistent(*groups_[g])) drop(g);
 }
 
+void Stage3::for_each_full_group(const std::function<void(const ParamGroup&)>& visit) {
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    const bool was_gathered = groups_[g]->state() == ParamState::gathered;
+    if (!was_gathered) fetch(g);
+    await(g);
+    visit(*groups_[g]);
+    if (!was_gathered && !persistent(*groups_[g])) drop(g);
+  }
+}
+
 }  // namespace zt::zero

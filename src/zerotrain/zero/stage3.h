@@ -32,6 +32,7 @@ class Stage3 final : public ShardedStage {
   int stage() const override { return 3; }
   void begin_full_parameters() override;
   void end_full_parameters() override;
+  void for_each_full_group(const std::function<void(const ParamGroup&)>& visit) override;
 
   // The most value elements gathered at once so far (full buffers), for the prefetch bounds.
   int64_t peak_live_elements() const { return peak_live_; }

@@ -62,6 +62,13 @@ bool ZeroStage::shard_is_replica() const {
   return comm_.rank() != 0 && !groups_.empty() && groups_.front()->world() == 1;
 }
 
+void ZeroStage::for_each_full_group(const std::function<void(const ParamGroup&)>& visit) {
+  begin_full_parameters();
+  for (const auto& g : groups_)
+    visit(*g);
+  end_full_parameters();
+}
+
 void ZeroStage::save_shard(ShardWriter& out) {
   out.write_step(optimizer_->step_count());
   optimizer_->for_each_piece(false, [&](optim::FlatOptimizer::PieceTensor& t) {

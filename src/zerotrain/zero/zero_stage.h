@@ -37,6 +37,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -98,6 +99,10 @@ class ZeroStage {
   // end_full_parameters().
   virtual void begin_full_parameters() {}
   virtual void end_full_parameters() {}
+  // Collective: calls `visit` on every group in block order while its parameters' `value` hold
+  // their full values. Stage 3 gathers one group at a time and releases it after the call (the
+  // memory of one group beyond the shards); the other stages refresh the full values they keep.
+  virtual void for_each_full_group(const std::function<void(const ParamGroup&)>& visit);
   // Collective: the full optimizer state in checkpoint naming (optim/optimizer_state.h),
   // complete on rank 0 (the sharded stages gather it into host memory there, group by group);
   // other ranks may get only the step.
