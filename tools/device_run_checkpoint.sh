@@ -6,11 +6,13 @@
 #   ckpt   sharded checkpoints of the 1B and 3B shapes (bf16, one GPU): start-up, the time an
 #          asynchronous save blocks training against the device-to-host copy, the background
 #          write rate against the disk's raw write rate measured here (dd, fsync), a resume's
-#          read, and consolidation's peak RSS
-# Usage: ZT_COMMIT=<sha> tools/device_run_checkpoint.sh [tests] [ckpt]; results under $OUT.
+#          read, the cost of --checkpoint-weights, and consolidation's peak RSS
+#   hf     tools/parity/check_consolidate.py with zerotrain's forward on the GPU: consolidated
+#          checkpoints load in the machine's transformers with the same logits
+# Usage: ZT_COMMIT=<sha> tools/device_run_checkpoint.sh [tests] [ckpt] [hf]; results under $OUT.
 set -uo pipefail
 source tools/device_env.sh
-parts=" ${*:-tests ckpt} "
+parts=" ${*:-tests ckpt hf} "
 work=/tmp/zt_ckpt
 rm -rf "$work" && mkdir -p "$work"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
@@ -19,7 +21,7 @@ df -B1 --output=avail,target "$work" | tail -1 | tee "$OUT/disk.txt"
 if [[ "$parts" == *" tests "* ]]; then
   echo "== CUDA tests"
   timeout 240 "$bin/zerotrain_tests" --gtest_brief=1 \
-    --gtest_filter='*Cuda*:*CUDA*:*Gpu*:*GPU*:RandomNormal*:CachedAttention*:CachedDecoder*:FlatOptimizerRules*:TrainerResume*:TrainerFp16*' \
+    --gtest_filter='*Cuda*:*CUDA*:*Gpu*:*GPU*:RandomNormal*:CachedAttention*:CachedDecoder*:FlatOptimizerRules*:TrainerResume*:TrainerFp16*:Checkpoint*:HostBuffer*' \
     > "$OUT/cuda_tests.log" 2>&1
   echo "rc $?" >> "$OUT/cuda_tests.log"
   grep -E "PASSED|FAILED|rc " "$OUT/cuda_tests.log" | tail -12
@@ -52,6 +54,11 @@ PY
   run ckpt_1b_sync --model "$cfg1" --seq-len 4096 --micro-batch 2 --steps 24 --save-every 12 \
     --keep-checkpoints 1 --sync-save
   rm -rf "$work/ckpt_1b_sync"
+  echo "== 1B: the same with --checkpoint-weights (the HF weights in every checkpoint)"
+  run ckpt_1b_weights --model "$cfg1" --seq-len 4096 --micro-batch 2 --steps 24 --save-every 12 \
+    --keep-checkpoints 1 --checkpoint-weights
+  ls -la "$work/ckpt_1b_weights/checkpoints/step-00000024/model" | tee -a "$OUT/ckpt_1b_weights.log"
+  rm -rf "$work/ckpt_1b_weights"
   echo "== 1B: resume (reads the shard), 2 more steps"
   run ckpt_1b_resume --model "$cfg1" --seq-len 4096 --micro-batch 2 --steps 26 --keep-checkpoints 1 \
     --resume "$work/ckpt_1b"
@@ -68,4 +75,12 @@ PY
   run ckpt_3b --model "$cfg3" --seq-len 4096 --micro-batch 1 --steps 8 --keep-checkpoints 1
   du -sb "$work/ckpt_3b/checkpoints" | tee -a "$OUT/ckpt_3b.log"
   rm -rf "$work/ckpt_3b"
+fi
+
+if [[ "$parts" == *" hf "* ]]; then
+  echo "== consolidated checkpoints in transformers, zerotrain's logits on the GPU"
+  python3 tools/parity/check_consolidate.py --zerotrain "$bin/zerotrain" --runner "$bin/parity_runner" \
+    --device cuda > "$OUT/check_consolidate.log" 2>&1
+  echo "rc $?" >> "$OUT/check_consolidate.log"
+  tail -6 "$OUT/check_consolidate.log"
 fi

@@ -2,6 +2,7 @@
 // a flipped bit or a truncation is one line naming the file and tensor, the manifest refuses bad
 // fields, `latest` and pruning never name or remove an incomplete or the newest checkpoint.
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -161,6 +162,21 @@ TEST(CheckpointFiles, ManifestFieldsAreCheckedWithTheKeyNamed) {
   j["weights"]["dir"] = "../elsewhere";
   test::expect_error<Error>([&] { checkpoint::manifest_from_json(j, "m.json"); },
                             {"m.json: weights: dir must be \"model\""});
+}
+
+// Large buffers are checksummed in parallel chunks joined by crc32_combine: the same CRC as one
+// pass, also when continuing from an earlier one.
+TEST(CheckpointFiles, ParallelCrcEqualsOnePass) {
+  std::string data(size_t{40} << 20, '\0');
+  uint32_t x = 12345;
+  for (char& c : data)
+    c = static_cast<char>((x = x * 1103515245u + 12345u) >> 24);
+  const auto* p = reinterpret_cast<const Bytef*>(data.data());
+  EXPECT_EQ(checkpoint::crc32_of(data.data(), data.size()),
+            static_cast<uint32_t>(crc32_z(0, p, data.size())));
+  const uint32_t head = checkpoint::crc32_of(data.data(), 1000);
+  EXPECT_EQ(checkpoint::crc32_of(data.data() + 1000, data.size() - 1000, head),
+            static_cast<uint32_t>(crc32_z(0, p, data.size())));
 }
 
 TEST(CheckpointStore, LatestNamesOnlyCompleteCheckpointsAndPruningKeepsTheNewest) {

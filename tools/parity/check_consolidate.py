@@ -14,7 +14,7 @@ Exits non-zero naming the first failure. CI runs it on the CPU through scripts/p
 on the GPU machine `--device cuda` runs zerotrain's side there.
 
   python3 tools/parity/check_consolidate.py --zerotrain build/bin/zerotrain \
-      --runner build/bin/parity_runner [--device cuda]
+      --runner build/bin/parity_runner [--device cuda] [--nproc N]
 """
 import argparse, os, subprocess, sys, tempfile
 
@@ -51,8 +51,9 @@ def max_rel(a, b):
 
 
 def hf_logits(model_dir, ids):
-    model, info = AutoModelForCausalLM.from_pretrained(model_dir, torch_dtype=torch.float32,
-                                                       output_loading_info=True)
+    # Loaded in the stored dtype and computed in f32 (transformers 5 loads "auto" by default).
+    model, info = AutoModelForCausalLM.from_pretrained(model_dir, output_loading_info=True)
+    model = model.float()
     bad = {k: v for k, v in info.items() if v and k in ("missing_keys", "unexpected_keys",
                                                         "mismatched_keys", "error_msgs")}
     if bad:
@@ -79,8 +80,9 @@ def check_case(name, cfg_kw, a, tmp, tokens):
         model_dir, safe_serialization=True)
     out = os.path.join(work, "run")
     run([a.zerotrain, "train", "--model", model_dir, "--data", tokens, "--out", out, "--device",
-         "cpu", "--steps", "4", "--seq-len", str(S), "--micro-batch", str(B), "--nproc", "2",
-         "--zero-stage", "3", "--dtype", "bf16", "--lr", "3e-3", "--checkpoint-weights"])
+         "cpu", "--steps", "4", "--seq-len", str(S), "--micro-batch", str(B), "--nproc",
+         str(a.nproc), "--zero-stage", "3", "--dtype", "bf16", "--lr", "3e-3",
+         "--checkpoint-weights"])
     checkpoint = os.path.join(out, "checkpoints", "step-00000004")
     consolidated = {}
     for dtype in ("f32", "bf16"):
@@ -112,6 +114,7 @@ def main():
     p.add_argument("--zerotrain", required=True)
     p.add_argument("--runner", required=True, help="tools/parity/parity_runner")
     p.add_argument("--device", default="cpu", help="the parity runner's device")
+    p.add_argument("--nproc", type=int, default=2, help="CPU ranks of the training run")
     a = p.parse_args()
     failures = []
     with tempfile.TemporaryDirectory() as tmp:

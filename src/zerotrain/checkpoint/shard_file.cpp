@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <future>
 
 #include "zerotrain/checkpoint/fault_injection.h"
 #include "zerotrain/core/error.h"
@@ -79,11 +80,22 @@ SavedFile write_rank_file(const fs::path& dir, int rank, int world, const RankSh
   std::vector<io::NamedTensor> tensors;
   for (const RankShard::Piece& p : shard.pieces()) {
     tensors.push_back({p.range.name, p.host});
-    entry.tensors.push_back({p.range.name, p.range.full_shape, p.range.begin, p.range.end,
-                             p.host.dtype(), crc32_of(p.host.data(), p.host.nbytes())});
+    entry.tensors.push_back(
+        {p.range.name, p.range.full_shape, p.range.begin, p.range.end, p.host.dtype(), 0});
   }
-  fault_point("write rank file");
-  io::write_safetensors(dir / entry.name, tensors);
+  // The checksums while the file is written: the write waits for the disk, they for the cores.
+  std::future<void> checksums = std::async(std::launch::async, [&] {
+    for (size_t i = 0; i < entry.tensors.size(); ++i)
+      entry.tensors[i].crc32 = crc32_of(shard.pieces()[i].host.data(), shard.pieces()[i].host.nbytes());
+  });
+  try {
+    fault_point("write rank file");
+    io::write_safetensors(dir / entry.name, tensors);
+  } catch (...) {
+    checksums.wait();
+    throw;
+  }
+  checksums.get();
   entry.bytes = static_cast<uint64_t>(fs::file_size(dir / entry.name));
   fault_point("write rank marker");
   write_file_atomic(dir / rank_marker_name(rank), to_json(entry).dump() + "\n");
