@@ -37,18 +37,21 @@ std::vector<double> all_gather_doubles(const std::vector<double>& mine, comm::Co
 }  // namespace
 
 TokenLossSum sum_token_losses(const Tensor& losses, const Tensor& targets) {
-  if (losses.dtype() != DType::f32 || targets.dtype() != DType::i32 ||
-      losses.numel() != targets.numel() || !losses.device().is_cpu() ||
-      !targets.device().is_cpu())
-    throw ValueError("eval", str("sum_token_losses: expected host f32 losses and i32 targets of "
-                                 "one length, got ", dtype_name(losses.dtype()), " [",
+  const bool integer = targets.dtype() == DType::i32 || targets.dtype() == DType::i64;
+  if (losses.dtype() != DType::f32 || !integer || losses.numel() != targets.numel() ||
+      !losses.device().is_cpu() || !targets.device().is_cpu())
+    throw ValueError("eval", str("sum_token_losses: expected host f32 losses and i32/i64 targets "
+                                 "of one length, got ", dtype_name(losses.dtype()), " [",
                                  losses.numel(), "] and ", dtype_name(targets.dtype()), " [",
                                  targets.numel(), "]"));
   const float* l = losses.data_as<float>();
-  const int32_t* t = targets.data_as<int32_t>();
+  auto target = [&targets](int64_t i) {
+    return targets.dtype() == DType::i32 ? int64_t{targets.data_as<int32_t>()[i]}
+                                         : targets.data_as<int64_t>()[i];
+  };
   TokenLossSum s;
   for (int64_t i = 0; i < losses.numel(); ++i) {
-    if (t[i] == kIgnoreIndex) continue;
+    if (target(i) == kIgnoreIndex) continue;
     s.sum += static_cast<double>(l[i]);
     ++s.tokens;
   }

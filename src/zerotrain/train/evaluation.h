@@ -39,7 +39,7 @@
 
 namespace zt::train {
 
-// The sum of token losses (f32 [N], host) over the targets (i32 [N], host) that are not -100, in
+// The sum of token losses (f32 [N], host) over the targets (i32/i64 [N], host) that are not -100, in
 // token order, and how many there are.
 struct TokenLossSum {
   double sum = 0;
