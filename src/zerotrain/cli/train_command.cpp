@@ -478,6 +478,7 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
                     std::string(dtype_name(c->precision.dtype)).c_str(),
                     static_cast<long long>(c->data.seq_len),
                     static_cast<long long>(c->data.micro_batch));
+        std::fflush(stdout);  // before a refusal on stderr
         train::TrainCallbacks cb;
         cb.on_eval_set = [c](const std::string& set) {
           std::printf("eval data: %s, %s\n", c->eval.data.string().c_str(), set.c_str());
