@@ -32,3 +32,12 @@ add_test(NAME train_eval_bad_files COMMAND ${CMAKE_COMMAND}
   "-DEXPECT=\\[train\\] --eval-data [^\n]*empty\\.bin is empty \\(0 tokens\\)\nrc=1\n.*\\[train\\] --eval-data [^\n]*short\\.bin \\(2 tokens\\) holds no sequence of --seq-len 32 \\+ 1 tokens\nrc=1"
   "-DNOT_EXPECT=terminate called|Aborted|unexpected error" -P ${zt_match})
 set_tests_properties(train_eval_bad_files PROPERTIES TIMEOUT 60)
+
+# The README's "Fine-tune your own model" commands, read from README.md and run as written on a
+# tiny llama (tiny HF directory -> data prepare -> train --deepspeed with the HF Trainer's ZeRO-3
+# config and --eval-data -> checkpoint consolidate -> generate): tests/cli/readme_finetune.py.
+add_test(NAME readme_finetune_example
+  COMMAND Python3::Interpreter ${CMAKE_CURRENT_SOURCE_DIR}/cli/readme_finetune.py
+    --zerotrain $<TARGET_FILE:zerotrain_cli> --root ${PROJECT_SOURCE_DIR}
+    --work ${CMAKE_CURRENT_BINARY_DIR}/readme_finetune_example)
+set_tests_properties(readme_finetune_example PROPERTIES TIMEOUT 300)
