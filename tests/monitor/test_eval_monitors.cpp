@@ -78,7 +78,8 @@ TEST(EvalMonitors, EveryMonitorGetsTheEvaluationsOfMetricsJsonl) {
     EXPECT_EQ(rows[0], "step," + name);
     for (size_t r = 0; r < 2; ++r) {
       const size_t comma = rows[r + 1].find(',');
-      EXPECT_EQ(rows[r + 1].substr(0, comma), std::to_string(evals[r]["step"].get<int64_t>() * batch));
+      EXPECT_EQ(rows[r + 1].substr(0, comma),
+                std::to_string(evals[r]["step"].get<int64_t>() * batch));
       EXPECT_EQ(std::stod(rows[r + 1].substr(comma + 1)), evals[r][key].get<double>());
     }
   }
@@ -103,11 +104,9 @@ TEST(EvalMonitors, EveryMonitorGetsTheEvaluationsOfMetricsJsonl) {
 
   // wandb: a history record of the eval items after each step's own, at the same _step.
   std::vector<std::map<std::string, std::string>> history;
-  for (const std::string& p : test::read_wandb_payloads(s.wandb_run_dir /
-                                                        str("run-", s.wandb_run_dir.filename()
-                                                                        .string()
-                                                                        .substr(28),
-                                                            ".wandb"))) {
+  for (const std::string& p : test::read_wandb_payloads(
+           s.wandb_run_dir /
+           str("run-", s.wandb_run_dir.filename().string().substr(28), ".wandb"))) {
     auto fields = test::proto_fields(p);
     if (fields.count(2)) history.push_back(test::proto_items(fields[2][0]));
   }
@@ -153,7 +152,8 @@ TEST(EvalMonitors, LossPlotDrawsTheEvaluationsAsASecondCurve) {
   const monitor::plot::RgbImage with = monitor::render_loss_plot(records, evals);
   EXPECT_EQ(green_pixels(without), 0);
   EXPECT_GT(green_pixels(with), 300);
-  EXPECT_TRUE(monitor::render_loss_plot(records, std::vector<monitor::EvalMetrics>{}).pixels == without.pixels);
+  EXPECT_TRUE(monitor::render_loss_plot(records, std::vector<monitor::EvalMetrics>{}).pixels ==
+              without.pixels);
   // An evaluation above every training loss widens the loss axis: the training curve moves.
   evals.back().loss = 20;
   EXPECT_FALSE(monitor::render_loss_plot(records, evals).pixels == with.pixels);

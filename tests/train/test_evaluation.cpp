@@ -108,7 +108,8 @@ TEST(Evaluation, ForwardTokenLossesMatchTheHeadsMeanWithMaskedTargets) {
       }
     ASSERT_GT(masked, 0);
     EXPECT_EQ(s.tokens, 24 - masked);
-    EXPECT_NEAR(s.sum / static_cast<double>(s.tokens), mean, 1e-6 * mean) << nn::family_name(family);
+    EXPECT_NEAR(s.sum / static_cast<double>(s.tokens), mean, 1e-6 * mean)
+        << nn::family_name(family);
   }
 }
 
@@ -317,7 +318,8 @@ TEST(Evaluation, BadEvalFilesAreOneLineEach) {
   e.data = dir / "wide.bin";
   test::write_random_tokens(e.data, mc.vocab_size + 14, 100, 5);
   EXPECT_EQ(error_of([&] { train::Evaluator(e, d, mc, 0, 1); }),
-            str("[train] --eval-data ", e.data.string(), " has vocab size 64 but the model's "
+            str("[train] --eval-data ", e.data.string(),
+                " has vocab size 64 but the model's "
                 "vocab_size is 50"));
 
   // The same check as the training file's: through train(), before anything is built.

@@ -199,8 +199,8 @@ plot::RgbImage render_loss_plot(const std::vector<StepMetrics>& records,
     draw_polyline(c, loss_frame, eval, 2.0, kEvalColor);
     draw_dots(c, loss_frame, eval, 3.5, kEvalColor, 1.0);
     const std::string eval_header = "eval: " + compact(eval.y.back());
-    c.text(right - Canvas::text_width(eval_header, kText), loss_rect.y0 - header_h + 6,
-           eval_header, kEvalColor, kText);
+    c.text(right - Canvas::text_width(eval_header, kText), loss_rect.y0 - header_h + 6, eval_header,
+           kEvalColor, kText);
   }
 
   std::string speed_header = "tokens/s";

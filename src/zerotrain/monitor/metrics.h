@@ -56,8 +56,9 @@ struct StepMetrics {
 // One evaluation of the held-out data (train/evaluation.h, [Note: evaluation]).
 struct EvalMetrics {
   int64_t step = 0;  // optimizer steps done when it ran
-  double loss = std::numeric_limits<double>::quiet_NaN();  // mean over the unmasked targets
-  double perplexity = std::numeric_limits<double>::quiet_NaN();  // exp(loss)
+  // The mean token loss over the targets that are not -100, and exp(loss).
+  double loss = std::numeric_limits<double>::quiet_NaN();
+  double perplexity = std::numeric_limits<double>::quiet_NaN();
   int64_t tokens = 0;     // targets counted
   int64_t sequences = 0;  // rows evaluated
   double seconds = 0;     // wall time of the evaluation

@@ -11,8 +11,9 @@
 namespace zt::train {
 
 struct EvalConfig {
-  std::filesystem::path data;   // a token file from `zerotrain data prepare`; empty: no evaluation
-  std::optional<int64_t> every;  // evaluate after every N optimizer steps; unset: after the last only
+  std::filesystem::path data;  // a token file from `zerotrain data prepare`; empty: no evaluation
+  std::optional<int64_t>
+      every;  // evaluate after every N optimizer steps; unset: after the last only
   // Evaluate the first K micro-batches of the file (K x micro_batch sequences, the same set at
   // every world size); unset: every sequence of the file.
   std::optional<int64_t> batches;

@@ -41,9 +41,9 @@ TokenLossSum sum_token_losses(const Tensor& losses, const Tensor& targets) {
   if (losses.dtype() != DType::f32 || !integer || losses.numel() != targets.numel() ||
       !losses.device().is_cpu() || !targets.device().is_cpu())
     throw ValueError("eval", str("sum_token_losses: expected host f32 losses and i32/i64 targets "
-                                 "of one length, got ", dtype_name(losses.dtype()), " [",
-                                 losses.numel(), "] and ", dtype_name(targets.dtype()), " [",
-                                 targets.numel(), "]"));
+                                 "of one length, got ",
+                                 dtype_name(losses.dtype()), " [", losses.numel(), "] and ",
+                                 dtype_name(targets.dtype()), " [", targets.numel(), "]"));
   const float* l = losses.data_as<float>();
   auto target = [&targets](int64_t i) {
     return targets.dtype() == DType::i32 ? int64_t{targets.data_as<int32_t>()[i]}
@@ -84,8 +84,8 @@ Tensor forward_token_losses(std::vector<std::unique_ptr<nn::Block>>& blocks,
   return losses;
 }
 
-Evaluator::Evaluator(const EvalConfig& config, const DataConfig& data,
-                     const nn::ModelConfig& model, int rank, int world)
+Evaluator::Evaluator(const EvalConfig& config, const DataConfig& data, const nn::ModelConfig& model,
+                     int rank, int world)
     : config_(config),
       rank_(rank),
       world_(world),
@@ -96,9 +96,9 @@ Evaluator::Evaluator(const EvalConfig& config, const DataConfig& data,
     throw ValueError("train", str("--eval-data ", config.data.string(), " is empty (0 tokens)"));
   file_sequences_ = static_cast<int64_t>((tokens->size() - 1) / static_cast<uint64_t>(seq_len_));
   if (file_sequences_ == 0)
-    throw ValueError("train", str("--eval-data ", config.data.string(), " (", tokens->size(),
-                                  " tokens) holds no sequence of --seq-len ", seq_len_,
-                                  " + 1 tokens"));
+    throw ValueError("train",
+                     str("--eval-data ", config.data.string(), " (", tokens->size(),
+                         " tokens) holds no sequence of --seq-len ", seq_len_, " + 1 tokens"));
   const int64_t file_batches = (file_sequences_ + micro_batch_ - 1) / micro_batch_;
   batches_ = config.batches ? std::min(*config.batches, file_batches) : file_batches;
   sequences_ = std::min(file_sequences_, batches_ * micro_batch_);
@@ -120,9 +120,9 @@ data::Batch Evaluator::batch(int64_t j) {
 }
 
 monitor::EvalMetrics Evaluator::evaluate(zero::ZeroStage& engine,
-                               std::vector<std::unique_ptr<nn::Block>>& blocks,
-                               const nn::StepContext& ctx, comm::Communicator* comm,
-                               int64_t step) {
+                                         std::vector<std::unique_ptr<nn::Block>>& blocks,
+                                         const nn::StepContext& ctx, comm::Communicator* comm,
+                                         int64_t step) {
   StepTimer timer;
   const nn::BlockHooks hooks = engine.hooks();
   nn::StepContext run = ctx;
@@ -165,8 +165,7 @@ monitor::EvalMetrics Evaluator::evaluate(zero::ZeroStage& engine,
 std::string Evaluator::describe() const {
   const std::string tokens = str(" sequences of ", seq_len_ + 1, " tokens");
   if (sequences_ == file_sequences_)
-    return str("all ", sequences_, tokens, " (", batches_, " micro-batches of ", micro_batch_,
-               ")");
+    return str("all ", sequences_, tokens, " (", batches_, " micro-batches of ", micro_batch_, ")");
   return str("the first ", batches_, " micro-batches of ", micro_batch_, " (", sequences_, " of ",
              file_sequences_, tokens, ")");
 }

@@ -39,8 +39,8 @@
 
 namespace zt::train {
 
-// The sum of token losses (f32 [N], host) over the targets (i32/i64 [N], host) that are not -100, in
-// token order, and how many there are.
+// The sum of token losses (f32 [N], host) over the targets (i32/i64 [N], host) that are not -100,
+// in token order, and how many there are.
 struct TokenLossSum {
   double sum = 0;
   int64_t tokens = 0;
@@ -66,8 +66,9 @@ class Evaluator {
   bool due(int64_t step, int64_t last_step) const;
   // Collective over `comm` (null: one process). ctx: the run's device, stream and compute dtype.
   // The same numbers on every rank (but seconds, this rank's wall time).
-  monitor::EvalMetrics evaluate(zero::ZeroStage& engine, std::vector<std::unique_ptr<nn::Block>>& blocks,
-                      const nn::StepContext& ctx, comm::Communicator* comm, int64_t step);
+  monitor::EvalMetrics evaluate(zero::ZeroStage& engine,
+                                std::vector<std::unique_ptr<nn::Block>>& blocks,
+                                const nn::StepContext& ctx, comm::Communicator* comm, int64_t step);
 
   // "all 37 sequences of 65 tokens (5 micro-batches of 8)" or "the first 2 micro-batches of 8
   // (16 of 37 sequences of 65 tokens)".

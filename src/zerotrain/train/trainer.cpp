@@ -229,9 +229,9 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   }
   if (c.comm) engine->check_parameters_identical();
   if (c.eval.only)
-    return evaluate_once(*evaluator, *engine, model, c, cb, stream, resumed.step,
-                         resuming ? str("the checkpoint ", saved->dir().string())
-                                  : source.description);
+    return evaluate_once(
+        *evaluator, *engine, model, c, cb, stream, resumed.step,
+        resuming ? str("the checkpoint ", saved->dir().string()) : source.description);
   // See [Note: trainer scheduler].
   const std::unique_ptr<optim::Scheduler> scheduler = make_train_scheduler(c);
   if (resuming) restore_scheduler(*scheduler, resumed.scheduler, resumed.step);
