@@ -1,8 +1,9 @@
 // `zerotrain train`: training of a Hugging Face-layout model on a token file, in one process or
 // data-parallel over the ranks of a launcher (mpirun, srun, torchrun, `zerotrain launch`, or
 // `--nproc N`, which re-runs this command under `zerotrain launch`), with a progress bar (live loss
-// and tokens/s), periodic log lines, a final summary table and a short greedy sample of the trained
-// model (training_sample.h), printed by rank 0.
+// and tokens/s), periodic log lines, the validation loss of --eval-data, a final summary table and a
+// short greedy sample of the trained model (training_sample.h), printed by rank 0. --eval-only
+// evaluates the model once instead.
 #include <unistd.h>
 
 #include <cmath>
@@ -70,6 +71,13 @@ void print_summary(const train::TrainSummary& s, int world) {
   std::printf("%-22s %s\n", "memory at start", train::format_memory_report(s.memory_start).c_str());
   std::printf("%-22s step %lld: %s\n", "memory at peak", static_cast<long long>(s.memory_peak.step),
               train::format_memory_report(s.memory_peak).c_str());
+  if (!s.evals.empty()) {
+    const monitor::EvalMetrics& e = s.evals.back();
+    std::printf("%-22s %s (perplexity %s) after step %lld; %zu evaluations, %s s in all\n",
+                "eval loss", fmt("%.4f", e.loss).c_str(), fmt("%.4g", e.perplexity).c_str(),
+                static_cast<long long>(e.step), s.evals.size(),
+                fmt("%.1f", s.eval_seconds).c_str());
+  }
   std::printf("%-22s %s\n", "started from", s.init.c_str());
   std::printf("%-22s %s\n", "model", s.model_dir.string().c_str());
   std::printf("%-22s %s\n", "checkpoint", s.checkpoint_dir.string().c_str());
@@ -97,6 +105,13 @@ void print_summary(const train::TrainSummary& s, int world) {
     std::printf("%-22s %s (upload: wandb sync %s)\n", "wandb (offline)",
                 s.wandb_run_dir.string().c_str(), s.wandb_run_dir.string().c_str());
   std::printf("%-22s %s\n", "loss/throughput plot", s.plot_path.string().c_str());
+}
+
+// The log line of one evaluation.
+std::string eval_line(const monitor::EvalMetrics& e, bool eval_only) {
+  return str(eval_only ? str("eval at step ", e.step) : str("eval after step ", e.step), " | loss ", fmt("%.4f", e.loss), " | perplexity ",
+             fmt("%.4g", e.perplexity), " | ", e.tokens, " tokens of ", e.sequences,
+             " sequences | ", fmt("%.1f", e.seconds), " s");
 }
 
 // Replaces this process with `zerotrain launch -n N [--mpi] -- zerotrain <args without --nproc>`.
@@ -181,12 +196,26 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
          "pretrained (the model directory's weights; default for a directory) or random (a "
          "seeded random init from its config.json; default for a config.json)")
       ->check(CLI::IsMember({"pretrained", "random"}));
+  // --data and --out are required unless --eval-only (checked in the callback).
   cmd->add_option("--data", c->paths.data, "token file from `zerotrain data prepare`")
-      ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", c->paths.out,
-                  "output directory (model/, checkpoints/, metrics.jsonl, metrics.csv, loss.png)")
-      ->required();
+                  "output directory (model/, checkpoints/, metrics.jsonl, metrics.csv, loss.png)");
+  cmd->add_option("--eval-data", c->eval.data,
+                  "held-out token file (`zerotrain data prepare`, same tokenizer): its validation "
+                  "loss and perplexity after every --eval-every steps and after the last, in the "
+                  "log, metrics.jsonl, the monitors and loss.png; the ranks share its sequences")
+      ->check(CLI::ExistingFile);
+  cmd->add_option_function<int64_t>(
+      "--eval-every", [c](int64_t v) { c->eval.every = v; },
+      "evaluate --eval-data after every N optimizer steps (default: after the last step only)");
+  cmd->add_option_function<int64_t>(
+      "--eval-batches", [c](int64_t v) { c->eval.batches = v; },
+      "evaluate only the first K micro-batches of --eval-data, in file order (K x --micro-batch "
+      "sequences at any number of ranks; default: every sequence of the file)");
+  cmd->add_flag("--eval-only", c->eval.only,
+                "evaluate --eval-data once on the --model weights (or the --resume checkpoint) "
+                "and exit: no training, no checkpoint, no --data or --out needed");
   cmd->add_option(
          "--resume", c->paths.resume,
          "continue from a checkpoint (<out>/checkpoints/step-N, or an earlier run's --out for its "
@@ -389,9 +418,16 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       "  zerotrain train --model config.json --data tokens.bin --out runs/lowp --device cuda "
       "--dtype bf16 \\\n"
       "      --precision low --lr 1e-3 --zero-stage 3 --nproc 8\n"
+      "  zerotrain train --model ./Llama-3.2-1B --data train.bin --eval-data valid.bin --eval-every "
+      "100 --out runs/ft\n"
+      "  zerotrain train --model runs/ft/model --eval-only --eval-data valid.bin   # just the "
+      "validation loss\n"
       "\n"
       "Writes <out>/metrics.jsonl and metrics.csv (one row per logged step), loss.png (loss and\n"
-      "tokens/s; redrawn at each checkpoint), model/ and checkpoints/ (`zerotrain checkpoint --help`).\nWith --deepspeed, a "
+      "tokens/s; redrawn at each checkpoint), model/ and checkpoints/ (`zerotrain checkpoint --help`).\n"
+      "With --eval-data, each evaluation adds a {\"type\":\"eval\",...} line to metrics.jsonl,\n"
+      "Eval/Samples/eval_loss and eval_perplexity to the monitors and a second curve to loss.png.\n"
+      "With --deepspeed, a "
       "scheduler\n"
       "section replaces --schedule/--warmup (DeepSpeed's formulas; without one --schedule "
       "applies),\n"
@@ -402,6 +438,10 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
   // The option strings live in shared_ptrs that the callbacks hold: CLI11 keeps references.
   cmd->callback([&action, c, device, dtype, grad_accum_dtype, comm_dtype, precision, wd_mode, nproc,
                  args, deepspeed, cmd, gpu_cap, host_cap, offload, sample] {
+    if (!c->eval.only) {
+      if (c->paths.data.empty()) throw CLI::RequiredError("--data");
+      if (c->paths.out.empty()) throw CLI::RequiredError("--out");
+    }
     action = [c, device, dtype, grad_accum_dtype, comm_dtype, precision, wd_mode, nproc, args,
               deepspeed, gpu_cap, host_cap, offload, sample, given = given_flags(*cmd)] {
       c->device = parse_device(*device);
@@ -442,6 +482,26 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
         train::train(*c);
         return 0;
       }
+      if (c->eval.only) {
+        std::printf("zerotrain train --eval-only: %s on %s%s, %s, seq_len %lld, micro-batch %lld\n",
+                    (c->paths.resume.empty() ? c->paths.model : c->paths.resume).string().c_str(),
+                    to_string(c->device).c_str(),
+                    env.world_size > 1 ? str(" x ", env.world_size, " ranks").c_str() : "",
+                    std::string(dtype_name(c->precision.dtype)).c_str(),
+                    static_cast<long long>(c->data.seq_len),
+                    static_cast<long long>(c->data.micro_batch));
+        std::fflush(stdout);  // before a refusal on stderr
+        train::TrainCallbacks cb;
+        cb.on_eval_set = [c](const std::string& set) {
+          std::printf("eval data: %s, %s\n", c->eval.data.string().c_str(), set.c_str());
+        };
+        cb.on_eval = [](const monitor::EvalMetrics& e) {
+          std::printf("%s\n", eval_line(e, true).c_str());
+        };
+        const train::TrainSummary s = train::train(*c, cb);
+        std::printf("%-22s %s\n", "evaluated", s.init.c_str());
+        return 0;
+      }
       // Gradient dtypes are named only when they differ from f32 (zero/grad_comm.h).
       std::string dtypes(dtype_name(c->precision.dtype));
       if (c->precision.mode == optim::Precision::low) dtypes += " low precision";
@@ -469,6 +529,17 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       po.unit = "step";
       ProgressBar bar("train", static_cast<uint64_t>(c->steps), po);
       train::TrainCallbacks cb;
+      cb.on_eval_set = [c](const std::string& set) {
+        std::printf("eval data: %s, %s, %s\n", c->eval.data.string().c_str(), set.c_str(),
+                    c->eval.every ? str("after every ", *c->eval.every, " steps and the last").c_str()
+                                  : "after the last step");
+        std::fflush(stdout);
+      };
+      cb.on_eval = [&bar](const monitor::EvalMetrics& e) {
+        if (bar.is_tty()) std::fputs("\r\033[K", stderr);
+        std::printf("%s\n", eval_line(e, false).c_str());
+        std::fflush(stdout);
+      };
       cb.on_memory_start = [](const train::MemoryReport& m) {
         std::printf("memory at start (rank 0): %s\n", train::format_memory_report(m).c_str());
         std::printf("start-up (rank 0): %.1f s from launch to the first step\n",

@@ -26,6 +26,7 @@ constexpr Rgb kFrame{150, 150, 150};
 constexpr Rgb kGrid{230, 230, 230};
 constexpr Rgb kLossColor{31, 119, 180};
 constexpr Rgb kSpeedColor{214, 110, 20};
+constexpr Rgb kEvalColor{44, 160, 44};
 
 struct Series {
   std::vector<double> x, y;
@@ -113,8 +114,19 @@ std::vector<double> ema_smooth(const std::vector<double>& xs, double weight) {
 
 plot::RgbImage render_loss_plot(const std::vector<StepMetrics>& records,
                                 const LossPlotOptions& options) {
+  return render_loss_plot(records, {}, options);
+}
+
+plot::RgbImage render_loss_plot(const std::vector<StepMetrics>& records,
+                                const std::vector<EvalMetrics>& evals,
+                                const LossPlotOptions& options) {
   check_options(options);
-  Series loss, speed;
+  Series loss, speed, eval;
+  for (const EvalMetrics& e : evals)
+    if (std::isfinite(e.loss)) {
+      eval.x.push_back(static_cast<double>(e.step));
+      eval.y.push_back(e.loss);
+    }
   for (const StepMetrics& m : records) {
     const auto step = static_cast<double>(m.step);
     if (std::isfinite(m.loss)) {
@@ -132,14 +144,19 @@ plot::RgbImage render_loss_plot(const std::vector<StepMetrics>& records,
 
   // The step axis spans both series; value axes are expanded to whole ticks.
   double x_lo = loss.x.front(), x_hi = loss.x.back();
-  for (const Series* s : {&loss, &speed})
+  for (const Series* s : {&loss, &speed, &eval})
     if (!s->x.empty()) {
       const auto [lo, hi] = min_max(s->x);
       x_lo = std::min(x_lo, lo);
       x_hi = std::max(x_hi, hi);
     }
   const Axis xa = plot::nice_axis(x_lo, x_hi, 8, false, 1.0);
-  const auto [loss_lo, loss_hi] = min_max(loss.y);
+  auto [loss_lo, loss_hi] = min_max(loss.y);
+  if (!eval.y.empty()) {
+    const auto [lo, hi] = min_max(eval.y);
+    loss_lo = std::min(loss_lo, lo);
+    loss_hi = std::max(loss_hi, hi);
+  }
   const Axis loss_axis = plot::nice_axis(loss_lo, loss_hi, 6, true);
   const double speed_hi = speed.y.empty() ? 1.0 : std::max(min_max(speed.y).second, 1.0);
   const Axis speed_axis = plot::nice_axis(0.0, speed_hi, 3, true);
@@ -177,6 +194,14 @@ plot::RgbImage render_loss_plot(const std::vector<StepMetrics>& records,
     draw_dots(c, loss_frame, loss, per_column < 0.2 ? 2.5 : 1.6, kLossColor, alpha);
   }
   draw_polyline(c, loss_frame, smooth, 2.0, kLossColor);
+  if (!eval.x.empty()) {
+    // The validation loss: its points joined by a line, in its own color, named in the header.
+    draw_polyline(c, loss_frame, eval, 2.0, kEvalColor);
+    draw_dots(c, loss_frame, eval, 3.5, kEvalColor, 1.0);
+    const std::string eval_header = "eval: " + compact(eval.y.back());
+    c.text(right - Canvas::text_width(eval_header, kText), loss_rect.y0 - header_h + 6, eval_header,
+           kEvalColor, kText);
+  }
 
   std::string speed_header = "tokens/s";
   if (!speed.y.empty()) {
@@ -203,6 +228,11 @@ plot::RgbImage render_loss_plot(const std::vector<StepMetrics>& records,
 void write_loss_plot(const std::filesystem::path& path, const std::vector<StepMetrics>& records,
                      const LossPlotOptions& options) {
   plot::write_png(path, render_loss_plot(records, options));
+}
+
+void write_loss_plot(const std::filesystem::path& path, const std::vector<StepMetrics>& records,
+                     const std::vector<EvalMetrics>& evals, const LossPlotOptions& options) {
+  plot::write_png(path, render_loss_plot(records, evals, options));
 }
 
 }  // namespace zt::monitor

@@ -1,5 +1,6 @@
 // The training-progress picture: a PNG with the loss over steps on top (raw values as faint dots,
-// an exponentially smoothed line over them) and tokens/s below, sharing the step axis.
+// an exponentially smoothed line over them, and the validation loss of each evaluation as a second
+// curve in its own color) and tokens/s below, sharing the step axis.
 // Tested by tests/monitor/test_loss_plot.cpp.
 #pragma once
 
@@ -28,8 +29,15 @@ std::vector<double> ema_smooth(const std::vector<double>& xs, double weight);
 // Throws ValueError when no record has a finite loss, or for bad options (naming the field).
 plot::RgbImage render_loss_plot(const std::vector<StepMetrics>& records,
                                 const LossPlotOptions& options = {});
+// With the validation losses of `evals` (those with a finite loss) as a second curve on the loss
+// panel; its axes span both curves.
+plot::RgbImage render_loss_plot(const std::vector<StepMetrics>& records,
+                                const std::vector<EvalMetrics>& evals,
+                                const LossPlotOptions& options = {});
 // render_loss_plot written as PNG to `path`.
 void write_loss_plot(const std::filesystem::path& path, const std::vector<StepMetrics>& records,
                      const LossPlotOptions& options = {});
+void write_loss_plot(const std::filesystem::path& path, const std::vector<StepMetrics>& records,
+                     const std::vector<EvalMetrics>& evals, const LossPlotOptions& options = {});
 
 }  // namespace zt::monitor

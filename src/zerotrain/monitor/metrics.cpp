@@ -89,13 +89,34 @@ std::string to_json_line(const StepMetrics& m) {
   return s;
 }
 
+std::string to_json_line(const EvalMetrics& m) {
+  std::string s = "{\"type\":\"eval\",\"step\":" + std::to_string(m.step) + ",\"eval_loss\":";
+  append_number(s, m.loss);
+  s += ",\"eval_perplexity\":";
+  append_number(s, m.perplexity);
+  s += ",\"eval_tokens\":" + std::to_string(m.tokens);
+  s += ",\"eval_sequences\":" + std::to_string(m.sequences);
+  s += ",\"eval_seconds\":";
+  append_number(s, m.seconds);
+  s += '}';
+  return s;
+}
+
 MetricsWriter::MetricsWriter(const std::filesystem::path& path, bool append)
     : path_(path), out_(path, append ? std::ios::app : std::ios::trunc) {
   if (!out_) throw Error(kComponent, str(path.string(), ": cannot open for writing"));
 }
 
 void MetricsWriter::write(const StepMetrics& m) {
-  out_ << to_json_line(m) << '\n';
+  write_line(to_json_line(m));
+}
+
+void MetricsWriter::write(const EvalMetrics& m) {
+  write_line(to_json_line(m));
+}
+
+void MetricsWriter::write_line(const std::string& line) {
+  out_ << line << '\n';
   out_.flush();
   if (!out_) throw Error(kComponent, str(path_.string(), ": write failed"));
 }

@@ -1,6 +1,7 @@
 // The metrics record of one logged step (StepMetrics: loss, lr, throughput, MFU, memory, optional
-// phase times and memory split), its field order and number format, and the JSONL writer (one line
-// per logged step) that metrics.jsonl is. The loop measures the numbers (train/step_measures.h).
+// phase times and memory split), that of one evaluation (EvalMetrics: validation loss and
+// perplexity), their field order and number format, and the JSONL writer (one line per logged
+// step or evaluation) that metrics.jsonl is. The loop measures the numbers (train/step_measures.h).
 // Tested by tests/monitor/test_metrics.cpp.
 #pragma once
 
@@ -52,6 +53,17 @@ struct StepMetrics {
   std::optional<MemorySplitGib> memory_peak;  // set by the trainer
 };
 
+// One evaluation of the held-out data (train/evaluation.h, [Note: evaluation]).
+struct EvalMetrics {
+  int64_t step = 0;  // optimizer steps done when it ran
+  // The mean token loss over the targets that are not -100, and exp(loss).
+  double loss = std::numeric_limits<double>::quiet_NaN();
+  double perplexity = std::numeric_limits<double>::quiet_NaN();
+  int64_t tokens = 0;     // targets counted
+  int64_t sequences = 0;  // rows evaluated
+  double seconds = 0;     // wall time of the evaluation
+};
+
 // The columns of a metrics record in file order: step, loss, lr, grad_norm, loss_scale, skipped,
 // tokens_per_s, tokens_per_s_per_gpu, world_size, mfu, mem_gib, peak_mem_gib, reserved_gib, then
 // forward_ms, backward_ms, comm_ms, step_ms when `m` has wall-clock times, then peak_step,
@@ -66,6 +78,9 @@ std::string format_metric(double value);
 // {"step":12,"loss":2.5,"lr":0.0003,...} (metric_fields, NaN as null) on one line, without the
 // newline.
 std::string to_json_line(const StepMetrics& m);
+// {"type":"eval","step":12,"eval_loss":2.5,"eval_perplexity":12.2,"eval_tokens":512,
+// "eval_sequences":8,"eval_seconds":0.3}: the "type" key tells it from a step's record.
+std::string to_json_line(const EvalMetrics& m);
 
 // Appends one JSON line per write to a file, flushed each time so a crash loses nothing logged.
 class MetricsWriter {
@@ -74,9 +89,12 @@ class MetricsWriter {
   // cannot be opened.
   explicit MetricsWriter(const std::filesystem::path& path, bool append = false);
   void write(const StepMetrics& m);
+  void write(const EvalMetrics& m);
   const std::filesystem::path& path() const { return path_; }
 
  private:
+  void write_line(const std::string& line);
+
   std::filesystem::path path_;
   std::ofstream out_;
 };

@@ -20,16 +20,24 @@ namespace {
 
 constexpr std::string_view kComponent = "metrics";
 
-constexpr const char* kMonitorEvents[] = {"train_loss",
-                                          "lr",
-                                          "loss_scale",
-                                          "elapsed_time_ms_forward",
-                                          "elapsed_time_ms_backward",
-                                          "elapsed_time_ms_backward_allreduce",
-                                          "elapsed_time_ms_step"};
+// Every file of the layout, by its event's full tag.
+constexpr const char* kMonitorTags[] = {"Train/Samples/train_loss",
+                                        "Train/Samples/lr",
+                                        "Train/Samples/loss_scale",
+                                        "Train/Samples/elapsed_time_ms_forward",
+                                        "Train/Samples/elapsed_time_ms_backward",
+                                        "Train/Samples/elapsed_time_ms_backward_allreduce",
+                                        "Train/Samples/elapsed_time_ms_step",
+                                        "Eval/Samples/eval_loss",
+                                        "Eval/Samples/eval_perplexity"};
 
-fs::path monitor_file(const fs::path& dir, const std::string& event) {
-  return dir / ("Train_Samples_" + event + ".csv");
+constexpr std::string_view kTrainPrefix = "Train/Samples/";
+
+// "Train/Samples/lr" -> <dir>/Train_Samples_lr.csv
+fs::path monitor_file(const fs::path& dir, const std::string& tag) {
+  std::string name = tag;
+  std::replace(name.begin(), name.end(), '/', '_');
+  return dir / (name + ".csv");
 }
 
 bool has_content(const fs::path& path) {
@@ -59,6 +67,10 @@ std::vector<std::pair<std::string, double>> monitor_events(const StepMetrics& m)
     e.emplace_back("elapsed_time_ms_step", m.wall_clock->step_ms);
   }
   return e;
+}
+
+std::vector<std::pair<std::string, double>> eval_monitor_events(const EvalMetrics& m) {
+  return {{"Eval/Samples/eval_loss", m.loss}, {"Eval/Samples/eval_perplexity", m.perplexity}};
 }
 
 void drop_csv_rows_after(const fs::path& path, int64_t max_first) {
@@ -106,30 +118,35 @@ void CsvMetricsWriter::write(const StepMetrics& m) {
 
 CsvMonitor::CsvMonitor(const fs::path& dir, bool append) : dir_(dir) {
   fs::create_directories(dir_);
-  for (const char* event : kMonitorEvents) {
-    const fs::path path = monitor_file(dir_, event);
+  for (const char* tag : kMonitorTags) {
+    const fs::path path = monitor_file(dir_, tag);
     if (append && has_content(path))
-      started_[event] = true;
+      started_[tag] = true;
     else
       fs::remove(path);
   }
 }
 
 void CsvMonitor::drop_after(const fs::path& dir, int64_t samples) {
-  for (const char* event : kMonitorEvents)
-    drop_csv_rows_after(monitor_file(dir, event), samples);
+  for (const char* tag : kMonitorTags)
+    drop_csv_rows_after(monitor_file(dir, tag), samples);
 }
 
 void CsvMonitor::write(const StepMetrics& m, int64_t samples) {
   for (const auto& [event, value] : monitor_events(m))
-    write_one(event, samples, value);
+    write_one(std::string(kTrainPrefix) + event, samples, value);
 }
 
-void CsvMonitor::write_one(const std::string& event, int64_t samples, double value) {
-  const fs::path path = monitor_file(dir_, event);
+void CsvMonitor::write(const EvalMetrics& m, int64_t samples) {
+  for (const auto& [tag, value] : eval_monitor_events(m))
+    write_one(tag, samples, value);
+}
+
+void CsvMonitor::write_one(const std::string& tag, int64_t samples, double value) {
+  const fs::path path = monitor_file(dir_, tag);
   std::ofstream out = open_for(path, true);
-  bool& started = started_[event];
-  if (!started) out << "step," << event << '\n';
+  bool& started = started_[tag];
+  if (!started) out << "step," << tag.substr(tag.rfind('/') + 1) << '\n';
   started = true;
   out << samples << ',' << format_metric(value) << '\n';
   out.flush();

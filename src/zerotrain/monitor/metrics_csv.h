@@ -8,7 +8,8 @@
 // means the working directory) with one file per metric named after its event with '/' turned
 // into '_' (Train_Samples_train_loss.csv, Train_Samples_lr.csv, with fp16
 // Train_Samples_loss_scale.csv, and with wall_clock_breakdown
-// Train_Samples_elapsed_time_ms_{forward,backward,backward_allreduce,step}.csv), each with the
+// Train_Samples_elapsed_time_ms_{forward,backward,backward_allreduce,step}.csv, and with an
+// evaluation Eval_Samples_eval_loss.csv and Eval_Samples_eval_perplexity.csv), each with the
 // header "step,<last part of the name>" and rows "<global samples>,<value>", where global samples =
 // steps x the global batch, DeepSpeed's x axis. Rows are written at each logged step (the
 // interval's mean loss). A file that already has rows gets no second header.
@@ -30,6 +31,9 @@ namespace zt::monitor {
 // train_loss, lr and, with wall-clock times, elapsed_time_ms_{forward,backward,
 // backward_allreduce,step}. The csv_monitor and tensorboard monitors write these.
 std::vector<std::pair<std::string, double>> monitor_events(const StepMetrics& m);
+// An evaluation's events with their full tags (DeepSpeed logs no evaluation; these follow its
+// naming): Eval/Samples/eval_loss and Eval/Samples/eval_perplexity.
+std::vector<std::pair<std::string, double>> eval_monitor_events(const EvalMetrics& m);
 
 // Rewrites a CSV file (atomically) with its header line and the rows whose first column is an
 // integer <= `max_first`; drops rows cut short by a crash. No file: nothing.
@@ -57,10 +61,12 @@ class CsvMonitor {
   // Removes the rows after `samples` from every file of the layout in `dir`.
   static void drop_after(const std::filesystem::path& dir, int64_t samples);
   void write(const StepMetrics& m, int64_t samples);
+  void write(const EvalMetrics& m, int64_t samples);
   const std::filesystem::path& dir() const { return dir_; }
 
  private:
-  void write_one(const std::string& name, int64_t samples, double value);
+  // tag: the event's full name, "Train/Samples/lr".
+  void write_one(const std::string& tag, int64_t samples, double value);
 
   std::filesystem::path dir_;
   std::map<std::string, bool> started_;  // files this writer created or found non-empty

@@ -17,4 +17,9 @@ void TensorBoardMonitor::write(const StepMetrics& m, int64_t samples) {
     events_.add_scalar("Train/Samples/" + name, value, samples);
 }
 
+void TensorBoardMonitor::write(const EvalMetrics& m, int64_t samples) {
+  for (const auto& [tag, value] : eval_monitor_events(m))
+    events_.add_scalar(tag, value, samples);
+}
+
 }  // namespace zt::monitor

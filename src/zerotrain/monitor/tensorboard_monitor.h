@@ -18,6 +18,8 @@ class TensorBoardMonitor {
   // resumed_samples: the checkpoint's global samples on a resumed run, 0 for a new one.
   TensorBoardMonitor(const std::filesystem::path& dir, int64_t resumed_samples);
   void write(const StepMetrics& m, int64_t samples);
+  // The scalars of eval_monitor_events (metrics_csv.h).
+  void write(const EvalMetrics& m, int64_t samples);
   const std::filesystem::path& path() const { return events_.path(); }
 
  private:

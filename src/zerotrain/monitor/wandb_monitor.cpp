@@ -122,10 +122,22 @@ WandbMonitor::~WandbMonitor() {
 }
 
 void WandbMonitor::write(const StepMetrics& m, int64_t samples) {
+  std::vector<std::pair<std::string, double>> events;
+  for (const auto& [name, value] : monitor_events(m))
+    events.emplace_back("Train/Samples/" + name, value);
+  write_history(events, samples);
+}
+
+void WandbMonitor::write(const EvalMetrics& m, int64_t samples) {
+  write_history(eval_monitor_events(m), samples);
+}
+
+void WandbMonitor::write_history(const std::vector<std::pair<std::string, double>>& events,
+                                 int64_t samples) {
   const double now = now_seconds();
   std::vector<std::string> items;
-  for (const auto& [name, value] : monitor_events(m))
-    items.push_back(item("Train/Samples/" + name, json_number(value)));
+  for (const auto& [tag, value] : events)
+    items.push_back(item(tag, json_number(value)));
   items.push_back(item("_step", std::to_string(samples)));
   items.push_back(item("_runtime", format_metric(now - start_)));
   char stamp[32];

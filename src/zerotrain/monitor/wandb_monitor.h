@@ -12,7 +12,8 @@
 // RunRecord (17: run_id 1, entity 2 = team, project 3, config 4 = {_wandb: {}}, run_group 6 =
 // group, host 13, start_time 17), then per logged step a HistoryRecord (2: items {key 1,
 // value_json 16} for each Train/Samples/<name> of monitor_events plus _step, _runtime and
-// _timestamp, step 2 = {num 1: _step}) followed by a SummaryRecord (3) of the same items; on
+// _timestamp, step 2 = {num 1: _step}) followed by a SummaryRecord (3) of the same items (an
+// evaluation adds the same pair for its Eval/Samples/eval_loss and eval_perplexity); on
 // close a RunExitRecord (18: exit_code 1, runtime 2 in whole seconds) and a FinalRecord (20), which
 // wandb sync needs before it sends the exit. _step is the global sample count, DeepSpeed's step.
 // Values are written with 9 significant digits as metrics.jsonl; NaN as wandb writes it ("NaN").
@@ -22,6 +23,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "zerotrain/config/ds_config.h"
 #include "zerotrain/monitor/metrics.h"
@@ -40,6 +43,9 @@ class WandbMonitor {
   WandbMonitor& operator=(const WandbMonitor&) = delete;
 
   void write(const StepMetrics& m, int64_t samples);
+  // An evaluation: a history record of eval_monitor_events (metrics_csv.h) at `samples`, after
+  // the step's own record when both fall on one step.
+  void write(const EvalMetrics& m, int64_t samples);
   const std::string& run_id() const { return id_; }
   const std::filesystem::path& run_dir() const { return run_dir_; }
   const std::filesystem::path& log_path() const { return log_.path(); }
@@ -48,6 +54,8 @@ class WandbMonitor {
   static std::filesystem::path make_run_dir(const std::filesystem::path& wandb_dir,
                                             const std::string& id);
   void write_record(int field, const std::string& message, bool with_info);
+  // A HistoryRecord of `events` (full tags) at `samples`, then the SummaryRecord of the same items.
+  void write_history(const std::vector<std::pair<std::string, double>>& events, int64_t samples);
 
   std::string id_;
   std::filesystem::path run_dir_;

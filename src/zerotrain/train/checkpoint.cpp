@@ -104,8 +104,8 @@ TrainState read_train_state(const fs::path& given) {
   return train_state_of(checkpoint::read_manifest(dir), dir);
 }
 
-void check_resume(const checkpoint::Manifest& m, const TrainConfig& c,
-                  const nn::ModelConfig& model, int world, const fs::path& dir) {
+void check_checkpoint_model(const checkpoint::Manifest& m, const TrainConfig& c,
+                            const nn::ModelConfig& model, const fs::path& dir) {
   const nn::ModelConfig saved_model = io::parse_hf_config(m.model_config, dir.string());
   const std::vector<std::string> diffs = io::config_differences(saved_model, model);
   if (!diffs.empty()) {
@@ -120,6 +120,11 @@ void check_resume(const checkpoint::Manifest& m, const TrainConfig& c,
   if (m.precision != optim::precision_name(c.precision.mode))
     refuse(dir, str("precision mode is ", optim::precision_name(c.precision.mode),
                     " but the checkpoint was saved with ", m.precision));
+}
+
+void check_resume(const checkpoint::Manifest& m, const TrainConfig& c,
+                  const nn::ModelConfig& model, int world, const fs::path& dir) {
+  check_checkpoint_model(m, c, model, dir);
   const nlohmann::json saved = m.train_state.value("config", nlohmann::json());
   const nlohmann::json now = resume_config_json(c, world);
   for (const char* key : {"seq_len", "seed", "global_batch"}) {

@@ -48,6 +48,10 @@ TrainState read_train_state(const std::filesystem::path& given);
 // ZeRO stage may change); steps must be beyond the checkpoint's.
 void check_resume(const checkpoint::Manifest& m, const TrainConfig& config,
                   const nn::ModelConfig& model, int world, const std::filesystem::path& dir);
+// The part of check_resume that evaluating a checkpoint needs (--eval-only): the model config,
+// dtype and precision mode it was saved with.
+void check_checkpoint_model(const checkpoint::Manifest& m, const TrainConfig& config,
+                            const nn::ModelConfig& model, const std::filesystem::path& dir);
 
 // Bytes one checkpoint of this model takes on disk (values and optimizer state of every
 // parameter, as state_slots stores them).

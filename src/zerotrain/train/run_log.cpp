@@ -32,4 +32,11 @@ void RunLog::write(const monitor::StepMetrics& m) {
   if (wandb_) wandb_->write(m, m.step * global_batch_rows_);
 }
 
+void RunLog::write(const monitor::EvalMetrics& m) {
+  if (jsonl_) jsonl_->write(m);
+  if (monitor_) monitor_->write(m, m.step * global_batch_rows_);
+  if (tensorboard_) tensorboard_->write(m, m.step * global_batch_rows_);
+  if (wandb_) wandb_->write(m, m.step * global_batch_rows_);
+}
+
 }  // namespace zt::train

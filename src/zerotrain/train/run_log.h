@@ -1,4 +1,4 @@
-// The metrics files of one training run, written by rank 0 at each logged step:
+// The metrics files of one training run, written by rank 0 at each logged step and evaluation:
 // <out>/metrics.jsonl, <out>/metrics.csv (same columns) and, with csv_monitor, DeepSpeed's
 // per-metric CSV files (metrics_csv.h), with tensorboard its event file (tensorboard_monitor.h)
 // and with wandb an offline wandb run under <out>/wandb (wandb_monitor.h; closed with the RunLog).
@@ -28,6 +28,9 @@ class RunLog {
          int64_t global_batch_rows);
 
   void write(const monitor::StepMetrics& m);
+  // An evaluation: its record in metrics.jsonl and its events in the csv_monitor, tensorboard and
+  // wandb monitors (metrics.csv holds the steps' columns only).
+  void write(const monitor::EvalMetrics& m);
   std::filesystem::path jsonl_path() const { return out_ / "metrics.jsonl"; }
   std::filesystem::path csv_path() const { return out_ / "metrics.csv"; }
   // The TensorBoard event file this run writes; empty without one.

@@ -92,4 +92,9 @@ double StepTimer::lap() {
   return s;
 }
 
+void StepTimer::exclude(double seconds) {
+  last_ += std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(seconds));
+}
+
 }  // namespace zt::train

@@ -59,6 +59,8 @@ class StepTimer {
   StepTimer() : last_(std::chrono::steady_clock::now()) {}
   // Seconds since construction or the previous lap; restarts the count.
   double lap();
+  // Leaves `seconds` just spent on something else (an evaluation) out of the current lap.
+  void exclude(double seconds);
 
  private:
   std::chrono::steady_clock::time_point last_;

@@ -27,6 +27,7 @@
 #include "zerotrain/nn/transformer.h"
 #include "zerotrain/optim/precision_guard.h"
 #include "zerotrain/train/checkpoint.h"
+#include "zerotrain/train/evaluation.h"
 #include "zerotrain/train/fp16_step.h"
 #include "zerotrain/train/memory_report.h"
 #include "zerotrain/train/model_fit.h"
@@ -34,6 +35,7 @@
 #include "zerotrain/train/out_of_memory.h"
 #include "zerotrain/train/run_log.h"
 #include "zerotrain/train/step_measures.h"
+#include "zerotrain/train/token_data.h"
 #include "zerotrain/train/train_scheduler.h"
 #include "zerotrain/train/wall_clock.h"
 #include "zerotrain/zero/shard_init.h"
@@ -77,9 +79,9 @@ void warn(const TrainCallbacks& cb, const std::string& line) {
 
 // The loss curve; a failure to draw it is a warning, never a lost checkpoint or model.
 void write_plot_or_warn(const fs::path& path, const std::vector<monitor::StepMetrics>& points,
-                        const TrainCallbacks& cb) {
+                        const std::vector<monitor::EvalMetrics>& evals, const TrainCallbacks& cb) {
   try {
-    monitor::write_loss_plot(path, points);
+    monitor::write_loss_plot(path, points, evals);
   } catch (const Error& e) {
     warn(cb, str("[train] warning: the loss plot was not written: ", e.what()));
   }
@@ -104,6 +106,24 @@ monitor::MemorySplitGib gib_of(const MemoryReport& r) {
           g(r.other), g(r.host_params), g(r.host_grads), g(r.host_optimizer), g(r.nvme)};
 }
 
+// --eval-only: one evaluation of the model as set up, without a step or a file written.
+TrainSummary evaluate_once(Evaluator& evaluator, zero::ZeroStage& engine, nn::Transformer& model,
+                           const TrainConfig& c, const TrainCallbacks& cb, Stream stream,
+                           int64_t step, const std::string& init) {
+  nn::StepContext ctx;
+  ctx.device = c.device;
+  ctx.stream = stream;
+  ctx.compute_dtype = c.precision.dtype;
+  TrainSummary sum;
+  sum.world_size = c.comm ? c.comm->size() : 1;
+  sum.zero_stage = c.zero.stage;
+  sum.init = init;
+  sum.evals.push_back(evaluator.evaluate(engine, model.blocks(), ctx, c.comm, step));
+  sum.eval_seconds = sum.evals.back().seconds;
+  if (cb.on_eval && (!c.comm || c.comm->rank() == 0)) cb.on_eval(sum.evals.back());
+  return sum;
+}
+
 // The run; `where` follows it ("setup", "step 3", "save") for the out-of-memory message.
 TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& where) {
   validate_train_config(c);
@@ -121,6 +141,10 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
 
   const int world = c.comm ? c.comm->size() : 1;
   const int rank = c.comm ? c.comm->rank() : 0;
+  // The held-out file is checked before anything is built ([Note: evaluation]).
+  std::optional<Evaluator> evaluator;
+  if (c.eval.enabled()) evaluator.emplace(c.eval, c.data, mc, rank, world);
+  if (evaluator && rank == 0 && cb.on_eval_set) cb.on_eval_set(evaluator->describe());
   // The checkpoint a resume reads: every rank reads its own shard from it, whatever the world
   // size and stage that saved it.
   std::optional<checkpoint::CheckpointReader> saved;
@@ -130,7 +154,10 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     const fs::path dir = checkpoint::resolve_checkpoint(c.paths.resume, &note);
     if (!note.empty() && rank == 0) warn(cb, str("[train] warning: ", note));
     saved.emplace(dir);
-    check_resume(saved->manifest(), c, mc, world, dir);
+    if (c.eval.only)
+      check_checkpoint_model(saved->manifest(), c, mc, dir);
+    else
+      check_resume(saved->manifest(), c, mc, world, dir);
     resumed = train_state_of(saved->manifest(), dir);
   }
 
@@ -163,24 +190,21 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     model.init_random(c.data.seed);
   }
 
-  auto tokens = std::make_shared<data::TokenFile>(c.paths.data);
-  if (tokens->vocab_size() > static_cast<uint64_t>(mc.vocab_size))
-    throw ValueError(
-        "train", str("token file ", c.paths.data.string(), " has vocab size ", tokens->vocab_size(),
-                     " but the model's vocab_size is ", mc.vocab_size));
-  // Every id, before the first step: a bad one would otherwise surface hours later, or never.
-  tokens->check_tokens(static_cast<uint64_t>(mc.vocab_size));
-  data::DataLoaderConfig dc;
-  dc.seq_len = c.data.seq_len;
-  dc.micro_batch = c.data.micro_batch;
-  dc.seed = c.data.seed;
-  dc.rank = rank;
-  dc.world = world;
-  data::DataLoader loader(tokens, dc, resumed.data);
-  if (loader.steps_per_epoch() == 0)
-    throw ValueError("train", str("token file ", c.paths.data.string(), " (", tokens->size(),
-                                  " tokens) is too small for one batch of ", c.data.micro_batch,
-                                  " x ", c.data.seq_len + 1, " tokens"));
+  std::optional<data::DataLoader> loader;  // none with --eval-only
+  if (!c.eval.only) {
+    auto tokens = open_token_file_for_model(c.paths.data, mc, "token file");
+    data::DataLoaderConfig dc;
+    dc.seq_len = c.data.seq_len;
+    dc.micro_batch = c.data.micro_batch;
+    dc.seed = c.data.seed;
+    dc.rank = rank;
+    dc.world = world;
+    loader.emplace(tokens, dc, resumed.data);
+    if (loader->steps_per_epoch() == 0)
+      throw ValueError("train", str("token file ", c.paths.data.string(), " (", tokens->size(),
+                                    " tokens) is too small for one batch of ", c.data.micro_batch,
+                                    " x ", c.data.seq_len + 1, " tokens"));
+  }
 
   // The ZeRO stage, chosen once, with the optimizer it steps; one process runs it with a one-rank
   // communicator. A resume then reads this rank's shard of the checkpoint into it.
@@ -204,6 +228,10 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     resume_load_s = load_timer.lap();
   }
   if (c.comm) engine->check_parameters_identical();
+  if (c.eval.only)
+    return evaluate_once(
+        *evaluator, *engine, model, c, cb, stream, resumed.step,
+        resuming ? str("the checkpoint ", saved->dir().string()) : source.description);
   // See [Note: trainer scheduler].
   const std::unique_ptr<optim::Scheduler> scheduler = make_train_scheduler(c);
   if (resuming) restore_scheduler(*scheduler, resumed.scheduler, resumed.step);
@@ -287,7 +315,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     if (!engine->shard_is_replica()) engine->save_shard(shard);
     TrainState st;
     st.step = done;
-    st.data = loader.state();
+    st.data = loader->state();
     st.config = resume_config_json(c, world);
     st.scheduler = scheduler->state();
     if (scaler) st.loss_scaler = scaler->state();
@@ -300,7 +328,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     sum.checkpoint_last_blocked_s = blocked.lap() - waited;
     sum.checkpoint_blocked_s += sum.checkpoint_last_blocked_s;
     sum.checkpoint_waited_s += waited;
-    if (writer_rank) write_plot_or_warn(sum.plot_path, plot_points, cb);
+    if (writer_rank) write_plot_or_warn(sum.plot_path, plot_points, sum.evals, cb);
   };
   for (int64_t step = resumed.step; step < c.steps; ++step) {
     where = str("step ", step + 1);
@@ -314,7 +342,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
       // batch's mean loss.
       ctx.loss_scale = micro_loss_scale(loss_scale, c.data.grad_accum, world,
                                         m == 0 && injects_overflow(c, step + 1));
-      const data::Batch batch = loader.next();
+      const data::Batch batch = loader->next();
       ctx.tokens = batch.inputs.to(c.device, stream);
       ctx.targets = batch.targets.to(c.device, stream);
       wall.restart();
@@ -393,11 +421,22 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
       log.write(r);
       if (cb.on_log) cb.on_log(r);
       if (writer_rank && c.reporting.plot_every > 0 && (step + 1) % c.reporting.plot_every == 0)
-        write_plot_or_warn(sum.plot_path, plot_points, cb);
+        write_plot_or_warn(sum.plot_path, plot_points, sum.evals, cb);
       interval_losses.clear();
       interval_norms.clear();
       interval_skipped = 0;
       interval_tokens = 0;
+    }
+    if (evaluator && evaluator->due(step + 1, c.steps)) {
+      where = str("the evaluation after step ", step + 1);
+      const monitor::EvalMetrics e =
+          evaluator->evaluate(*engine, model.blocks(), ctx, c.comm, step + 1);
+      for (StepTimer* t : {&timer, &step_timer, &total_timer})
+        t->exclude(e.seconds);  // the rates are training's
+      sum.evals.push_back(e);
+      sum.eval_seconds += e.seconds;
+      log.write(e);
+      if (cb.on_eval) cb.on_eval(e);
     }
     if (c.reporting.save_every > 0 && (step + 1) % c.reporting.save_every == 0 && !last)
       save(step + 1);
@@ -434,6 +473,7 @@ void validate_train_config(const TrainConfig& c) {
   validate_precision_config(c.precision, c.optimizer);
   zero::validate_zero_config(c.zero);
   validate_report_config(c.reporting);
+  validate_eval_config(c.eval);
   if (c.steps <= 0)
     throw ValueError("config",
                      str("scheduler.params.total_num_steps (--steps): must be > 0, got ", c.steps));

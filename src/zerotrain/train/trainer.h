@@ -18,6 +18,7 @@
 #include "zerotrain/monitor/metrics.h"
 #include "zerotrain/optim/optimizer_config.h"
 #include "zerotrain/train/data_config.h"
+#include "zerotrain/train/eval_config.h"
 #include "zerotrain/train/memory_report.h"
 #include "zerotrain/train/precision_config.h"
 #include "zerotrain/train/report_config.h"
@@ -39,6 +40,7 @@ struct TrainConfig {
   PrecisionConfig precision;
   zero::ZeroConfig zero;
   ReportConfig reporting;
+  EvalConfig eval;  // validation loss on a held-out token file ([Note: evaluation])
   Device device = Device::cpu();
   bool activation_checkpointing = false;
 
@@ -108,6 +110,10 @@ struct TrainSummary {
   std::filesystem::path csv_monitor_dir;   // empty without csv_monitor
   std::filesystem::path tensorboard_file;  // the event file; empty without tensorboard
   std::filesystem::path wandb_run_dir;     // the offline wandb run; empty without wandb
+  // The evaluations this call ran (--eval-data), in step order; their seconds are not in
+  // `seconds` nor in the rates.
+  std::vector<monitor::EvalMetrics> evals;
+  double eval_seconds = 0;
 };
 
 // Called with each logged step (for the progress line) and once a step finishes (done, total).
@@ -117,8 +123,15 @@ struct TrainCallbacks {
   std::function<void(const MemoryReport&)> on_memory_start;  // once, after setup
   // Rank 0's warnings (the precision guard); unset: printed to stderr.
   std::function<void(const std::string& line)> on_warning;
+  // With --eval-data: once after setup, what is evaluated (Evaluator::describe), then each
+  // evaluation's result.
+  std::function<void(const std::string& eval_set)> on_eval_set;
+  std::function<void(const monitor::EvalMetrics&)> on_eval;
 };
 
+// With config.eval.only: the model (or the resumed checkpoint) is evaluated once on
+// config.eval.data and nothing else happens (no --data, no step, no file written); the summary
+// holds that one evaluation.
 // Throws ValueError for a bad config, a resume checkpoint without its COMPLETE marker, one saved
 // with another seq_len / micro_batch / grad_accum / seed / dtype, or one already at `steps`;
 // OutOfMemoryError("[train] out of memory in ...") with the advice of out_of_memory.h when an

@@ -64,7 +64,7 @@ void Stage3::prefetch_after(size_t pos) {
   int64_t ahead = 0;
   for (size_t g = 0; g < groups_.size(); ++g)
     if (prefetched_[g]) ahead += groups_[g]->numel();
-  for (size_t u = pos + 1; u < 2 * blocks_; ++u)
+  for (size_t u = pos + 1; u < uses_end(); ++u)
     for (size_t g : groups_at(u)) {
       if (groups_[g]->state() == ParamState::gathered) continue;
       const int64_t n = groups_[g]->numel();
@@ -89,7 +89,7 @@ void Stage3::before_use(size_t block, bool backward) {
 
 void Stage3::after_use(size_t block, bool backward) {
   const size_t pos = position(block, backward);
-  const std::vector<size_t>* next = pos + 1 < 2 * blocks_ ? &groups_at(pos + 1) : nullptr;
+  const std::vector<size_t>* next = pos + 1 < uses_end() ? &groups_at(pos + 1) : nullptr;
   for (size_t g : groups_at(pos)) {
     if (groups_[g]->state() != ParamState::gathered || persistent(*groups_[g]) || prefetched_[g])
       continue;
@@ -130,6 +130,20 @@ void Stage3::for_each_full_group(const std::function<void(const ParamGroup&)>& v
     visit(*groups_[g]);
     if (!was_gathered && !persistent(*groups_[g])) drop(g);
   }
+}
+
+void Stage3::begin_forward_only() {
+  if (forward_only_) throw ValueError("zero", "begin_forward_only: already in a forward-only pass");
+  forward_only_ = true;
+}
+
+void Stage3::end_forward_only() {
+  if (!forward_only_) throw ValueError("zero", "end_forward_only: no forward-only pass to end");
+  forward_only_ = false;
+  for (size_t g = 0; g < groups_.size(); ++g)
+    if (prefetched_[g])
+      throw ValueError("zero", str("end_forward_only: the group of block ", groups_[g]->block(),
+                                   " is still gathered ahead of a use"));
 }
 
 }  // namespace zt::zero

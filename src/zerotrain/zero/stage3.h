@@ -14,7 +14,8 @@
 // stream: the full buffer is allocated on the compute stream, an event orders the all-gather
 // after that, and the compute stream waits for the all-gather's event right before first use, so
 // a release (a stream-ordered free on the compute stream) never frees memory a gather still
-// writes. Host backends gather on the compute stream. Either way the bits are the same.
+// writes. Host backends gather on the compute stream. Either way the bits are the same. A forward
+// only pass (evaluation) ends its order after the forward: positions 0..B-1.
 #pragma once
 
 #include <optional>
@@ -33,6 +34,10 @@ class Stage3 final : public ShardedStage {
   void begin_full_parameters() override;
   void end_full_parameters() override;
   void for_each_full_group(const std::function<void(const ParamGroup&)>& visit) override;
+  // The uses end after the forward: no prefetch for backward, no group kept for it. Throws
+  // ValueError when nested, or when a group is still gathered ahead at the end.
+  void begin_forward_only() override;
+  void end_forward_only() override;
 
   // The most value elements gathered at once so far (full buffers), for the prefetch bounds.
   int64_t peak_live_elements() const { return peak_live_; }
@@ -48,6 +53,8 @@ class Stage3 final : public ShardedStage {
     return g.numel() < options_.config.persistence_threshold;
   }
   size_t position(size_t block, bool backward) const;
+  // One past the last position of the current pass: 2 x blocks, or blocks when forward only.
+  size_t uses_end() const { return forward_only_ ? blocks_ : 2 * blocks_; }
   const std::vector<size_t>& groups_at(size_t position) const;
   void fetch(size_t g);  // starts gathering group g
   void await(size_t g);  // the compute stream may use group g's values from now on
@@ -57,6 +64,7 @@ class Stage3 final : public ShardedStage {
   ZeroOptions options_;
   size_t blocks_ = 0;
   std::vector<bool> prefetched_;  // per group: gathered ahead of its use, not yet used
+  bool forward_only_ = false;     // between begin_forward_only and end_forward_only
   int64_t live_ = 0, peak_live_ = 0;
   // GPU with overlap_comm: ctx_'s gather stream (comm_streams.h), so the next blocks' values
   // arrive while this block computes; null: the gathers run on the compute stream.

@@ -95,6 +95,13 @@ class ZeroStage {
   // checks only the groups it keeps gathered).
   virtual void check_parameters_identical() = 0;
 
+  // A forward without backward (evaluation, train/evaluation.h) runs between these two, under
+  // hooks()' before_forward / after_forward: stage 3 then gathers ahead only for the next blocks'
+  // forward and releases each group after its forward use, so that afterwards the stage holds
+  // exactly what it held before. The forward's gathers are collective; these two are not.
+  virtual void begin_forward_only() {}
+  virtual void end_forward_only() {}
+
   // Collective: every parameter's `value` holds its full value (stage 3 gathers) until
   // end_full_parameters().
   virtual void begin_full_parameters() {}
