@@ -11,6 +11,7 @@
 #include "zerotrain/core/stream.h"
 #include "zerotrain/core/tensor.h"
 #include "zerotrain/nn/parameter.h"
+#include "zerotrain/nn/row_documents.h"
 
 namespace zt::nn {
 
@@ -28,6 +29,9 @@ struct StepContext {
   // accumulation steps and ranks; -1: this micro-batch's own, counted from ctx.targets (a copy to
   // the host; tests, evaluation). See [Note: loss normalisation] in nn/head_block.h.
   int64_t num_items_in_batch = -1;
+  // Packed rows: document starts and restarted position ids on `device` (row_documents()); empty
+  // when every row is one stream. See [Note: packed documents] in nn/row_documents.h.
+  RowDocuments documents;
 };
 
 class Block {

@@ -313,6 +313,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
       const data::Batch& batch = batches[static_cast<size_t>(m)];
       ctx.tokens = batch.inputs.to(c.device, stream);
       ctx.targets = batch.targets.to(c.device, stream);
+      ctx.documents = nn::row_documents(batch.doc_starts, c.device, stream);
       wall.restart();
       const Tensor micro_loss = runner.forward(ctx);
       wall.lap(Phase::forward);
