@@ -323,6 +323,8 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
       interval_tokens += batch.rows * c.data.seq_len;
     }
     engine->finish_gradient_sync();
+    ctx.num_items_in_batch = -1;  // the count and the documents were this step's batches' only
+    ctx.documents = {};
     if (c.comm) loss = engine->sum_over_ranks(loss);
     wall.lap(Phase::comm);
     // One norm for every stage ([Note: chunked gradient norm]); a non-finite one skips the step
