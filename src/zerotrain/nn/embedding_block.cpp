@@ -43,15 +43,17 @@ Tensor EmbeddingBlock::forward(const Tensor&, const StepContext& ctx) {
                                  " exceeds max_position_embeddings ", max_pos));
     if (ctx.documents.packed()) {  // ids restart at every document: [Note: packed documents]
       used_positions_ = ctx.documents.position_ids.view({n});
-    } else if (!position_ids_.defined() || position_ids_.numel() != n ||
-               position_seq_ != dims.seq || position_ids_.device() != h.device()) {
-      std::vector<int64_t> pos(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i)
-        pos[static_cast<size_t>(i)] = i % dims.seq;
-      position_ids_ = Tensor::from_ints(pos, {n}, DType::i32).to(h.device(), ctx.stream);
-      position_seq_ = dims.seq;
+    } else {
+      if (!position_ids_.defined() || position_ids_.numel() != n || position_seq_ != dims.seq ||
+          position_ids_.device() != h.device()) {
+        std::vector<int64_t> pos(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i)
+          pos[static_cast<size_t>(i)] = i % dims.seq;
+        position_ids_ = Tensor::from_ints(pos, {n}, DType::i32).to(h.device(), ctx.stream);
+        position_seq_ = dims.seq;
+      }
+      used_positions_ = position_ids_;
     }
-    if (!ctx.documents.packed()) used_positions_ = position_ids_;
     Tensor p = wpe_->forward(used_positions_, ctx.stream);
     kernels::add(h, p, h, 1.0f, ctx.stream);
   }
