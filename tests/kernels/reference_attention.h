@@ -17,6 +17,7 @@ struct AttentionShape {
   int64_t B, S, Hq, Hkv, D;
   double scale;    // resolved (> 0)
   int64_t window;  // 0: full causal
+  std::vector<int64_t> doc_starts = {};  // [B, S] of packed rows, or empty
 };
 
 struct AttentionRef {
@@ -46,6 +47,26 @@ inline bool attention_visible(const AttentionShape& s, int64_t i, int64_t j) {
   return j <= i && (s.window == 0 || i - j < s.window);
 }
 
+// Also within query i's document when the rows are packed.
+inline bool attention_visible_at(const AttentionShape& s, int64_t b, int64_t i, int64_t j) {
+  return attention_visible(s, i, j) &&
+         (s.doc_starts.empty() || j >= s.doc_starts[static_cast<size_t>(b * s.S + i)]);
+}
+
+// doc_starts [B, S] of rows cut into documents of the given lengths (each row's lengths sum to S).
+inline std::vector<int64_t> packed_doc_starts(const std::vector<std::vector<int64_t>>& lengths) {
+  std::vector<int64_t> starts;
+  for (const std::vector<int64_t>& row : lengths) {
+    int64_t at = 0;
+    for (int64_t n : row) {
+      for (int64_t i = 0; i < n; ++i)
+        starts.push_back(at);
+      at += n;
+    }
+  }
+  return starts;
+}
+
 // q [B, S, Hq, D], k and v [B, S, Hkv, D], dout like q (empty: forward only).
 inline AttentionRef attention_reference(const AttentionShape& s, const std::vector<double>& q,
                                         const std::vector<double>& k, const std::vector<double>& v,
@@ -69,7 +90,7 @@ inline AttentionRef attention_reference(const AttentionShape& s, const std::vect
       for (int64_t i = 0; i < s.S; ++i) {
         double m = -std::numeric_limits<double>::infinity();
         for (int64_t j = 0; j < s.S; ++j) {
-          if (!attention_visible(s, i, j)) continue;
+          if (!attention_visible_at(s, b, i, j)) continue;
           double dotv = 0;
           for (int64_t c = 0; c < s.D; ++c)
             dotv += q[qi(b, i, h) + c] * k[ki(b, j, g) + c];
@@ -78,7 +99,7 @@ inline AttentionRef attention_reference(const AttentionShape& s, const std::vect
         }
         double sum = 0;
         for (int64_t j = 0; j < s.S; ++j) {
-          p[j] = attention_visible(s, i, j) ? std::exp(p[j] - m) : 0.0;
+          p[j] = attention_visible_at(s, b, i, j) ? std::exp(p[j] - m) : 0.0;
           sum += p[j];
         }
         for (int64_t j = 0; j < s.S; ++j)

@@ -66,7 +66,7 @@ TEST_P(AttentionCpu, ForwardAndBackwardMatchReference) {
           const test::AttentionRef ref =
               test::attention_reference(p.shape, test::to_doubles(p.q), test::to_doubles(p.k),
                                         test::to_doubles(p.v), test::to_doubles(p.dout));
-          const AttentionOptions opt{0.0f, window};
+          const AttentionOptions opt{0.0f, window, {}};
           Tensor out = Tensor::empty(p.q.shape(), dt);
           Tensor lse = Tensor::empty({2, h.q, S}, DType::f32);
           kernels::attention_forward(p.q, p.k, p.v, out, lse, opt);
@@ -91,7 +91,7 @@ INSTANTIATE_TEST_SUITE_P(Attention, AttentionCpu,
 TEST(AttentionCpuGrad, MatchesFiniteDifferences) {
   for (int64_t window : {0, 3}) {
     Problem p = test::attention_inputs(1, 6, 4, 2, 8, window, DType::f32, 7 + window);
-    const AttentionOptions opt{0.0f, window};
+    const AttentionOptions opt{0.0f, window, {}};
     const std::vector<float> cot = p.dout.to_floats();
     auto loss = [&](const std::vector<std::vector<float>>& x) {
       Tensor q = Tensor::from_floats(x[0], p.q.shape(), DType::f32);
@@ -122,7 +122,7 @@ TEST(AttentionCpuOptions, ExplicitScaleAndWideWindow) {
       p.shape, test::to_doubles(p.q), test::to_doubles(p.k), test::to_doubles(p.v));
   for (int64_t window : {0, 9, 100}) {  // a window of S or more is full causal
     Tensor out = Tensor::empty(p.q.shape(), DType::f32), lse = Tensor::empty({1, 4, 9}, DType::f32);
-    kernels::attention_forward(p.q, p.k, p.v, out, lse, {0.3f, window});
+    kernels::attention_forward(p.q, p.k, p.v, out, lse, {0.3f, window, {}});
     test::expect_close(ref.out, out, out_tolerance(DType::f32), str("out window=", window));
     test::expect_close(ref.lse, lse, kLseTolerance, str("lse window=", window));
   }
@@ -131,7 +131,7 @@ TEST(AttentionCpuOptions, ExplicitScaleAndWideWindow) {
 TEST(AttentionCpuRows, RowSubsetsEqualTheFullRun) {
   for (int64_t window : {0, 7}) {
     Problem p = test::attention_inputs(2, 40, 6, 2, 16, window, DType::bf16, 300 + window);
-    const AttentionOptions opt{0.0f, window};
+    const AttentionOptions opt{0.0f, window, {}};
     Tensor out = Tensor::empty(p.q.shape(), DType::bf16),
            lse = Tensor::empty({2, 6, 40}, DType::f32);
     kernels::attention_forward(p.q, p.k, p.v, out, lse, opt);
@@ -242,7 +242,7 @@ TEST(AttentionCpuErrors, BadArgumentsThrowTypedErrors) {
                            {fwd, "i32[2, 5, 6, 8]"});
   expect_error<ValueError>(
       [&] {
-        kernels::attention_forward(q, k, v, out, lse, {0.0f, -1});
+        kernels::attention_forward(q, k, v, out, lse, {0.0f, -1, {}});
       },
       {fwd, "-1"});
   Tensor q_strided = Tensor::zeros({2, 6, 5, 8}, f).transpose(1, 2);

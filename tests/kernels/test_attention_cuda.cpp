@@ -63,7 +63,7 @@ constexpr test::Tolerance kLseTolerance{2e-4, 1e-4};
 void compare_with_cpu(int64_t B, int64_t S, int64_t Hq, int64_t Hkv, int64_t D, int64_t window,
                       DType dt, uint64_t seed) {
   const auto p = test::attention_inputs(B, S, Hq, Hkv, D, window, dt, seed);
-  const AttentionOptions opt{0.0f, window};
+  const AttentionOptions opt{0.0f, window, {}};
   const Results gpu = run_on(p, Device::cuda(0), opt), cpu = run_on(p, Device::cpu(), opt);
   const std::string what =
       str(dtype_name(dt), " B=", B, " S=", S, " H=", Hq, "/", Hkv, " D=", D, " window=", window);
@@ -147,7 +147,7 @@ TEST(AttentionCudaLarge, Llama8bShapeOnSampledRows) {
   const auto R = static_cast<int64_t>(rows.size());
   for (int64_t window : {0, 1024}) {
     const auto p = test::attention_inputs(1, S, Hq, Hkv, D, window, DType::bf16, 77 + window);
-    const AttentionOptions opt{0.0f, window};
+    const AttentionOptions opt{0.0f, window, {}};
     const Results gpu = run_on(p, Device::cuda(0), opt);
     const std::string what = str("S=4096 32/8 D=128 bf16 window=", window);
 
@@ -192,7 +192,7 @@ TEST(AttentionCudaStream, NonDefaultStreamMatchesDefault) {
   const auto p = test::attention_inputs(2, 300, 8, 2, 64, 50, DType::f16, 9);
   CudaStream stream(Device::cuda(0));
   const Results a = run_on(p, Device::cuda(0), {0.0f, 50}),
-                b = run_on(p, Device::cuda(0), {0.0f, 50}, stream);
+                b = run_on(p, Device::cuda(0), {0.0f, 50, {}}, stream);
   test::expect_bitwise_equal(a.out, b.out, "out");
   test::expect_bitwise_equal(a.dq, b.dq, "dq");
   test::expect_bitwise_equal(a.dk, b.dk, "dk");

@@ -1,7 +1,7 @@
 // CPU rotary position embedding: forward and backward against the float64 reference
 // (reference_rope.h) for f32/f16/bf16, odd half-widths and i32/i64 positions; backward against
 // finite differences and as the exact inverse of the forward; the Hugging Face rounding order for
-// bf16; in-place use; rope_inv_freq; argument errors.
+// bf16; in-place use; per-row positions of packed rows; rope_inv_freq; argument errors.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -67,6 +67,47 @@ TEST(RopeCpu, ForwardAndBackwardMatchReference) {
       }
     }
   }
+}
+
+// Per-row positions [B, S] (packed rows restart them at each document): each row rotates exactly
+// as the same row alone with its own [S] positions, and as the float64 reference.
+TEST(RopeCpu, PerRowPositionsRotateEachRowByItsOwn) {
+  for (DType dt : kDTypes) {
+    const int64_t B = 3, S = 6, H = 2, D = 10;
+    const std::vector<int64_t> pos = {0, 1, 2, 0, 1, 0, 0, 1, 2, 3, 4, 5, 0, 0, 1, 2, 0, 131071};
+    const Tensor positions = Tensor::from_ints(pos, {B, S}, DType::i32);
+    const Tensor inv = rope_inv_freq(D, 10000.0);
+    const Tensor x = test::random_tensor({B, S, H, D}, dt, 31);
+    for (bool backward : {false, true}) {
+      Tensor y = Tensor::empty(x.shape(), dt);
+      if (backward)
+        rope_backward(x, positions, inv, y);
+      else
+        rope_forward(x, positions, inv, y);
+      for (int64_t b = 0; b < B; ++b) {
+        const std::vector<int64_t> row_pos(pos.begin() + b * S, pos.begin() + (b + 1) * S);
+        const Tensor xb = x.slice(0, b, b + 1).contiguous();
+        Tensor yb = Tensor::empty(xb.shape(), dt);
+        const Tensor pb = Tensor::from_ints(row_pos, {S}, DType::i64);
+        if (backward)
+          rope_backward(xb, pb, inv, yb);
+        else
+          rope_forward(xb, pb, inv, yb);
+        EXPECT_EQ(yb.to_floats(), y.slice(0, b, b + 1).contiguous().to_floats())
+            << dtype_name(dt) << " row " << b << (backward ? " backward" : " forward");
+        test::expect_close(test::rope_ref(test::to_doubles(xb), row_pos, inv.to_floats(), 1, S, H,
+                                          D, backward ? -1.0 : 1.0),
+                           yb, test::tolerance_for(dt), str(dtype_name(dt), " row ", b));
+      }
+    }
+  }
+  const Tensor x = test::random_tensor({2, 3, 1, 4}, DType::f32, 1);
+  Tensor y = Tensor::empty(x.shape(), DType::f32);
+  expect_error<ShapeError>(
+      [&] {
+        rope_forward(x, Tensor::from_ints({0, 1, 2}, {1, 3}, DType::i32), rope_inv_freq(4, 1e4), y);
+      },
+      {"positions", "[B, S]"});
 }
 
 TEST(RopeCpu, BackwardInvertsForward) {

@@ -1,6 +1,7 @@
 // CUDA rotary position embedding against the CPU kernel and the float64 reference (packed and
 // scalar paths, i32/i64 positions, long-context positions, real Llama shapes), in-place use,
-// backward as the inverse of forward, run-to-run bitwise equality and device errors. Every test
+// backward as the inverse of forward, per-row positions of packed rows, run-to-run bitwise equality
+// and device errors. Every test
 // skips without a GPU.
 #include <gtest/gtest.h>
 
@@ -68,6 +69,37 @@ TEST(RopeCuda, MatchesCpuAndReference) {
       }
     }
   }
+}
+
+// Per-row positions [B, S] (packed rows): CUDA equals the CPU kernel, and [S] positions repeated
+// per row give bitwise the [S] result.
+TEST(RopeCuda, PerRowPositionsMatchCpu) {
+  ZT_SKIP_WITHOUT_CUDA();
+  for (DType dt : kDTypes)
+    for (const RopeShape& sh : kShapes) {
+      std::vector<int64_t> pos = test::random_ints({sh.b * sh.s}, DType::i64, 9 + sh.d, 0, 4096)
+                                     .to_ints();
+      const Tensor positions = Tensor::from_ints(pos, {sh.b, sh.s}, DType::i32);
+      const Tensor inv = rope_inv_freq(sh.d, 10000.0);
+      const Tensor x = test::random_tensor({sh.b, sh.s, sh.h, sh.d}, dt, 4 + sh.d);
+      const std::vector<int64_t> shared = test_positions(sh.s, 3);
+      std::vector<int64_t> repeated;
+      for (int64_t b = 0; b < sh.b; ++b)
+        repeated.insert(repeated.end(), shared.begin(), shared.end());
+      for (bool backward : {false, true}) {
+        const std::string w = str(dtype_name(dt), " ", to_string(x.shape()),
+                                  backward ? " backward" : " forward");
+        test::expect_close(test::to_doubles(rotate_on(Device::cpu(), x, positions, inv, backward)),
+                           rotate_on(Device::cuda(0), x, positions, inv, backward),
+                           test::tolerance_for(dt), w);
+        const Tensor per_row = rotate_on(Device::cuda(0), x,
+                                         Tensor::from_ints(repeated, {sh.b, sh.s}, DType::i32),
+                                         inv, backward);
+        const Tensor one = rotate_on(Device::cuda(0), x,
+                                     Tensor::from_ints(shared, {sh.s}, DType::i32), inv, backward);
+        EXPECT_EQ(per_row.to_floats(), one.to_floats()) << w;
+      }
+    }
 }
 
 TEST(RopeCuda, InPlaceInverseAndRepeatable) {

@@ -3,8 +3,9 @@
 //  - micro-batch 1 per rank, no accumulation, against one process accumulating `world`
 //    micro-batches of 1: the same rows in the same order, summed in the same order (the MPI
 //    backend adds the ranks' gradients in rank order, [Note: deterministic reductions]), so the
-//    final weights are bitwise equal and the losses equal to 1e-12 (the reported loss is the mean
-//    of the ranks' losses, added in another order than the one process adds its micro-batches');
+//    final weights are bitwise equal and the losses equal to 1e-12 (the reported loss is the sum of
+//    the ranks' shares of the global mean, added in another order than the one process adds its
+//    micro-batches');
 //  - micro-batch 2 with 2 accumulation steps, against one process with micro-batch 2 x world: the
 //    same rows, but each rank's micro-batch is a separate GEMM and softmax, so the sums are
 //    grouped differently; losses agree to 1e-6 relative in f32 and 5e-3 in bf16.

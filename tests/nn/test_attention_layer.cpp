@@ -23,7 +23,7 @@ void check(nn::Sublayer& layer, const nn::ModelConfig& c, const std::string& wha
   layer.append_parameters(params);
   test::allocate(params, DType::f32, DType::f32);
   test::randomize(params, 3, 0.4f);
-  const nn::TokenDims dims{2, 6};
+  const nn::TokenDims dims{2, 6, {}};
   test::LayerProbe probe{[&](const Tensor& x) { return layer.forward(x, dims, {}); },
                          [&](const Tensor& dy) { return layer.backward(dy, {}); }, params};
   test::expect_layer_gradients_match_fd(

@@ -3,12 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <utility>
 #include <cmath>
 #include <vector>
 
 #include "nn/nn_test_util.h"
 #include "support/test_util.h"
 #include "zerotrain/nn/head_block.h"
+#include "zerotrain/nn/loss_targets.h"
 
 namespace zt {
 namespace {
@@ -85,6 +87,49 @@ TEST(NnHead, GradientsMatchFiniteDifferences) {
     test::expect_layer_gradients_match_fd(probe,
                                           test::random_tensor({2, 4, c.hidden_size}, DType::f32, 5),
                                           21, tied ? "tied head" : "head");
+  }
+}
+
+// [Note: loss normalisation]: with a count in the context the head returns its summed losses over
+// that count and its gradients scale alike; a batch whose targets are all masked gives 0 and no
+// gradient, whatever the count.
+TEST(NnHead, DividesByTheStepsCountOfTargets) {
+  const nn::ModelConfig c = test::tiny_config(nn::Family::llama);
+  nn::HeadBlock head(c, nullptr);
+  auto params = head.parameters();
+  test::allocate(params, DType::f32, DType::f32);
+  test::randomize(params, 2);
+  nn::StepContext ctx = test::make_step(c, 2, 5, 3);
+  const Tensor x = test::random_tensor({2, 5, c.hidden_size}, DType::f32, 4, -2.0f, 2.0f);
+  const int64_t own = nn::count_loss_targets(ctx.targets);
+  ASSERT_GT(own, 0);
+  auto run = [&](const nn::StepContext& step) {
+    for (nn::Parameter* p : params)
+      p->grad.fill(0.0);
+    const double loss = head.forward(x, step).to_floats()[0];
+    const std::vector<float> dx = head.backward({}, step).to_floats();
+    return std::make_pair(loss, dx);
+  };
+  const auto [mean, dmean] = run(ctx);
+  nn::StepContext shared = ctx;
+  shared.num_items_in_batch = 3 * own;  // the step counts more targets than this micro-batch's
+  const auto [share, dshare] = run(shared);
+  EXPECT_NEAR(share, mean / 3, 1e-6 * mean);
+  for (size_t i = 0; i < dmean.size(); ++i)
+    ASSERT_NEAR(dshare[i], dmean[i] / 3, 1e-6 + 1e-5 * std::abs(dmean[i])) << i;
+
+  nn::StepContext masked = shared;
+  masked.targets = Tensor::from_ints(std::vector<int64_t>(10, nn::kIgnoreIndex), {2, 5}, DType::i64);
+  EXPECT_EQ(nn::count_loss_targets(masked.targets), 0);
+  for (int64_t items : {int64_t{-1}, 3 * own}) {
+    masked.num_items_in_batch = items;
+    const auto [zero, dzero] = run(masked);
+    EXPECT_EQ(zero, 0.0) << items;
+    for (float g : dzero)
+      ASSERT_EQ(g, 0.0f) << items;
+    for (nn::Parameter* p : params)
+      for (float g : p->grad.to_floats())
+        ASSERT_EQ(g, 0.0f) << p->name << " " << items;
   }
 }
 

@@ -57,7 +57,7 @@ TEST(NnRotary, RotatesAndRotatesBack) {
   const int64_t B = 2, S = 5, H = 3, D = c.head_dim;
   const Tensor x0 = test::random_tensor({B, S, H, D}, DType::f32, 4);
   Tensor x = x0.clone();
-  rot.forward(x, {});
+  rot.forward(x, {}, {});
   const auto inv = test::reference_inv_freq(c);
   const auto xv = test::to_doubles(x0);
   std::vector<double> ref(xv.size());
@@ -71,7 +71,7 @@ TEST(NnRotary, RotatesAndRotatesBack) {
           ref[o2] = xv[o2] * std::cos(a) + xv[o] * std::sin(a);
         }
   test::expect_close(ref, x, {1e-6, 1e-5}, "rotated");
-  rot.backward(x, {});  // the inverse rotation
+  rot.backward(x, {}, {});  // the inverse rotation
   test::expect_close(xv, x, {1e-6, 1e-5}, "rotated back");
 }
 

@@ -59,9 +59,10 @@ TEST(Fp16Step, WithAScalerTheNormIsUnscaledAndAnOverflowSkipsTheScheduler) {
 }
 
 TEST(Fp16Step, MicroLossScaleAndInjection) {
-  EXPECT_EQ(micro_loss_scale(1.0, 3, 1), 1.0f / 3.0f);  // f32/bf16: as before fp16 existed
-  EXPECT_EQ(micro_loss_scale(1024.0, 2, 4), 128.0f);
-  EXPECT_TRUE(std::isinf(micro_loss_scale(1024.0, 2, 4, true)));
+  // The accumulation steps and ranks are in the head's global count of targets, not here.
+  EXPECT_EQ(micro_loss_scale(1.0), 1.0f);  // f32/bf16
+  EXPECT_EQ(micro_loss_scale(1024.0), 1024.0f);
+  EXPECT_TRUE(std::isinf(micro_loss_scale(1024.0, true)));
   TrainConfig c;
   c.test_hooks.inject_overflow_steps = {2, 5};
   EXPECT_TRUE(injects_overflow(c, 5));

@@ -63,9 +63,18 @@ void check_cuda_head_dim(std::string_view op, const Tensor& q) {
                              " is not supported on CUDA (supported: 32, 64, 80, 96, 128)"));
 }
 
+// doc_starts: undefined, or i32 [B, S] on q's device (its values are checked where they are read).
+void check_doc_starts(std::string_view op, const AttentionOptions& opt, const Tensor& q) {
+  if (!opt.doc_starts.defined()) return;
+  check_arg(op, "doc_starts", opt.doc_starts, q, "q");
+  check_dtype(op, "doc_starts", opt.doc_starts, {DType::i32});
+  check_shape(op, "doc_starts", opt.doc_starts, {q.size(0), q.size(1)});
+}
+
 // Default scale 1/sqrt(D); a window of 0 or >= S is full causal and becomes 0.
 AttentionOptions resolve(std::string_view op, const AttentionOptions& opt, const Tensor& q) {
   if (opt.window < 0) throw ValueError(op, str("window must be >= 0, got ", opt.window));
+  check_doc_starts(op, opt, q);
   if (!std::isfinite(opt.scale)) throw ValueError(op, str("scale must be finite, got ", opt.scale));
   AttentionOptions r = opt;
   if (r.scale == 0.0f) r.scale = 1.0f / std::sqrt(static_cast<float>(q.size(3)));

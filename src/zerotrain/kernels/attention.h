@@ -1,6 +1,7 @@
 // Causal scaled-dot-product attention with grouped-query heads, forward and backward.
 // Memory-efficient: no S x S matrix is stored; the forward saves the log-sum-exp of each query row,
-// the backward recomputes probabilities from it (FlashAttention-2 scheme).
+// the backward recomputes probabilities from it (FlashAttention-2 scheme). Packed rows of several
+// documents: AttentionOptions::doc_starts bounds each query's keys from below.
 #pragma once
 
 #include "zerotrain/core/tensor.h"
@@ -11,6 +12,11 @@ struct AttentionOptions {
   float scale = 0.0f;  // softmax scale; 0 means 1/sqrt(D)
   int64_t window =
       0;  // 0: full causal. W > 0: query i sees key j iff i - W < j <= i (sliding window)
+  // Packed rows: i32 [B, S] on q's device, or undefined. Query i of row b sees no key before
+  // doc_starts[b, i] (where its document starts, 0 <= doc_starts[b, i] <= i), in addition to the
+  // causal and window bounds. Undefined: every row is one stream, and results are bitwise those of
+  // the kernels without it.
+  Tensor doc_starts;
 };
 
 // q: [B, S, Hq, D]; k, v: [B, S, Hkv, D] with Hq % Hkv == 0 (query head h uses kv head h /

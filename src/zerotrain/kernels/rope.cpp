@@ -14,8 +14,8 @@ namespace zt::kernels {
 
 namespace {
 
-// src: [B, S, H, D] with D even; positions: [S] i32/i64; inv_freq: f32 [D/2]; dst like src, either
-// the same memory as src or not overlapping it.
+// src: [B, S, H, D] with D even; positions: [S] or [B, S] i32/i64; inv_freq: f32 [D/2]; dst like
+// src, either the same memory as src or not overlapping it.
 void check_rope(std::string_view op, std::string_view src_name, const Tensor& src,
                 const Tensor& positions, const Tensor& inv_freq, std::string_view dst_name,
                 const Tensor& dst) {
@@ -29,10 +29,13 @@ void check_rope(std::string_view op, std::string_view src_name, const Tensor& sr
                      str(src_name, " ", src.describe(), ": head dimension must be even and >= 2"));
   check_arg(op, "positions", positions, src, src_name);
   check_dtype(op, "positions", positions, kIndexTypes);
-  if (positions.dim() != 1 || positions.size(0) != src.size(1))
+  const bool shared = positions.dim() == 1 && positions.size(0) == src.size(1);
+  const bool per_row =
+      positions.dim() == 2 && positions.size(0) == src.size(0) && positions.size(1) == src.size(1);
+  if (!shared && !per_row)
     throw ShapeError(op, str("positions ", positions.describe(),
-                             " must hold one position per "
-                             "sequence index of ",
+                             " must hold one position per sequence index ([S]) or per token "
+                             "([B, S]) of ",
                              src_name, " ", src.describe()));
   check_arg(op, "inv_freq", inv_freq, src, src_name);
   check_dtype(op, "inv_freq", inv_freq, {DType::f32});

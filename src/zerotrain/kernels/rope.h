@@ -3,8 +3,9 @@
 //   y[i]       = x[i] * cos(a) - x[i + D/2] * sin(a)
 //   y[i + D/2] = x[i + D/2] * cos(a) + x[i] * sin(a)
 // The backward is the rotation by -a. x, y, dy, dx: [B, S, H, D] contiguous, same dtype (f32, f16,
-// bf16), D even; positions: i32/i64 [S] (shared by the batch); inv_freq: f32 [D/2] (rope_theta and
-// any rope_scaling are folded in by the caller). y may alias x.
+// bf16), D even; positions: i32/i64 [S] (shared by the batch) or [B, S] (one row each: packed rows,
+// whose position ids restart at every document); inv_freq: f32 [D/2] (rope_theta and any
+// rope_scaling are folded in by the caller). y may alias x.
 #pragma once
 
 #include "zerotrain/core/tensor.h"

@@ -11,6 +11,7 @@
 #include "zerotrain/core/stream.h"
 #include "zerotrain/core/tensor.h"
 #include "zerotrain/nn/parameter.h"
+#include "zerotrain/nn/row_documents.h"
 
 namespace zt::nn {
 
@@ -21,8 +22,16 @@ struct StepContext {
   DType compute_dtype = DType::f32;  // activations and parameter values
   Tensor tokens;                     // i32 [B, S], the input ids
   Tensor targets;                    // i32/i64 [B, S], the next-token ids; -100 is ignored
-  float loss_scale = 1.0f;  // d(total)/d(mean loss) fed to the head's backward (fp16 loss scaling,
-                            // 1/accumulation steps)
+  float loss_scale = 1.0f;  // multiplies the loss gradient fed to the head's backward (fp16's loss
+                            // scale; 1 otherwise)
+  // The count of unmasked targets the head divides its summed per-token losses by (transformers'
+  // num_items_in_batch): the trainer sets that of the whole optimizer step, over micro-batches,
+  // accumulation steps and ranks; -1: this micro-batch's own, counted from ctx.targets (a copy to
+  // the host; tests, evaluation). See [Note: loss normalisation] in nn/head_block.h.
+  int64_t num_items_in_batch = -1;
+  // Packed rows: document starts and restarted position ids on `device` (row_documents()); empty
+  // when every row is one stream. See [Note: packed documents] in nn/row_documents.h.
+  RowDocuments documents;
 };
 
 class Block {
@@ -35,7 +44,7 @@ class Block {
   virtual std::vector<Parameter*> shared_parameters() { return {}; }
 
   // x: the previous block's output (undefined for the embedding block, which reads ctx.tokens).
-  // Returns this block's output: hidden states [B, S, C], or for the head the mean loss f32 [1].
+  // Returns this block's output: hidden states [B, S, C], or for the head its loss f32 [1].
   // Keeps the activations backward needs until backward or release_saved().
   virtual Tensor forward(const Tensor& x, const StepContext& ctx) = 0;
   // dy: gradient of this block's output (ignored by the head, which starts from ctx.loss_scale).

@@ -14,7 +14,7 @@ TokenDims check_hidden_states(const std::string& block, const Tensor& x, int64_t
   if (x.dtype() != ctx.compute_dtype)
     throw DTypeError("nn", str(block, ": ", what, " ", x.describe(),
                                " is not in the compute dtype ", dtype_name(ctx.compute_dtype)));
-  return {x.size(0), x.size(1)};
+  return {x.size(0), x.size(1), {}};
 }
 
 TokenDims check_token_grid(const std::string& block, const Tensor& ids, const char* field) {
@@ -23,7 +23,7 @@ TokenDims check_token_grid(const std::string& block, const Tensor& ids, const ch
       (ids.dtype() != DType::i32 && ids.dtype() != DType::i64))
     throw ShapeError("nn", str(block, ": ctx.", field, " ", ids.describe(),
                                " must be a contiguous i32/i64 [B, S]"));
-  return {ids.size(0), ids.size(1)};
+  return {ids.size(0), ids.size(1), {}};
 }
 
 }  // namespace zt::nn

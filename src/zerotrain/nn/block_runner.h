@@ -36,7 +36,7 @@ class BlockRunner {
  public:
   explicit BlockRunner(std::vector<std::unique_ptr<Block>>& blocks, RunnerOptions options = {});
 
-  // Forward through every block; returns the head's mean loss, f32 [1].
+  // Forward through every block; returns the head's loss, f32 [1] ([Note: loss normalisation]).
   Tensor forward(const StepContext& ctx);
   // Backward through every block in reverse (after forward, same ctx); adds parameter gradients.
   void backward(const StepContext& ctx);

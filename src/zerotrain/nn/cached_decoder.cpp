@@ -125,7 +125,7 @@ Tensor CachedDecoder::forward(const Tensor& tokens, KvCache& cache, bool last_on
     Tensor p = wpe_->forward(Tensor::from_ints(ids, {n}, DType::i32).to(dev, stream), stream);
     kernels::add(h, p, h, 1.0f, stream);
   }
-  const TokenDims dims{b, t};
+  const TokenDims dims{b, t, {}};
   for (size_t l = 0; l < layers_.size(); ++l) {
     Layer& layer = *layers_[l];
     Tensor a = layer.attn->forward(layer.norm1.apply(h, stream), dims, positions, cache,

@@ -12,10 +12,13 @@ CausalAttention::CausalAttention(std::unique_ptr<Rotary> rotary, int64_t window)
   options_.window = window;  // scale: the kernel's default 1/sqrt(D), as every family uses
 }
 
-Tensor CausalAttention::forward(Tensor q, Tensor k, Tensor v, Stream stream) {
+Tensor CausalAttention::forward(Tensor q, Tensor k, Tensor v, const RowDocuments& documents,
+                                Stream stream) {
+  options_.doc_starts = documents.starts;
+  position_ids_ = documents.position_ids;
   if (rotary_) {
-    rotary_->forward(q, stream);
-    rotary_->forward(k, stream);
+    rotary_->forward(q, position_ids_, stream);
+    rotary_->forward(k, position_ids_, stream);
   }
   const int64_t b = q.size(0), s = q.size(1), h = q.size(2);
   Tensor out = Tensor::empty(q.shape(), q.dtype(), q.device(), stream);
@@ -34,13 +37,13 @@ void CausalAttention::backward(const Tensor& dout, Tensor& dq, Tensor& dk, Tenso
   if (!q_.defined()) throw ValueError("attention", "backward without a saved forward");
   kernels::attention_backward(q_, k_, v_, out_, lse_, dout, dq, dk, dv, options_, stream);
   if (rotary_) {
-    rotary_->backward(dq, stream);
-    rotary_->backward(dk, stream);
+    rotary_->backward(dq, position_ids_, stream);
+    rotary_->backward(dk, position_ids_, stream);
   }
 }
 
 void CausalAttention::release() {
-  q_ = k_ = v_ = out_ = lse_ = {};
+  q_ = k_ = v_ = out_ = lse_ = position_ids_ = options_.doc_starts = {};
 }
 
 }  // namespace zt::nn

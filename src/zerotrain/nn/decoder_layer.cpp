@@ -59,6 +59,7 @@ std::vector<Parameter*> DecoderLayerBlock::parameters() {
 
 Tensor DecoderLayerBlock::forward(const Tensor& x, const StepContext& ctx) {
   dims_ = check_hidden_states(name_, x, hidden_, ctx);
+  dims_.documents = ctx.documents;
   const Stream s = ctx.stream;
   const Tensor xf = x.view({dims_.tokens(), hidden_});
   Tensor h = attn_->forward(norm1_.forward(xf, s), dims_, s);
@@ -87,6 +88,7 @@ Tensor DecoderLayerBlock::backward(const Tensor& dy, const StepContext& ctx) {
 
 void DecoderLayerBlock::release_saved() {
   saved_ = false;
+  dims_.documents = {};
   norm1_.release();
   norm2_.release();
   attn_->release();

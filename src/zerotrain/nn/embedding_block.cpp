@@ -41,15 +41,20 @@ Tensor EmbeddingBlock::forward(const Tensor&, const StepContext& ctx) {
     if (dims.seq > max_pos)
       throw ShapeError("nn", str(name_, ": sequence length ", dims.seq,
                                  " exceeds max_position_embeddings ", max_pos));
-    if (!position_ids_.defined() || position_ids_.numel() != n || position_seq_ != dims.seq ||
-        position_ids_.device() != h.device()) {
-      std::vector<int64_t> pos(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i)
-        pos[static_cast<size_t>(i)] = i % dims.seq;
-      position_ids_ = Tensor::from_ints(pos, {n}, DType::i32).to(h.device(), ctx.stream);
-      position_seq_ = dims.seq;
+    if (ctx.documents.packed()) {  // ids restart at every document: [Note: packed documents]
+      used_positions_ = ctx.documents.position_ids.view({n});
+    } else {
+      if (!position_ids_.defined() || position_ids_.numel() != n || position_seq_ != dims.seq ||
+          position_ids_.device() != h.device()) {
+        std::vector<int64_t> pos(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i)
+          pos[static_cast<size_t>(i)] = i % dims.seq;
+        position_ids_ = Tensor::from_ints(pos, {n}, DType::i32).to(h.device(), ctx.stream);
+        position_seq_ = dims.seq;
+      }
+      used_positions_ = position_ids_;
     }
-    Tensor p = wpe_->forward(position_ids_, ctx.stream);
+    Tensor p = wpe_->forward(used_positions_, ctx.stream);
     kernels::add(h, p, h, 1.0f, ctx.stream);
   }
   return h.view({dims.batch, dims.seq, hidden_});
@@ -60,13 +65,13 @@ Tensor EmbeddingBlock::backward(const Tensor& dy, const StepContext& ctx) {
   check_hidden_states(name_, dy, hidden_, ctx, "gradient");
   const Tensor dyf = dy.view({ids_.numel(), hidden_});
   wte_.backward(ids_, dyf, ctx.stream);
-  if (wpe_) wpe_->backward(position_ids_, dyf, ctx.stream);
+  if (wpe_) wpe_->backward(used_positions_, dyf, ctx.stream);
   release_saved();
   return {};
 }
 
 void EmbeddingBlock::release_saved() {
-  ids_ = {};
+  ids_ = used_positions_ = {};
 }
 
 }  // namespace zt::nn

@@ -33,6 +33,7 @@ class EmbeddingBlock : public Block {
   Tensor ids_;                      // [N] i32/i64: the token ids of the last forward
   Tensor position_ids_;             // [N] i32: s for token (b, s), cached per (B, S, device)
   int64_t position_seq_ = 0;        // the S position_ids_ was built for
+  Tensor used_positions_;  // [N] i32: the forward's ids, position_ids_ or the packed rows' own
 };
 
 }  // namespace zt::nn

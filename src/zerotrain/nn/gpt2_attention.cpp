@@ -18,7 +18,7 @@ Tensor Gpt2Attention::forward(const Tensor& x, TokenDims dims, Stream stream) {
   const int64_t b = dims.batch, s = dims.seq, n = dims.tokens(), c = heads_ * head_dim_;
   Tensor qkv = c_attn.forward(x, stream).view({n, 3, c}).transpose(0, 1).contiguous(stream);
   auto part = [&](int64_t i) { return qkv.select(0, i).view({b, s, heads_, head_dim_}); };
-  out_ = core_.forward(part(0), part(1), part(2), stream).view({n, c});
+  out_ = core_.forward(part(0), part(1), part(2), dims.documents, stream).view({n, c});
   x_ = x;
   dims_ = dims;
   return c_proj.forward(out_, stream);

@@ -7,23 +7,21 @@
 #include "zerotrain/kernels/reduce.h"
 #include "zerotrain/nn/block_checks.h"
 #include "zerotrain/nn/linear.h"
+#include "zerotrain/nn/loss_targets.h"
 #include "zerotrain/nn/parameter_util.h"
 
 namespace zt::nn {
 
 namespace {
 
-constexpr int64_t kIgnoreIndex = -100;
-
 std::string norm_name(const ModelConfig& c) {
   return architecture_of(c).layer_norm ? "transformer.ln_f" : "model.norm";
 }
 
-int64_t count_valid(const Tensor& targets, Stream stream) {
-  int64_t n = 0;
-  for (int64_t t : targets.to_ints(stream))
-    n += t != kIgnoreIndex;
-  return n;
+// The divisor of the summed losses: the trainer's global count, or this batch's own.
+int64_t loss_items(const StepContext& ctx, const Tensor& targets) {
+  if (ctx.num_items_in_batch >= 0) return ctx.num_items_in_batch;
+  return count_loss_targets(targets, ctx.stream);
 }
 
 }  // namespace
@@ -71,16 +69,16 @@ Tensor HeadBlock::forward(const Tensor& x, const StepContext& ctx) {
   Tensor logits = Tensor::empty({n, vocab_}, normed_.dtype(), normed_.device(), s);
   linear_forward(normed_, value_of(projection()), nullptr, WeightLayout::out_in, logits, s);
 
-  const int64_t valid = count_valid(targets, s);
+  const int64_t items = loss_items(ctx, targets);  // See [Note: loss normalisation].
   loss_scale_ = ctx.loss_scale;
-  const float grad_scale = valid > 0 ? ctx.loss_scale / static_cast<float>(valid) : 0.0f;
+  const float grad_scale = items > 0 ? ctx.loss_scale / static_cast<float>(items) : 0.0f;
   Tensor losses = Tensor::empty({n}, DType::f32, logits.device(), s);
   kernels::cross_entropy_fused(logits, targets, losses, grad_scale, kIgnoreIndex, s);
   dlogits_ = logits;  // now the gradient; see [Note: fused loss]
 
   Tensor loss = Tensor::empty({1}, DType::f32, losses.device(), s);
   kernels::sum(losses, loss, s);
-  if (valid > 0) kernels::scale(loss, 1.0f / static_cast<float>(valid), loss, s);
+  if (items > 0) kernels::scale(loss, 1.0f / static_cast<float>(items), loss, s);
   return loss;
 }
 

@@ -56,14 +56,15 @@ void Rotary::prepare(const Tensor& x, Stream stream) {
   }
 }
 
-void Rotary::forward(Tensor& x, Stream stream) {
+void Rotary::forward(Tensor& x, const Tensor& position_ids, Stream stream) {
   prepare(x, stream);
-  kernels::rope_forward(x, positions_, inv_freq_, x, stream);
+  kernels::rope_forward(x, position_ids.defined() ? position_ids : positions_, inv_freq_, x, stream);
 }
 
-void Rotary::backward(Tensor& dx, Stream stream) {
+void Rotary::backward(Tensor& dx, const Tensor& position_ids, Stream stream) {
   prepare(dx, stream);
-  kernels::rope_backward(dx, positions_, inv_freq_, dx, stream);
+  kernels::rope_backward(dx, position_ids.defined() ? position_ids : positions_, inv_freq_, dx,
+                         stream);
 }
 
 }  // namespace zt::nn

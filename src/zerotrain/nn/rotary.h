@@ -23,9 +23,11 @@ class Rotary {
  public:
   explicit Rotary(const ModelConfig& config);
 
-  // Rotates x: [B, S, H, D] in place (positions 0..S-1), or its gradient back.
-  void forward(Tensor& x, Stream stream);
-  void backward(Tensor& dx, Stream stream);
+  // Rotates x: [B, S, H, D] in place, or its gradient back. position_ids: i32 [B, S] on x's device
+  // (packed rows, [Note: packed documents] in nn/row_documents.h), or empty for 0..S-1 in every
+  // row.
+  void forward(Tensor& x, const Tensor& position_ids, Stream stream);
+  void backward(Tensor& dx, const Tensor& position_ids, Stream stream);
 
  private:
   void prepare(const Tensor& x, Stream stream);

@@ -23,7 +23,7 @@ Tensor SelfAttention::forward(const Tensor& x, TokenDims dims, Stream stream) {
   Tensor q = q_proj.forward(x, stream).view({b, s, heads_, head_dim_});
   Tensor k = k_proj.forward(x, stream).view({b, s, kv_heads_, head_dim_});
   Tensor v = v_proj.forward(x, stream).view({b, s, kv_heads_, head_dim_});
-  out_ = core_.forward(q, k, v, stream).view({dims.tokens(), heads_ * head_dim_});
+  out_ = core_.forward(q, k, v, dims.documents, stream).view({dims.tokens(), heads_ * head_dim_});
   x_ = x;
   dims_ = dims;
   return o_proj.forward(out_, stream);

@@ -7,13 +7,16 @@
 
 #include "zerotrain/core/tensor.h"
 #include "zerotrain/nn/parameter.h"
+#include "zerotrain/nn/row_documents.h"
 
 namespace zt::nn {
 
-// The token grid a flattened [N, C] activation comes from: N = batch * seq.
+// The token grid a flattened [N, C] activation comes from: N = batch * seq; for packed rows also
+// their documents, which attention reads ([Note: packed documents] in nn/row_documents.h).
 struct TokenDims {
   int64_t batch = 0;
   int64_t seq = 0;
+  RowDocuments documents;  // empty: every row is one stream
   int64_t tokens() const { return batch * seq; }
 };
 

@@ -153,6 +153,31 @@ std::vector<DiffOp> differentiable_ops() {
   };
   ops.push_back(attn);
 
+  // Packed rows: documents of 3, 1 and 5 tokens ([Note: packed documents] in nn/row_documents.h).
+  DiffOp packed = attn;
+  packed.name = "attention_packed";
+  packed.make_aux = [](Device d) {
+    return std::vector<Tensor>{
+        Tensor::from_ints({0, 0, 0, 3, 4, 4, 4, 4, 4}, {1, 9}, DType::i32, d)};
+  };
+  packed.forward = [](const auto& in, const auto& aux, Stream s) {
+    k::AttentionOptions opt;
+    opt.doc_starts = aux[0];
+    Tensor o = like(in[0], s), lse = Tensor::empty({1, 4, 9}, DType::f32, in[0].device(), s);
+    k::attention_forward(in[0], in[1], in[2], o, lse, opt, s);
+    return o;
+  };
+  packed.backward = [](const auto& in, const auto& aux, const Tensor& dout, Stream s) {
+    k::AttentionOptions opt;
+    opt.doc_starts = aux[0];
+    Tensor o = like(in[0], s), lse = Tensor::empty({1, 4, 9}, DType::f32, in[0].device(), s);
+    k::attention_forward(in[0], in[1], in[2], o, lse, opt, s);
+    Tensor dq = like(in[0], s), dk = like(in[1], s), dv = like(in[2], s);
+    k::attention_backward(in[0], in[1], in[2], o, lse, dout, dq, dk, dv, opt, s);
+    return std::vector<Tensor>{dq, dk, dv};
+  };
+  ops.push_back(packed);
+
   DiffOp xent;
   xent.name = "cross_entropy";
   xent.inputs = {{5, 37}};

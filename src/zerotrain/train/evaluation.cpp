@@ -7,6 +7,7 @@
 #include "zerotrain/core/error.h"
 #include "zerotrain/kernels/cross_entropy.h"
 #include "zerotrain/nn/head_block.h"
+#include "zerotrain/nn/row_documents.h"
 #include "zerotrain/train/step_measures.h"
 #include "zerotrain/train/token_data.h"
 
@@ -136,6 +137,7 @@ monitor::EvalMetrics Evaluator::evaluate(zero::ZeroStage& engine,
     const data::Batch b = batch(counted ? j : 0);
     run.tokens = b.inputs.to(ctx.device, ctx.stream);
     run.targets = b.targets.to(ctx.device, ctx.stream);
+    run.documents = nn::row_documents(b.doc_starts, ctx.device, ctx.stream);
     const Tensor losses = forward_token_losses(blocks, hooks, run);
     if (!counted) continue;
     const Tensor host = losses.to(Device::cpu(), ctx.stream);

@@ -27,9 +27,9 @@ std::optional<LossScaler> make_loss_scaler(const TrainConfig& c) {
   return LossScaler(c.precision.loss_scaler);
 }
 
-float micro_loss_scale(double scale, int64_t grad_accum, int world, bool inject) {
+float micro_loss_scale(double scale, bool inject) {
   if (inject) return std::numeric_limits<float>::infinity();
-  return static_cast<float>(scale) / static_cast<float>(grad_accum * world);
+  return static_cast<float>(scale);
 }
 
 bool injects_overflow(const TrainConfig& c, int64_t step) {

@@ -50,10 +50,11 @@ StepPlan plan_step(double scaled_norm, double clip, std::optional<LossScaler>& s
 // The fp16 run's scaler (c.precision.loss_scaler), nullopt for other dtypes.
 std::optional<LossScaler> make_loss_scaler(const TrainConfig& c);
 
-// ctx.loss_scale of the micro-steps of an optimizer step: scale / (grad_accum x world), so the
-// summed gradients are scale x those of the global batch's mean loss ([Note: data-parallel
-// step]); +inf when `inject` (the test hook TrainConfig::test_hooks.inject_overflow_steps).
-float micro_loss_scale(double scale, int64_t grad_accum, int world, bool inject = false);
+// ctx.loss_scale of the micro-steps of an optimizer step: the scale itself, since the head divides
+// by the step's global count of unmasked targets ([Note: loss normalisation] in nn/head_block.h),
+// so the summed gradients are scale x those of the global batch's loss; +inf when `inject` (the
+// test hook TrainConfig::test_hooks.inject_overflow_steps).
+float micro_loss_scale(double scale, bool inject = false);
 
 // Whether the test hook asks for an overflow at optimizer step `step` (1-based).
 bool injects_overflow(const TrainConfig& c, int64_t step);

@@ -34,6 +34,7 @@
 #include "zerotrain/train/out_lock.h"
 #include "zerotrain/train/out_of_memory.h"
 #include "zerotrain/train/run_log.h"
+#include "zerotrain/train/step_batches.h"
 #include "zerotrain/train/step_measures.h"
 #include "zerotrain/train/token_data.h"
 #include "zerotrain/train/train_scheduler.h"
@@ -334,27 +335,31 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     where = str("step ", step + 1);
     memory.begin_step(step + 1);
     engine->zero_grad();
-    double loss = 0;
+    double loss = 0;  // each micro-batch's share of the global mean loss, summed
     const double loss_scale = scaler ? scaler->scale() : 1.0;
+    const std::vector<data::Batch> batches = next_batches(*loader, c.data.grad_accum);
+    // See [Note: loss normalisation] in nn/head_block.h and [Note: data-parallel step]: the summed
+    // gradients are loss_scale x those of the global batch's loss.
+    ctx.num_items_in_batch = global_loss_targets(batches, *engine);
     for (int64_t m = 0; m < c.data.grad_accum; ++m) {
       engine->begin_micro_step(m + 1 == c.data.grad_accum);
-      // See [Note: data-parallel step]: the summed gradients are loss_scale x those of the global
-      // batch's mean loss.
-      ctx.loss_scale = micro_loss_scale(loss_scale, c.data.grad_accum, world,
-                                        m == 0 && injects_overflow(c, step + 1));
-      const data::Batch batch = loader->next();
+      ctx.loss_scale = micro_loss_scale(loss_scale, m == 0 && injects_overflow(c, step + 1));
+      const data::Batch& batch = batches[static_cast<size_t>(m)];
       ctx.tokens = batch.inputs.to(c.device, stream);
       ctx.targets = batch.targets.to(c.device, stream);
+      ctx.documents = nn::row_documents(batch.doc_starts, c.device, stream);
       wall.restart();
       const Tensor micro_loss = runner.forward(ctx);
       wall.lap(Phase::forward);
       runner.backward(ctx);
       wall.lap(Phase::backward);
-      loss += micro_loss.to_floats(stream)[0] / static_cast<double>(c.data.grad_accum);
+      loss += micro_loss.to_floats(stream)[0];
       interval_tokens += batch.rows * c.data.seq_len;
     }
     engine->finish_gradient_sync();
-    if (c.comm) loss = engine->sum_over_ranks(loss) / world;
+    ctx.num_items_in_batch = -1;  // the count and the documents were this step's batches' only
+    ctx.documents = {};
+    if (c.comm) loss = engine->sum_over_ranks(loss);
     wall.lap(Phase::comm);
     // One norm for every stage ([Note: chunked gradient norm]); a non-finite one skips the step
     // ([Note: fp16 step]).

@@ -4,10 +4,12 @@
 // tests/zero/test_grad_buckets.cpp.
 //
 // [Note: data-parallel step]
-// - The loss of every micro-batch is scaled by 1 / (grad_accum x world) (the trainer's
-//   StepContext::loss_scale), so the all-reduced SUM is the gradient of the global batch's mean
-//   loss, as DeepSpeed defines the global batch (micro-batch x accumulation x world); fp16 also
-//   multiplies it by the loss scale ([Note: fp16 step] in train/fp16_step.h).
+// - The loss of every micro-batch is its summed per-token losses divided by the global count of
+//   unmasked targets of the step (StepContext::num_items_in_batch, [Note: loss normalisation] in
+//   nn/head_block.h), so the all-reduced SUM is the gradient of the global batch's loss, as
+//   transformers >= 4.46 defines it over the global batch (micro-batch x accumulation x world);
+//   nothing here averages. fp16 also multiplies it by the loss scale (StepContext::loss_scale,
+//   [Note: fp16 step] in train/fp16_step.h).
 // - Non-boundary micro-steps only accumulate locally; on the boundary micro-step each bucket is
 //   reduced as soon as its last block's backward is done (GradBuckets::ready_after). On a GPU the
 //   collective runs on a dedicated comm stream after an event from the compute stream, and

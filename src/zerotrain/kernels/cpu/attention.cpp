@@ -3,7 +3,8 @@
 // of v_j, lse_i = log sum_j exp(s_j). Backward with the saved lse and D_i = dO_i.O_i:
 //   p_ij = exp(s_ij - lse_i), ds_ij = p_ij (dO_i.v_j - D_i),
 //   dq_i = scale sum_j ds_ij k_j,  dk_j = scale sum_{h,i} ds_ij q_i,  dv_j = sum_{h,i} p_ij dO_i,
-// where the dk/dv sums run over the query heads h of the kv head and the queries i that see j.
+// where the dk/dv sums run over the query heads h of the kv head and the queries i that see j
+// (causal, within the window, and in j's document when the rows are packed).
 // dq rows and dk/dv rows are computed independently (the scores are recomputed for each), so every
 // row has one writer and a fixed summation order: the result does not depend on the thread count.
 // Dot products are f32 with 8 fixed lanes, softmax sums and accumulators f64.
@@ -53,11 +54,13 @@ struct Dims {
   int64_t G;       // query heads per kv head
   double scale;    // resolved softmax scale
   int64_t window;  // 0: full causal
+  const int32_t* doc_starts = nullptr;  // [B, S] or null: see AttentionOptions::doc_starts
 
   Dims(const Tensor& q, const Tensor& k, const AttentionOptions& opt)
       : B(q.size(0)), S(q.size(1)), Hq(q.size(2)), Hkv(k.size(2)), D(q.size(3)), G(Hq / Hkv) {
     scale = opt.scale != 0.0f ? opt.scale : 1.0 / std::sqrt(static_cast<double>(D));
     window = opt.window >= S ? 0 : opt.window;
+    if (opt.doc_starts.defined()) doc_starts = opt.doc_starts.data_as<int32_t>();
   }
   // Element offset of row (b, i, head) in a [B, S, H, D] tensor.
   int64_t row(int64_t b, int64_t i, int64_t head, int64_t heads) const {
@@ -65,14 +68,32 @@ struct Dims {
   }
   // Offset of (b, h, i) in a [B, Hq, S] tensor (lse, D).
   int64_t stat(int64_t b, int64_t h, int64_t i) const { return (b * Hq + h) * S + i; }
-  // Query i sees keys [first_key(i), i]; key j is seen by queries [j, last_query(j)].
-  int64_t first_key(int64_t i) const {
-    return window > 0 ? std::max<int64_t>(0, i - window + 1) : 0;
+  // Query i of row b sees keys [first_key(b, i), i]; key j is seen by the queries i in
+  // [j, last_query(j)] with first_key(b, i) <= j.
+  int64_t first_key(int64_t b, int64_t i) const {
+    const int64_t lo = window > 0 ? std::max<int64_t>(0, i - window + 1) : 0;
+    return doc_starts ? std::max<int64_t>(lo, doc_starts[b * S + i]) : lo;
   }
   int64_t last_query(int64_t j) const {
     return window > 0 ? std::min<int64_t>(S - 1, j + window - 1) : S - 1;
   }
+  // Whether query i's document starts after key j (only packed rows hide such keys).
+  bool in_earlier_document(int64_t b, int64_t i, int64_t j) const {
+    return doc_starts && doc_starts[b * S + i] > j;
+  }
 };
+
+// doc_starts[b, i] in [0, i] for every position, or a ValueError naming the first one that is not.
+void check_doc_start_values(std::string_view op, const Dims& d) {
+  if (!d.doc_starts) return;
+  for (int64_t b = 0; b < d.B; ++b)
+    for (int64_t i = 0; i < d.S; ++i) {
+      const int64_t start = d.doc_starts[b * d.S + i];
+      if (start < 0 || start > i)
+        throw ValueError(op, str("doc_starts[", b, ", ", i, "] = ", start, ": a document start must ",
+                                 "lie in [0, ", i, "], at or before its position"));
+    }
+}
 
 void check_rows(std::string_view op, std::string_view name, const std::vector<int64_t>& rows,
                 int64_t S) {
@@ -126,6 +147,7 @@ void attention_forward_rows(const Tensor& q, const Tensor& k, const Tensor& v,
   const Dims d(q, k, opt);
   const auto R = static_cast<int64_t>(rows.size());
   check_rows(op, "rows", rows, d.S);
+  check_doc_start_values(op, d);
   check_rows_output(op, "out_rows", out_rows, q, {d.B, R, d.Hq, d.D});
   check_arg(op, "lse_rows", lse_rows, q, "q");
   check_dtype(op, "lse_rows", lse_rows, {DType::f32});
@@ -142,7 +164,7 @@ void attention_forward_rows(const Tensor& q, const Tensor& k, const Tensor& v,
     for (int64_t b = 0; b < d.B; ++b)
       for (int64_t h = 0; h < d.Hq; ++h)
         for (int64_t r = 0; r < R; ++r) {
-          const int64_t i = rows[static_cast<size_t>(r)], g = h / d.G, lo = d.first_key(i);
+          const int64_t i = rows[static_cast<size_t>(r)], g = h / d.G, lo = d.first_key(b, i);
           const float* qi = qf.data() + d.row(b, i, h, d.Hq);
           const double m = row_scores(d, qi, kf.data(), b, g, lo, i, scores);
           std::fill(acc.begin(), acc.end(), 0.0);
@@ -173,6 +195,7 @@ void attention_backward_rows(const Tensor& q, const Tensor& k, const Tensor& v, 
   const auto Rq = static_cast<int64_t>(q_rows.size()), Rkv = static_cast<int64_t>(kv_rows.size());
   check_rows(op, "q_rows", q_rows, d.S);
   check_rows(op, "kv_rows", kv_rows, d.S);
+  check_doc_start_values(op, d);
   check_rows_output(op, "dq_rows", dq_rows, q, {d.B, Rq, d.Hq, d.D});
   check_rows_output(op, "dk_rows", dk_rows, q, {d.B, Rkv, d.Hkv, d.D});
   check_rows_output(op, "dv_rows", dv_rows, q, {d.B, Rkv, d.Hkv, d.D});
@@ -196,7 +219,7 @@ void attention_backward_rows(const Tensor& q, const Tensor& k, const Tensor& v, 
           const float* goi = gof.data() + d.row(b, i, h, d.Hq);
           const double lse_i = ls[d.stat(b, h, i)], d_i = dd[static_cast<size_t>(d.stat(b, h, i))];
           std::fill(acc.begin(), acc.end(), 0.0);
-          for (int64_t j = d.first_key(i); j <= i; ++j) {
+          for (int64_t j = d.first_key(b, i); j <= i; ++j) {
             const float* kj = kf.data() + d.row(b, j, g, d.Hkv);
             const float* vj = vf.data() + d.row(b, j, g, d.Hkv);
             const double p = std::exp(d.scale * lane_dot(qi, kj, d.D) - lse_i);
@@ -228,6 +251,7 @@ void attention_backward_rows(const Tensor& q, const Tensor& k, const Tensor& v, 
           std::fill(acc_v.begin(), acc_v.end(), 0.0);
           for (int64_t h = g * d.G; h < (g + 1) * d.G; ++h)
             for (int64_t i = j; i <= d.last_query(j); ++i) {
+              if (d.in_earlier_document(b, i, j)) continue;
               const float* qi = qf.data() + d.row(b, i, h, d.Hq);
               const float* goi = gof.data() + d.row(b, i, h, d.Hq);
               const double p = std::exp(d.scale * lane_dot(qi, kj, d.D) - ls[d.stat(b, h, i)]);

@@ -1,5 +1,6 @@
 // CPU causal grouped-query attention (see kernels/attention.h for layouts and semantics). Options
-// arrive resolved: scale > 0 set, window 0 (full causal) or 0 < window < S.
+// arrive resolved: scale > 0 set, window 0 (full causal) or 0 < window < S, doc_starts undefined or
+// i32 [B, S] on the CPU (its values are checked here: each in [0, position]).
 //
 // Every output row is computed on its own from O(S) scratch, so the kernels can also compute a
 // chosen subset of rows: the *_rows variants check a large GPU run on a sample of its rows without

@@ -18,11 +18,13 @@ void rotate(const Tensor& src, const Tensor& positions, const Tensor& inv_freq, 
             bool backward) {
   const int64_t B = src.size(0), S = src.size(1), H = src.size(2), D = src.size(3), half = D / 2;
   const std::vector<int64_t> pos = positions.to_ints();
+  const auto P = static_cast<int64_t>(pos.size());  // S, or B x S for per-row positions
   const float* inv = inv_freq.data_as<float>();
-  // cos and sin (negated for the backward, a rotation by -angle) per (s, i), rounded to T.
-  std::vector<float> cs(static_cast<size_t>(S * half)), sn(static_cast<size_t>(S * half));
+  // cos and sin (negated for the backward, a rotation by -angle) per (position index, i), rounded
+  // to T; token t reads position index t % P.
+  std::vector<float> cs(static_cast<size_t>(P * half)), sn(static_cast<size_t>(P * half));
 #pragma omp parallel for schedule(static)
-  for (int64_t s = 0; s < S; ++s) {
+  for (int64_t s = 0; s < P; ++s) {
     for (int64_t i = 0; i < half; ++i) {
       const float a = static_cast<float>(pos[static_cast<size_t>(s)]) * inv[i];
       const size_t k = static_cast<size_t>(s * half + i);
@@ -34,7 +36,7 @@ void rotate(const Tensor& src, const Tensor& positions, const Tensor& inv_freq, 
   T* out = static_cast<T*>(dst.data());
 #pragma omp parallel for schedule(static)
   for (int64_t t = 0; t < B * S; ++t) {
-    const size_t trig = static_cast<size_t>((t % S) * half);
+    const size_t trig = static_cast<size_t>((t % P) * half);
     for (int64_t h = 0; h < H; ++h) {
       const int64_t base = (t * H + h) * D;
       for (int64_t i = 0; i < half; ++i) {

@@ -48,6 +48,11 @@ __global__ void row_dots_kernel(const T* out, const T* dout, float* dd, int S, i
   }
 }
 
+// The packed rows' document starts, or null.
+const int* doc_starts_of(const AttentionOptions& opt) {
+  return opt.doc_starts.defined() ? opt.doc_starts.data_as<int32_t>() : nullptr;
+}
+
 attn::FwdArgs fwd_args(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor& lse,
                        const AttentionOptions& opt) {
   return {q.data(),
@@ -61,7 +66,8 @@ attn::FwdArgs fwd_args(const Tensor& q, const Tensor& k, const Tensor& v, Tensor
           static_cast<int>(k.size(2)),
           static_cast<int>(q.size(3)),
           static_cast<int>(opt.window),
-          opt.scale};
+          opt.scale,
+          doc_starts_of(opt)};
 }
 
 }  // namespace
@@ -123,7 +129,8 @@ void attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const
                         static_cast<int>(k.size(2)),
                         D,
                         static_cast<int>(opt.window),
-                        opt.scale};
+                        opt.scale,
+                        doc_starts_of(opt)};
   if (q.dtype() == DType::f32) {
     attn::backward_f32(a, stream);
   } else {

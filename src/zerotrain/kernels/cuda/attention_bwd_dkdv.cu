@@ -133,14 +133,17 @@ __global__ void __launch_bounds__(kKvThreads, kv_min_blocks(D))
           mma<T>(dpt[2 * np + 1], av, bg + 2);
         }
       }
-      const bool need_mask = m0 < wn0 + 15 || (W > 0 && m0 + BM - 1 - wn0 >= W);
+      const bool need_mask =
+          m0 < wn0 + 15 || (W > 0 && m0 + BM - 1 - wn0 >= W) || p.doc_starts != nullptr;
 #pragma unroll
       for (int nt = 0; nt < BM / 8; ++nt)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int c = nt * 8 + 2 * t + (e & 1);  // query m0 + c
           const float v = fast_exp2(pt[nt][e] * scale_log2 - lse_t[c] * kLog2e);
-          pt[nt][e] = need_mask && !visible(m0 + c, keys[e >> 1], W) ? 0.f : v;
+          const bool hidden = !visible(m0 + c, keys[e >> 1], W) ||
+                              before_document(p.doc_starts, b, S, m0 + c, keys[e >> 1]);
+          pt[nt][e] = need_mask && hidden ? 0.f : v;
         }
 
         // dV += P^T dO.

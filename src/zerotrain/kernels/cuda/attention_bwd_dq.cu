@@ -111,14 +111,18 @@ __global__ void __launch_bounds__(kDqThreads) attention_bwd_dq_kernel(BwdArgs p)
       }
 
       // dS = P (dP - D), stored over dP.
-      const bool need_mask = n0 + BN - 1 > wr0 || (W > 0 && wr0 + 15 - n0 >= W);
+      const bool need_mask =
+          n0 + BN - 1 > wr0 || (W > 0 && wr0 + 15 - n0 >= W) || p.doc_starts != nullptr;
 #pragma unroll
       for (int nt = 0; nt < BN / 8; ++nt)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int r = e >> 1;
+          const int key = n0 + nt * 8 + 2 * t + (e & 1);
           float pv = fast_exp2(s[nt][e] * scale_log2 - lse2[r]);
-          if (need_mask && !visible(rows[r], n0 + nt * 8 + 2 * t + (e & 1), W)) pv = 0.f;
+          if (need_mask &&
+              (!visible(rows[r], key, W) || before_document(p.doc_starts, b, S, rows[r], key)))
+            pv = 0.f;
           dp[nt][e] = pv * (dp[nt][e] - dd[r]);
         }
 

@@ -12,6 +12,7 @@
 #include "zerotrain/core/cuda/cuda_check.h"
 #include "zerotrain/core/cuda/dispatch.cuh"
 #include "zerotrain/kernels/cuda/attention_launch.h"
+#include "zerotrain/kernels/cuda/attention_mma.cuh"
 
 namespace zt::kernels::cuda::attn {
 
@@ -44,6 +45,13 @@ __device__ __forceinline__ float dot_row(const float* a, const float* b, int D) 
   return s;
 }
 
+// The first key query i of row b sees: the window's bound and, in packed rows, its document's
+// start.
+__device__ __forceinline__ int first_key(int window, const int* doc_starts, int b, int S, int i) {
+  const int lo = window > 0 ? max(0, i - window + 1) : 0;
+  return doc_starts != nullptr ? max(lo, doc_starts[static_cast<int64_t>(b) * S + i]) : lo;
+}
+
 __device__ __forceinline__ void copy_row(float* dst, const float* src, int D, int lane) {
   for (int d = lane; d < D; d += 32)
     dst[d] = src[d];
@@ -68,7 +76,7 @@ __global__ void __launch_bounds__(kWarps * 32) forward_f32_kernel(FwdArgs p) {
   copy_row(qr, static_cast<const float*>(p.q) + q_at, D, lane);
 
   float m = -INFINITY, l = 0.f, acc[kPerLane] = {};
-  for (int j0 = p.window > 0 ? max(0, i - p.window + 1) : 0; j0 <= i; j0 += 32) {
+  for (int j0 = first_key(p.window, p.doc_starts, b, S, i); j0 <= i; j0 += 32) {
     const int j = j0 + lane;
     const float s = j <= i ? dot_row(qr, kb + j * kv_ld, D) * p.scale : -INFINITY;
     const float m_new = fmaxf(m, warp_max(s));  // finite: key j0 is visible
@@ -117,7 +125,7 @@ __global__ void __launch_bounds__(kWarps * 32) backward_dq_f32_kernel(BwdArgs p)
   const float lse = p.lse[stat], dd = p.dd[stat];
 
   float acc[kPerLane] = {};
-  for (int j0 = p.window > 0 ? max(0, i - p.window + 1) : 0; j0 <= i; j0 += 32) {
+  for (int j0 = first_key(p.window, p.doc_starts, b, S, i); j0 <= i; j0 += 32) {
     const int j = j0 + lane;
     float ds = 0.f;
     if (j <= i) {
@@ -165,7 +173,7 @@ __global__ void __launch_bounds__(kWarps * 32) backward_dkdv_f32_kernel(BwdArgs 
     for (int i0 = j; i0 <= last; i0 += 32) {
       const int i = i0 + lane;
       float pi = 0.f, ds = 0.f;
-      if (i <= last) {
+      if (i <= last && !before_document(p.doc_starts, b, S, i, j)) {
         pi = expf(dot_row(kr, qb + i * q_ld, D) * p.scale - p.lse[stat + i]);
         ds = pi * (dot_row(vr, gb + i * q_ld, D) - p.dd[stat + i]);
       }

@@ -101,14 +101,18 @@ __global__ void __launch_bounds__(kFwdThreads, 2) attention_fwd_kernel(FwdArgs p
         }
       }
 
-      // Masking is needed only where some (row, key) pair of the warp's tile is invisible.
-      const bool need_mask = n0 + BN - 1 > wr0 || (W > 0 && wr0 + 15 - n0 >= W);
+      // Masking is needed only where some (row, key) pair of the warp's tile is invisible (in
+      // packed rows, anywhere).
+      const bool need_mask =
+          n0 + BN - 1 > wr0 || (W > 0 && wr0 + 15 - n0 >= W) || p.doc_starts != nullptr;
 #pragma unroll
       for (int nt = 0; nt < BN / 8; ++nt)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           s[nt][e] *= scale_log2;
-          if (need_mask && !visible(rows[e >> 1], n0 + nt * 8 + 2 * t + (e & 1), W))
+          const int key = n0 + nt * 8 + 2 * t + (e & 1);
+          if (need_mask && (!visible(rows[e >> 1], key, W) ||
+                            before_document(p.doc_starts, b, S, rows[e >> 1], key)))
             s[nt][e] = -INFINITY;
         }
 

@@ -1,6 +1,7 @@
 // Internal interface between the CUDA attention sources (plain C++): kernel argument blocks and the
 // launchers each .cu file provides. Layouts as in kernels/attention.h; window is 0 (full causal) or
-// in (0, S); D is one of 32, 64, 80, 96, 128.
+// in (0, S); D is one of 32, 64, 80, 96, 128; doc_starts [B, S] i32 of packed rows, or null (every
+// kernel then runs exactly as without it).
 #pragma once
 
 #include "zerotrain/core/dtype.h"
@@ -16,6 +17,7 @@ struct FwdArgs {
   float* lse;     // [B, Hq, S] f32
   int B, S, Hq, Hkv, D, window;
   float scale;
+  const int* doc_starts;  // [B, S] or null: query i sees no key before doc_starts[b, i]
 };
 
 struct BwdArgs {
@@ -31,6 +33,7 @@ struct BwdArgs {
   void* dv;          // [B, S, Hkv, D]
   int B, S, Hq, Hkv, D, window;
   float scale;
+  const int* doc_starts;  // [B, S] or null: query i sees no key before doc_starts[b, i]
 };
 
 // f16 / bf16 tensor-core kernels.

@@ -159,6 +159,12 @@ __device__ __forceinline__ bool visible(int i, int j, int window) {
   return j <= i && (window == 0 || i - j < window);
 }
 
+// Packed rows: key j lies before the document of query i of row b (never when doc_starts is null,
+// nor for the padding rows i >= S of a last tile).
+__device__ __forceinline__ bool before_document(const int* doc_starts, int b, int S, int i, int j) {
+  return doc_starts != nullptr && i < S && j < doc_starts[static_cast<int64_t>(b) * S + i];
+}
+
 // 2^x on the special-function unit (2^-inf = 0).
 __device__ __forceinline__ float fast_exp2(float x) {
   float y;

@@ -25,15 +25,16 @@ __device__ __forceinline__ float to_float_pos(long long p) {
   return __ll2float_rn(p);
 }
 
-// src, dst: [tokens = B * S, H, D] T (dst may alias src); pos: [S] I; inv: [D / 2] f32.
+// src, dst: [tokens = B * S, H, D] T (dst may alias src); pos: [P] I with P = S (shared by the
+// rows) or B * S (per row), token t at pos[t % P]; inv: [D / 2] f32.
 // VEC elements of each half move as one pack.
 template <typename T, typename I, int VEC>
 __global__ void __launch_bounds__(kRopeThreads)
     rope_kernel(const T* src, T* dst, const I* __restrict__ pos, const float* __restrict__ inv,
-                long long tokens, int S, int H, int D, bool backward) {
+                long long tokens, long long P, int H, int D, bool backward) {
   const int half = D / 2, packs = half / VEC;
   for (long long t = blockIdx.x; t < tokens; t += gridDim.x) {
-    const float p = to_float_pos(pos[t % S]);
+    const float p = to_float_pos(pos[t % P]);
     for (int j = threadIdx.x; j < packs; j += blockDim.x) {
       float c[VEC], s[VEC];
 #pragma unroll
@@ -73,7 +74,8 @@ void launch(const Tensor& src, const Tensor& positions, const Tensor& inv_freq, 
   rope_kernel<T, I, VEC><<<grid, dim3(tx, ty), 0, to_cuda(stream)>>>(
       static_cast<const T*>(src.data()), static_cast<T*>(dst.data()),
       static_cast<const I*>(positions.data()), inv_freq.data_as<float>(), B * S,
-      static_cast<int>(S), static_cast<int>(H), static_cast<int>(D), backward);
+      static_cast<long long>(positions.numel()), static_cast<int>(H), static_cast<int>(D),
+      backward);
   ZT_CUDA_CHECK_LAUNCH();
 }
 
