@@ -191,7 +191,7 @@ TEST(AttentionCudaStream, NonDefaultStreamMatchesDefault) {
   ZT_SKIP_WITHOUT_CUDA();
   const auto p = test::attention_inputs(2, 300, 8, 2, 64, 50, DType::f16, 9);
   CudaStream stream(Device::cuda(0));
-  const Results a = run_on(p, Device::cuda(0), {0.0f, 50}),
+  const Results a = run_on(p, Device::cuda(0), {0.0f, 50, {}}),
                 b = run_on(p, Device::cuda(0), {0.0f, 50, {}}, stream);
   test::expect_bitwise_equal(a.out, b.out, "out");
   test::expect_bitwise_equal(a.dq, b.dq, "dq");
