@@ -143,6 +143,8 @@ class TokenFileWriter {
   // Completes the file; returns its header.
   const TokenFileHeader& finish();
   const TokenFileHeader& header() const { return header_; }
+  // Version 2: tokens written with kTokenCountsAsTarget.
+  uint64_t target_tokens() const { return target_tokens_; }
 
  private:
   void append(uint32_t token);
@@ -157,6 +159,7 @@ class TokenFileWriter {
   std::filesystem::path flags_temp_path_;  // version 2
   int flags_fd_ = -1;
   std::vector<uint8_t> flags_buffer_;
+  uint64_t target_tokens_ = 0;
   TokenFileHeader header_;
   int fd_ = -1;
   std::vector<uint8_t> buffer_;

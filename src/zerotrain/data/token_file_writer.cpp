@@ -124,13 +124,16 @@ void TokenFileWriter::write_document(std::span<const uint32_t> tokens,
   if (tokens.empty() && !header_.eos_id) return;
   for (size_t i = 0; i < tokens.size(); ++i) {
     append(tokens[i]);
-    append_flags(i == 0 ? kTokenStartsDocument : (counts[i] ? kTokenCountsAsTarget : 0));
+    const bool target = i > 0 && counts[i];
+    append_flags(i == 0 ? kTokenStartsDocument : (target ? kTokenCountsAsTarget : 0));
+    target_tokens_ += target;
   }
   header_.num_tokens += tokens.size();
   if (header_.eos_id) {
     append(*header_.eos_id);
     const bool last_counts = !tokens.empty() && counts.back() && tokens.size() > 1;
     append_flags(tokens.empty() ? kTokenStartsDocument : (last_counts ? kTokenCountsAsTarget : 0));
+    target_tokens_ += last_counts;
     ++header_.num_tokens;
   }
   ++header_.num_documents;
