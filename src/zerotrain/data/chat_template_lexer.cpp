@@ -99,19 +99,20 @@ class Lexer {
 
   // Expression tokens up to the closing "%}" or "}}"; returns whether it was "-%}" / "-}}".
   bool lex_tag(char closer, size_t open) {
+    int depth = 0;  // open brackets: "}}" inside {'a': {}} closes a dict, not the tag
     while (true) {
       while (at_ < src_.size() && std::isspace(static_cast<unsigned char>(src_[at_])))
         ++at_;
       if (at_ >= src_.size())
         fail(open, str("unclosed tag (no \"", closer, "}\")"));
       const char c = src_[at_];
-      if (c == '-' && at_ + 2 < src_.size() && src_[at_ + 1] == closer &&
+      if (depth == 0 && c == '-' && at_ + 2 < src_.size() && src_[at_ + 1] == closer &&
           src_[at_ + 2] == '}') {
         tokens_.push_back({Kind::Close, "", pos_of(at_)});
         at_ += 3;
         return true;
       }
-      if (c == closer && at_ + 1 < src_.size() && src_[at_ + 1] == '}') {
+      if (depth == 0 && c == closer && at_ + 1 < src_.size() && src_[at_ + 1] == '}') {
         tokens_.push_back({Kind::Close, "", pos_of(at_)});
         at_ += 2;
         return false;
@@ -155,6 +156,8 @@ class Lexer {
             break;
           }
         if (op.empty()) fail(at_, str("unexpected character '", c, "' in a tag"));
+        if (op == "(" || op == "[" || op == "{") ++depth;
+        if ((op == ")" || op == "]" || op == "}") && depth > 0) --depth;
         tokens_.push_back({Kind::Op, op, pos_of(start)});
         at_ += op.size();
       }
