@@ -100,6 +100,18 @@ TEST(ChatTemplateEngine, ErrorsNameTheTemplateLineAndColumn) {
   EXPECT_EQ(error_of("{% set s = 'a' %}{% set s.x = 1 %}"),
             "[chat_template] t:1:21: cannot assign attribute 'x' on str 's' (only a namespace() "
             "takes attributes)");
+  // Hostile nesting is refused, not a stack overflow.
+  EXPECT_NE(error_of("{{ " + std::string(20000, '(') + "1" + std::string(20000, ')') + " }}")
+                .find("nested deeper than 200"),
+            std::string::npos);
+  std::string nots;
+  for (int i = 0; i < 20000; ++i)
+    nots += "not ";
+  EXPECT_NE(error_of("{{ " + nots + "1 }}").find("nested deeper than 200"), std::string::npos);
+  std::string ifs;
+  for (int i = 0; i < 20000; ++i)
+    ifs += "{% if 1 %}";
+  EXPECT_NE(error_of(ifs).find("nested deeper than 200"), std::string::npos);
   // An undefined value writes nothing and is false; only using it is an error.
   EXPECT_EQ(render("[{{ nothing }}]{% if nothing %}x{% endif %}{{ nothing | length }}"), "[]0");
 }

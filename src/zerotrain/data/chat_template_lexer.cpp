@@ -69,17 +69,23 @@ class Lexer {
     throw ChatTemplateError(str(name_, ":", p.line, ":", p.column, ": ", why));
   }
 
+  // Line and column of byte `at`, counted on from the last position asked for (tokens come in
+  // order, so the whole source is walked about once).
   SourcePos pos_of(size_t at) const {
-    SourcePos p;
-    for (size_t i = 0; i < at && i < src_.size(); ++i) {
-      if (src_[i] == '\n') {
-        ++p.line;
-        p.column = 1;
-      } else if ((static_cast<unsigned char>(src_[i]) & 0xC0) != 0x80) {
-        ++p.column;
+    if (at < counted_to_) {
+      counted_to_ = 0;
+      counted_ = SourcePos{};
+    }
+    for (; counted_to_ < at && counted_to_ < src_.size(); ++counted_to_) {
+      const char c = src_[counted_to_];
+      if (c == '\n') {
+        ++counted_.line;
+        counted_.column = 1;
+      } else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) {
+        ++counted_.column;
       }
     }
-    return p;
+    return counted_;
   }
 
   bool at_line_start(size_t text_begin) const {
@@ -213,6 +219,8 @@ class Lexer {
   const std::string& name_;
   size_t at_ = 0;
   std::vector<TemplateToken> tokens_;
+  mutable size_t counted_to_ = 0;  // pos_of's walk so far
+  mutable SourcePos counted_;
 };
 
 }  // namespace

@@ -11,6 +11,13 @@ using EK = Expr::Kind;
 using SK = Stmt::Kind;
 
 class Parser {
+  // Counts the nesting of the recursive calls it is in.
+  struct DepthGuard {
+    Parser& p;
+    explicit DepthGuard(Parser& parser);
+    ~DepthGuard() { --p.expr_depth_; }
+  };
+
  public:
   Parser(const std::vector<TemplateToken>& tokens, const std::string& name)
       : tokens_(tokens), name_(name) {}
@@ -61,6 +68,15 @@ class Parser {
 
   std::unique_ptr<Stmt> parse_statement() {
     const TemplateToken& kw = next();
+    if (block_depth_ >= kMaxExprDepth)
+      fail(kw, str("blocks nested deeper than ", kMaxExprDepth, " levels"));
+    ++block_depth_;
+    std::unique_ptr<Stmt> s = parse_statement_of(kw);
+    --block_depth_;
+    return s;
+  }
+
+  std::unique_ptr<Stmt> parse_statement_of(const TemplateToken& kw) {
     if (kw.text == "if") return parse_if(kw.pos);
     if (kw.text == "for") return parse_for(kw.pos);
     if (kw.text == "set") {
@@ -167,6 +183,7 @@ class Parser {
     return e;
   }
   ExprPtr parse_not() {
+    const DepthGuard guard(*this);
     if (peek().kind == TK::Name && peek().text == "not") {
       auto u = expr(EK::Unary, next().pos);
       u->name = "not";
@@ -224,6 +241,9 @@ class Parser {
     return e;
   }
   ExprPtr parse_unary(bool with_filter) {
+    // Each nesting level of an expression passes here: a bound keeps a hostile template's
+    // "((((..." from exhausting the stack.
+    const DepthGuard guard(*this);
     ExprPtr e;
     if (peek_op("-") || peek_op("+")) {
       e = expr(EK::Unary, peek().pos);
@@ -471,10 +491,20 @@ class Parser {
     throw ChatTemplateError(str(name_, ":", pos.line, ":", pos.column, ": ", why));
   }
 
+  static constexpr int kMaxExprDepth = 200;
   const std::vector<TemplateToken>& tokens_;
   const std::string& name_;
   size_t at_ = 0;
+  int expr_depth_ = 0;
+  int block_depth_ = 0;
 };
+
+Parser::DepthGuard::DepthGuard(Parser& parser) : p(parser) {
+  if (++p.expr_depth_ > kMaxExprDepth) {
+    --p.expr_depth_;
+    p.fail(p.peek(), str("expression nested deeper than ", kMaxExprDepth, " levels"));
+  }
+}
 
 }  // namespace
 
