@@ -1,4 +1,4 @@
-// The chat templates of the llama (3.2), mistral (v0.3) and qwen2 families, rendered by
+// The chat templates of the llama (3.2), mistral (v0.3) and qwen (2, 3) families, rendered by
 // zerotrain's engine, against what transformers' apply_chat_template renders for the same
 // conversations (tests/fixtures/chat_templates/expected.json, written by
 // tools/chat/make_chat_template_fixtures.py): the same text, or an error where it raised one
@@ -62,7 +62,7 @@ TEST(ChatTemplateTransformers, EveryCaseRendersAsTransformers) {
       }
     }
   }
-  EXPECT_GE(rendered, 50);
+  EXPECT_GE(rendered, 80);
   EXPECT_GE(raised, 4);
 }
 

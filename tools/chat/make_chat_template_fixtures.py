@@ -22,6 +22,7 @@ TEMPLATES = {
     "llama3_2": ("<|begin_of_text|>", "<|eot_id|>"),
     "mistral_v0_3": ("<s>", "</s>"),
     "qwen2": (None, "<|im_end|>"),
+    "qwen3": (None, "<|im_end|>"),
 }
 
 SYSTEM = {"role": "system", "content": "  You answer in one short sentence. \n"}
@@ -47,6 +48,8 @@ CONVERSATIONS = {
     "not_alternating": [USER1, USER2],
     "empty_content": [{"role": "user", "content": ""}, {"role": "assistant", "content": ""}],
     "tool_round": [USER1, TOOL_CALL, TOOL_RESULT, ASSISTANT1],
+    "thinking": [USER1, {"role": "assistant", "content": "<think>\nParis, surely.\n</think>\n\nParis."},
+                 USER2, {"role": "assistant", "content": "Berlin.", "reasoning_content": "Easy."}],
 }
 
 
