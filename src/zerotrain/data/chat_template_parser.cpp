@@ -441,10 +441,7 @@ class Parser {
     return e;
   }
 
-  const TemplateToken& peek() const {
-    static const TemplateToken kEnd{TK::Close, "<end of template>", {}};
-    return at_ < tokens_.size() ? tokens_[at_] : kEnd;
-  }
+  const TemplateToken& peek() const { return at_ < tokens_.size() ? tokens_[at_] : end_; }
   const TemplateToken& next() {
     const TemplateToken& t = peek();
     if (at_ >= tokens_.size()) fail(t, "unexpected end of the template");
@@ -480,7 +477,7 @@ class Parser {
   [[noreturn]] void fail(const TemplateToken& t, const std::string& why) const {
     std::string got;
     switch (t.kind) {
-      case TK::Close: got = at_ < tokens_.size() ? "the end of the tag" : "the end of the template"; break;
+      case TK::Close: got = &t == &end_ ? "the end of the template" : "the end of the tag"; break;
       case TK::String: got = "a string"; break;
       case TK::Text: got = "text"; break;
       default: got = str("\"", t.text, "\"");
@@ -497,6 +494,8 @@ class Parser {
   size_t at_ = 0;
   int expr_depth_ = 0;
   int block_depth_ = 0;
+  // What peek() returns past the last token.
+  const TemplateToken end_{TK::Close, "", tokens_.empty() ? SourcePos{} : tokens_.back().pos};
 };
 
 Parser::DepthGuard::DepthGuard(Parser& parser) : p(parser) {
