@@ -1,5 +1,5 @@
 // Chat and instruction records -> tokens and loss masks ([Note: assistant spans]) with the real
-// Mistral v0.3 and Qwen2 templates over the test tokenizers; the tokenizer directory's template
+// Mistral v0.3, Qwen2 and Qwen3 templates over the test tokenizers; the tokenizer directory's template
 // and special tokens (chat_template_config.h); and `data prepare` writing them as a version 2
 // token file, malformed records skipped and reported with their line numbers.
 #include <gtest/gtest.h>
@@ -84,6 +84,28 @@ TEST_F(ChatRecord, Qwen2CountsTheAnswerAndItsEnd) {
                              &qwen_, bpe_);
   ASSERT_EQ(r.error, "");
   EXPECT_EQ(counted_runs(bpe_, r), (std::vector<std::string>{"Hello there!<|im_end|>\n"}));
+}
+
+TEST_F(ChatRecord, Qwen3CountsEachAnswerAsRenderedInContext) {
+  // Qwen3 renders an earlier answer without its reasoning and the last one with it, so a prefix
+  // of the conversation renders differently from the whole: the spans come from the whole.
+  const ChatTemplate qwen3("qwen3", read(templates() / "qwen3.jinja"));
+  const MaskedRecord r = run(
+      R"({"messages": [{"role": "user", "content": "Q1"},)"
+      R"( {"role": "assistant", "content": "<think>\nR1\n</think>\n\nA1"},)"
+      R"( {"role": "user", "content": "Q2"},)"
+      R"( {"role": "assistant", "content": "A2", "reasoning_content": "R2"}]})",
+      &qwen3, bpe_);
+  ASSERT_EQ(r.error, "");
+  EXPECT_EQ(bpe_.decode(r.tokens),
+            "<|im_start|>user\nQ1<|im_end|>\n<|im_start|>assistant\nA1<|im_end|>\n"
+            "<|im_start|>user\nQ2<|im_end|>\n<|im_start|>assistant\n<think>\nR2\n</think>\n\n"
+            "A2<|im_end|>\n");
+  const auto runs = counted_runs(bpe_, r);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0], "A1<|im_end|>\n");
+  EXPECT_NE(runs[1].find("R2\n</think>\n\nA2<|im_end|>\n"), std::string::npos) << runs[1];
+  EXPECT_EQ(runs[1].find("assistant"), std::string::npos) << runs[1];
 }
 
 TEST_F(ChatRecord, PromptCompletionPairs) {

@@ -35,12 +35,12 @@ std::vector<uint32_t> encode(const Tokenizer& tok, const std::string& text, BpeC
   return ids;
 }
 
-// The first position >= from where `run` occurs in `tokens`, or npos.
-size_t find_run(const std::vector<uint32_t>& tokens, const std::vector<uint32_t>& run, size_t from) {
-  if (run.empty() || run.size() > tokens.size()) return std::string::npos;
-  for (size_t i = from; i + run.size() <= tokens.size(); ++i)
-    if (std::equal(run.begin(), run.end(), tokens.begin() + static_cast<long>(i))) return i;
-  return std::string::npos;
+// The length of the longest common suffix of a and b.
+size_t common_suffix(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && a[a.size() - 1 - n] == b[b.size() - 1 - n])
+    ++n;
+  return n;
 }
 
 // A conversation rendered and masked: the assistant messages at index >= first_counted count.
@@ -59,43 +59,33 @@ MaskedRecord masked_conversation(const TemplateValue& messages, size_t first_cou
   try {
     out.tokens = encode(tok, tpl.render(messages, false, o.template_variables), cache);
     out.counts.assign(out.tokens.size(), 0);
-    size_t searched_to = 0, spans = 0;
+    size_t spans = 0;
     for (size_t i = first_counted; i < messages.list->size(); ++i) {
       const TemplateValue* role = (*messages.list)[i].find("role");
       if (!role || to_text(*role) != "assistant") continue;
+      // The conversation with message i reduced to an empty assistant message.
+      auto reduced = [&](size_t n) {
+        TemplateValue m = prefix(n);
+        (*m.list)[i] = TemplateValue::of(ValueDict{{"role", TemplateValue::of(std::string("assistant"))},
+                                                   {"content", TemplateValue::of(std::string())}});
+        return m;
+      };
+      const auto others = encode(tok, tpl.render(reduced(messages.list->size()), false,
+                                                 o.template_variables), cache);
+      const size_t start = common_prefix(out.tokens, others);
+      const size_t after = std::min(common_suffix(out.tokens, others), out.tokens.size() - start);
+      if (start + after == out.tokens.size()) continue;  // the template writes nothing for it
+      // The tokens that close the turn (<|im_end|>\n, </s>, <|eot_id|>) are alike in both
+      // renders; as the last message, the turn ends the render, so they are its common suffix.
       const auto through = encode(tok, tpl.render(prefix(i + 1), false, o.template_variables), cache);
-      // Where the message starts in `through`: after the generation prompt of the turns before
-      // it, or after what the template writes for it with an empty content, whichever is later.
-      size_t start = common_prefix(
-          encode(tok, tpl.render(prefix(i), true, o.template_variables), cache), through);
-      try {
-        TemplateValue emptied = prefix(i + 1);
-        ValueDict message = *(*messages.list)[i].dict;
-        emptied.list->back() = TemplateValue::of(std::move(message));
-        emptied.list->back().set("content", TemplateValue::of(std::string()));
-        start = std::max(start, common_prefix(encode(tok, tpl.render(emptied, false,
-                                                                      o.template_variables),
-                                                     cache),
-                                              through));
-      } catch (const ChatTemplateError&) {
-        // A template that refuses an empty message: the generation prompt alone marks the start.
-      }
-      const std::vector<uint32_t> run(through.begin() + static_cast<long>(start), through.end());
-      if (run.empty()) continue;  // an empty message the template writes nothing for
-      // Usually `through` begins the conversation's tokens and the run lies where it ends;
-      // otherwise (the template renders earlier turns differently in context) it is searched for.
-      const size_t at = common_prefix(through, out.tokens) == through.size() && start >= searched_to
-                            ? start
-                            : find_run(out.tokens, run, searched_to);
-      if (at == std::string::npos) {
-        out.error = str("message ", i, " (assistant): its ", run.size(),
-                        " tokens are not in the rendered conversation; the chat template renders "
-                        "it differently in context (see [Note: assistant spans])");
-        return out;
-      }
-      std::fill(out.counts.begin() + static_cast<long>(at),
-                out.counts.begin() + static_cast<long>(at + run.size()), 1);
-      searched_to = at + run.size();
+      const auto through_reduced = encode(tok, tpl.render(reduced(i + 1), false, o.template_variables), cache);
+      size_t closing = std::min(common_suffix(through, through_reduced), after);
+      const size_t end = out.tokens.size() - after;
+      while (closing > 0 && !std::equal(through.end() - static_cast<long>(closing), through.end(),
+                                        out.tokens.begin() + static_cast<long>(end)))
+        --closing;
+      std::fill(out.counts.begin() + static_cast<long>(start),
+                out.counts.begin() + static_cast<long>(end + closing), 1);
       ++spans;
     }
     if (spans == 0) out.error = "no assistant message to learn from";

@@ -9,16 +9,17 @@
 //    conversation; only the completion's assistant messages count.
 //
 // [Note: assistant spans] Which tokens of a rendered conversation R are an assistant message i's:
-// B = the tokens of render(messages[:i+1]); the message starts in B after the longest common
-// prefix of B with the tokens of render(messages[:i], add_generation_prompt=True) or with those of
-// render(messages[:i+1] with message i's content emptied), whichever is longer (the second
-// matters for templates whose generation prompt differs from a rendered turn, such as Mistral's,
-// which writes the system prompt into the last user turn only); its tokens run to the end of B
-// (the content and whatever the template closes it with: <|eot_id|>, </s>, <|im_end|>\n). When B
-// begins R (the usual case) the run lies at the same place in R; otherwise it is searched for in
-// R after the previous assistant span. A record whose run is not in R is skipped and reported; so
-// is a record with no assistant message, or one whose template raises (raise_exception's message
-// is reported).
+// R' = the tokens of the same conversation rendered with message i reduced to an empty assistant
+// message ({"role": "assistant", "content": ""}: no content, reasoning or tool calls). Every
+// other turn renders alike in both, in the same context, so the message's own tokens are R past
+// the longest common prefix of R and R' and before their longest common suffix. The tokens the
+// template closes the turn with (<|eot_id|>, </s>, <|im_end|>\n) are alike in both too: they are
+// taken from render(messages[:i+1]) and render(the same, reduced), where the turn is last and its
+// closing is their common suffix, and counted where they follow the message in R. So the loss
+// learns the answer (and its reasoning and tool calls, as far as they differ from an empty turn)
+// and to end it; the role header ("<|im_start|>assistant\n") is prompt. A record with no assistant
+// message is skipped and reported, as is one whose template raises (raise_exception's message is
+// reported).
 // Tested in tests/chat/test_chat_record.cpp.
 #pragma once
 
