@@ -14,8 +14,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const zt::data::TemplateValue messages = zt::data::from_json(nlohmann::ordered_json::parse(
       R"([{"role": "system", "content": "s"}, {"role": "user", "content": "u"},
           {"role": "assistant", "content": "a", "tool_calls": [{"function": {"name": "f"}}]}])"));
-  const zt::data::ValueDict vars = {{"bos_token", zt::data::TemplateValue::of(std::string("<s>"))},
-                                    {"eos_token", zt::data::TemplateValue::of(std::string("</s>"))}};
+  const zt::data::ValueDict vars = {
+      {"bos_token", zt::data::TemplateValue::of(std::string("<s>"))},
+      {"eos_token", zt::data::TemplateValue::of(std::string("</s>"))}};
   try {
     const zt::data::ChatTemplate t("fuzz", std::string(reinterpret_cast<const char*>(data), size));
     t.render(messages, false, vars);

@@ -1,7 +1,7 @@
 // Chat and instruction records -> tokens and loss masks ([Note: assistant spans]) with the real
-// Mistral v0.3, Qwen2 and Qwen3 templates over the test tokenizers; the tokenizer directory's template
-// and special tokens (chat_template_config.h); and `data prepare` writing them as a version 2
-// token file, malformed records skipped and reported with their line numbers.
+// Mistral v0.3, Qwen2 and Qwen3 templates over the test tokenizers; the tokenizer directory's
+// template and special tokens (chat_template_config.h); and `data prepare` writing them as a
+// version 2 token file, malformed records skipped and reported with their line numbers.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -46,7 +46,8 @@ std::vector<std::string> counted_runs(const Tokenizer& tok, const MaskedRecord& 
 class ChatRecord : public ::testing::Test {
  protected:
   Tokenizer sp_ = Tokenizer::from_file(test::test_data_dir() / "tokenizer/sp_bpe/tokenizer.json");
-  Tokenizer bpe_ = Tokenizer::from_file(test::test_data_dir() / "tokenizer/small_bpe/tokenizer.json");
+  Tokenizer bpe_ =
+      Tokenizer::from_file(test::test_data_dir() / "tokenizer/small_bpe/tokenizer.json");
   ChatTemplate mistral_{"mistral", read(templates() / "mistral_v0_3.jinja")};
   ChatTemplate qwen_{"qwen2", read(templates() / "qwen2.jinja")};
   BpeCache cache_;
@@ -90,12 +91,12 @@ TEST_F(ChatRecord, Qwen3CountsEachAnswerAsRenderedInContext) {
   // Qwen3 renders an earlier answer without its reasoning and the last one with it, so a prefix
   // of the conversation renders differently from the whole: the spans come from the whole.
   const ChatTemplate qwen3("qwen3", read(templates() / "qwen3.jinja"));
-  const MaskedRecord r = run(
-      R"({"messages": [{"role": "user", "content": "Q1"},)"
-      R"( {"role": "assistant", "content": "<think>\nR1\n</think>\n\nA1"},)"
-      R"( {"role": "user", "content": "Q2"},)"
-      R"( {"role": "assistant", "content": "A2", "reasoning_content": "R2"}]})",
-      &qwen3, bpe_);
+  const MaskedRecord r =
+      run(R"({"messages": [{"role": "user", "content": "Q1"},)"
+          R"( {"role": "assistant", "content": "<think>\nR1\n</think>\n\nA1"},)"
+          R"( {"role": "user", "content": "Q2"},)"
+          R"( {"role": "assistant", "content": "A2", "reasoning_content": "R2"}]})",
+          &qwen3, bpe_);
   ASSERT_EQ(r.error, "");
   EXPECT_EQ(bpe_.decode(r.tokens),
             "<|im_start|>user\nQ1<|im_end|>\n<|im_start|>assistant\nA1<|im_end|>\n"
@@ -111,7 +112,8 @@ TEST_F(ChatRecord, Qwen3CountsEachAnswerAsRenderedInContext) {
 TEST_F(ChatRecord, PromptCompletionPairs) {
   const JsonlFields pair{"", "prompt", "completion", ""};
   // As TRL: prompt + completion, the prompt's own tokens masked.
-  MaskedRecord r = run(R"({"prompt": "[INST] Hi [/INST]", "completion": " Hello."})", nullptr, sp_, pair);
+  MaskedRecord r =
+      run(R"({"prompt": "[INST] Hi [/INST]", "completion": " Hello."})", nullptr, sp_, pair);
   ASSERT_EQ(r.error, "");
   EXPECT_EQ(r.tokens, sp_.encode("[INST] Hi [/INST] Hello."));
   const size_t prompt = sp_.encode("[INST] Hi [/INST]").size();
@@ -123,9 +125,10 @@ TEST_F(ChatRecord, PromptCompletionPairs) {
   EXPECT_EQ(r.tokens, sp_.encode("<s>[INST]Hi[/INST]Hello.</s>"));
   EXPECT_EQ(counted_runs(sp_, r), std::vector<std::string>{"Hello.</s>"});
   // TRL's conversational form: only the completion's assistant messages count.
-  r = run(R"({"prompt": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},)"
-          R"( {"role": "user", "content": "c"}], "completion": [{"role": "assistant", "content": "d"}]})",
-          &mistral_, sp_, pair);
+  r = run(
+      R"({"prompt": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},)"
+      R"( {"role": "user", "content": "c"}], "completion": [{"role": "assistant", "content": "d"}]})",
+      &mistral_, sp_, pair);
   ASSERT_EQ(r.error, "");
   EXPECT_EQ(counted_runs(sp_, r), std::vector<std::string>{"d</s>"});
 }
@@ -139,11 +142,14 @@ TEST_F(ChatRecord, MalformedRecordsSayWhy) {
             "field \"messages\" message 0 has no string \"role\"");
   EXPECT_EQ(error(R"({"messages": [{"role": "user", "content": "hi"}]})"),
             "no assistant message to learn from");
-  EXPECT_EQ(error(R"({"messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]})"),
-            "chat template: mistral:18:32: raise_exception: After the optional system message, "
-            "conversation roles must alternate user/assistant/user/assistant/...");
+  EXPECT_EQ(
+      error(
+          R"({"messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]})"),
+      "chat template: mistral:18:32: raise_exception: After the optional system message, "
+      "conversation roles must alternate user/assistant/user/assistant/...");
   EXPECT_NE(error("[1, 2]").find("expected a JSON object"), std::string::npos);
-  EXPECT_THROW(run(R"({"messages": [{"role": "user", "content": "a"}]})", nullptr, sp_), ValueError);
+  EXPECT_THROW(run(R"({"messages": [{"role": "user", "content": "a"}]})", nullptr, sp_),
+               ValueError);
 }
 
 TEST(ChatTemplateConfig, ReadsTheTemplateAndSpecialTokens) {
@@ -159,8 +165,9 @@ TEST(ChatTemplateConfig, ReadsTheTemplateAndSpecialTokens) {
   const TemplateValue messages =
       from_json(nlohmann::ordered_json::parse(R"([{"role": "user", "content": "x"}])"));
   EXPECT_EQ(c.chat_template->render(messages, false, c.special_tokens), "<s>x");
-  EXPECT_EQ(read_tokenizer_chat_config(dir.path(), "tool_use").chat_template->render(messages, false, {}),
-            "T");
+  EXPECT_EQ(
+      read_tokenizer_chat_config(dir.path(), "tool_use").chat_template->render(messages, false, {}),
+      "T");
   try {
     read_tokenizer_chat_config(dir.path(), "rag");
     ADD_FAILURE() << "expected an error";
@@ -171,14 +178,16 @@ TEST(ChatTemplateConfig, ReadsTheTemplateAndSpecialTokens) {
   }
   // chat_template.jinja beside it wins, as in transformers >= 4.51.
   dir.write("chat_template.jinja", "J{{ messages|length }}");
-  EXPECT_EQ(read_tokenizer_chat_config(dir.path()).chat_template->render(messages, false, {}), "J1");
+  EXPECT_EQ(read_tokenizer_chat_config(dir.path()).chat_template->render(messages, false, {}),
+            "J1");
   test::TempDir empty;
   EXPECT_FALSE(read_tokenizer_chat_config(empty.path()).chat_template);
 }
 
 TEST(ChatPrepare, WritesAVersion2FileAndReportsSkippedRecords) {
   test::TempDir dir;
-  const Tokenizer tok = Tokenizer::from_file(test::test_data_dir() / "tokenizer/sp_bpe/tokenizer.json");
+  const Tokenizer tok =
+      Tokenizer::from_file(test::test_data_dir() / "tokenizer/sp_bpe/tokenizer.json");
   const ChatTemplate tpl("mistral", read(templates() / "mistral_v0_3.jinja"));
   const auto input = dir.write(
       "chat.jsonl",
@@ -204,7 +213,8 @@ TEST(ChatPrepare, WritesAVersion2FileAndReportsSkippedRecords) {
   EXPECT_EQ(s.documents, 2u);
   EXPECT_EQ(s.skipped_records, 1u);
   EXPECT_EQ(skipped, std::vector<std::string>{
-                         input.string() + ":3: field \"messages\" is a number 5, expected a list of messages"});
+                         input.string() +
+                         ":3: field \"messages\" is a number 5, expected a list of messages"});
   const TokenFile f(opt.output);
   ASSERT_TRUE(f.has_flags());
   EXPECT_NO_THROW(f.check_tokens());
@@ -217,8 +227,8 @@ TEST(ChatPrepare, WritesAVersion2FileAndReportsSkippedRecords) {
   EXPECT_EQ(counted, s.target_tokens);
   for (size_t i = 0; i < first.size(); ++i)
     EXPECT_EQ((f.flags(i) & kTokenCountsAsTarget) != 0, i >= first.size() - answer) << i;
-  EXPECT_EQ(f.flags(first.size()), kTokenCountsAsTarget);             // the eos
-  EXPECT_EQ(f.flags(first.size() + 1), kTokenStartsDocument);         // document 2
+  EXPECT_EQ(f.flags(first.size()), kTokenCountsAsTarget);      // the eos
+  EXPECT_EQ(f.flags(first.size() + 1), kTokenStartsDocument);  // document 2
 }
 
 }  // namespace

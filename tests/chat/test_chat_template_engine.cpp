@@ -73,16 +73,19 @@ TEST(ChatTemplateEngine, FiltersTestsAndOperators) {
             "TrueTrueTrueTrue");
   EXPECT_EQ(render("{{ 'abcdef'[1:4] }}{{ 'abc'[::-1] }}{{ [1, 2, 3][-1] }}{{ [1, 2, 3][:-1] }}"),
             "bcdcba3[1, 2]");
-  EXPECT_EQ(render("{{ 7 // 2 }} {{ -7 // 2 }} {{ 7 % 3 }} {{ 7 / 2 }} {{ 2 ** 10 }} {{ 0.1 + 0.2 }}"),
-            "3 -4 1 3.5 1024 0.30000000000000004");
+  EXPECT_EQ(
+      render("{{ 7 // 2 }} {{ -7 // 2 }} {{ 7 % 3 }} {{ 7 / 2 }} {{ 2 ** 10 }} {{ 0.1 + 0.2 }}"),
+      "3 -4 1 3.5 1024 0.30000000000000004");
   EXPECT_EQ(render("{{ 'x' in 'xy' }}{{ 'role' in {'role': 1} }}{{ 3 not in [1, 2] }}"),
             "TrueTrueTrue");
-  EXPECT_EQ(render("{{ [{'r': 'u'}, {'r': 'a'}, {'r': 'u'}] | selectattr('r', 'equalto', 'u') "
-                   "| list | length }}{{ ['a', 'b'] | join(', ') }}{{ [{'n': 1}] | map(attribute='n') "
-                   "| first }}"),
-            "2a, b1");
-  EXPECT_EQ(render("{{ ' a b '.strip().split(' ') }}{{ 'abc'.startswith('ab') }}{{ u | default('d') }}"),
-            "['a', 'b']Trued");
+  EXPECT_EQ(
+      render("{{ [{'r': 'u'}, {'r': 'a'}, {'r': 'u'}] | selectattr('r', 'equalto', 'u') "
+             "| list | length }}{{ ['a', 'b'] | join(', ') }}{{ [{'n': 1}] | map(attribute='n') "
+             "| first }}"),
+      "2a, b1");
+  EXPECT_EQ(
+      render("{{ ' a b '.strip().split(' ') }}{{ 'abc'.startswith('ab') }}{{ u | default('d') }}"),
+      "['a', 'b']Trued");
   EXPECT_EQ(render("{{ 1e-05 }} {{ 1e16 }} {{ 100.0 }} {{ 1.5e3 }}"), "1e-05 1e+16 100.0 1500.0");
 }
 
@@ -96,7 +99,8 @@ TEST(ChatTemplateEngine, ErrorsNameTheTemplateLineAndColumn) {
             "[chat_template] t:1:19: raise_exception: bad 1");
   EXPECT_EQ(error_of("{{ messages[0].content + 'x' }}", R"([{"role": "user"}])"),
             "[chat_template] t:1:16: 'dict object' has no attribute 'content'");
-  EXPECT_EQ(error_of("{{ x | nofilter }}"), "[chat_template] t:1:8: filter nofilter: no filter named 'nofilter'");
+  EXPECT_EQ(error_of("{{ x | nofilter }}"),
+            "[chat_template] t:1:8: filter nofilter: no filter named 'nofilter'");
   EXPECT_EQ(error_of("{% set s = 'a' %}{% set s.x = 1 %}"),
             "[chat_template] t:1:21: cannot assign attribute 'x' on str 's' (only a namespace() "
             "takes attributes)");

@@ -33,11 +33,13 @@ TEST(ChatTemplateTransformers, EveryCaseRendersAsTransformers) {
   for (const auto& c : expected.at("cases")) {
     const std::string name = c.at("template");
     if (!templates.count(name))
-      templates[name] = std::make_unique<ChatTemplate>(name, read(fixture_dir() / (name + ".jinja")));
+      templates[name] =
+          std::make_unique<ChatTemplate>(name, read(fixture_dir() / (name + ".jinja")));
     ValueDict vars;
     if (!c.at("bos_token").is_null()) vars.emplace_back("bos_token", from_json(c.at("bos_token")));
     if (!c.at("eos_token").is_null()) vars.emplace_back("eos_token", from_json(c.at("eos_token")));
-    vars.emplace_back("tools", c.contains("tools") ? from_json(c.at("tools")) : TemplateValue::none());
+    vars.emplace_back("tools",
+                      c.contains("tools") ? from_json(c.at("tools")) : TemplateValue::none());
     vars.emplace_back("documents", TemplateValue::none());
     vars.emplace_back("date_string", from_json(c.at("date_string")));
     const std::string label = str(name, " ", c.at("conversation").get<std::string>(),

@@ -9,7 +9,8 @@ namespace {
 using json = nlohmann::ordered_json;
 
 // A list of messages from a JSON value, or the reason it is not one.
-std::optional<TemplateValue> messages_of(const json& v, const std::string& what, std::string& error) {
+std::optional<TemplateValue> messages_of(const json& v, const std::string& what,
+                                         std::string& error) {
   if (!v.is_array()) {
     error = str(what, " is ", describe_jsonl_value(v), ", expected a list of messages");
     return std::nullopt;
@@ -66,19 +67,22 @@ MaskedRecord masked_conversation(const TemplateValue& messages, size_t first_cou
       // The conversation with message i reduced to an empty assistant message.
       auto reduced = [&](size_t n) {
         TemplateValue m = prefix(n);
-        (*m.list)[i] = TemplateValue::of(ValueDict{{"role", TemplateValue::of(std::string("assistant"))},
-                                                   {"content", TemplateValue::of(std::string())}});
+        (*m.list)[i] =
+            TemplateValue::of(ValueDict{{"role", TemplateValue::of(std::string("assistant"))},
+                                        {"content", TemplateValue::of(std::string())}});
         return m;
       };
-      const auto others = encode(tok, tpl.render(reduced(messages.list->size()), false,
-                                                 o.template_variables), cache);
+      const auto others = encode(
+          tok, tpl.render(reduced(messages.list->size()), false, o.template_variables), cache);
       const size_t start = common_prefix(out.tokens, others);
       const size_t after = std::min(common_suffix(out.tokens, others), out.tokens.size() - start);
       if (start + after == out.tokens.size()) continue;  // the template writes nothing for it
       // The tokens that close the turn (<|im_end|>\n, </s>, <|eot_id|>) are alike in both
       // renders; as the last message, the turn ends the render, so they are its common suffix.
-      const auto through = encode(tok, tpl.render(prefix(i + 1), false, o.template_variables), cache);
-      const auto through_reduced = encode(tok, tpl.render(reduced(i + 1), false, o.template_variables), cache);
+      const auto through =
+          encode(tok, tpl.render(prefix(i + 1), false, o.template_variables), cache);
+      const auto through_reduced =
+          encode(tok, tpl.render(reduced(i + 1), false, o.template_variables), cache);
       size_t closing = std::min(common_suffix(through, through_reduced), after);
       const size_t end = out.tokens.size() - after;
       while (closing > 0 && !std::equal(through.end() - static_cast<long>(closing), through.end(),
@@ -106,8 +110,8 @@ size_t common_prefix(const std::vector<uint32_t>& a, const std::vector<uint32_t>
   return n;
 }
 
-MaskedRecord masked_record(std::string_view line, const ChatRecordOptions& o,
-                           const Tokenizer& tok, BpeCache& cache) {
+MaskedRecord masked_record(std::string_view line, const ChatRecordOptions& o, const Tokenizer& tok,
+                           BpeCache& cache) {
   MaskedRecord out;
   const std::optional<json> record = parse_jsonl_object(line, out.error);
   if (!record) return out;

@@ -35,11 +35,11 @@
 namespace zt::data {
 
 struct ChatRecordOptions {
-  JsonlFields fields;                        // messages, or prompt + completion
+  JsonlFields fields;                           // messages, or prompt + completion
   const ChatTemplate* chat_template = nullptr;  // needed by messages and templated pairs
-  ValueDict template_variables;              // bos_token, eos_token, ... (chat_template_config.h)
-  bool pairs_through_template = false;       // string pairs as a user and an assistant message
-  std::string no_chat_template_reason;       // the error's text when a record needs a template
+  ValueDict template_variables;         // bos_token, eos_token, ... (chat_template_config.h)
+  bool pairs_through_template = false;  // string pairs as a user and an assistant message
+  std::string no_chat_template_reason;  // the error's text when a record needs a template
 };
 
 struct MaskedRecord {

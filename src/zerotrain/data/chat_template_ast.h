@@ -58,12 +58,12 @@ struct Stmt {
   enum class Kind { Text, Output, If, For, Set, Break, Continue, Block };
   Kind kind;
   SourcePos pos;
-  std::string text;                                     // Text
-  ExprPtr expr;                                         // Output, Set: the value; For: iterable
-  std::vector<std::pair<ExprPtr, StmtList>> branches;   // If: condition (null for else), body
-  std::vector<std::string> targets;                     // For: loop names; Set: name[, attr]
-  ExprPtr filter;                                       // For: the "if" condition, or null
-  StmtList body, else_body;                             // For; Block: body
+  std::string text;                                    // Text
+  ExprPtr expr;                                        // Output, Set: the value; For: iterable
+  std::vector<std::pair<ExprPtr, StmtList>> branches;  // If: condition (null for else), body
+  std::vector<std::string> targets;                    // For: loop names; Set: name[, attr]
+  ExprPtr filter;                                      // For: the "if" condition, or null
+  StmtList body, else_body;                            // For; Block: body
 };
 
 }  // namespace zt::data

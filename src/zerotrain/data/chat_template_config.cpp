@@ -16,8 +16,8 @@ TokenizerChatConfig read_tokenizer_chat_config(const std::filesystem::path& dir,
   if (std::filesystem::exists(config_path))
     config = parse_json(read_text_file(config_path, "data"), "data", config_path.string());
   if (!config.is_object())
-    throw ValueError("data", str(config_path.string(), ": expected a JSON object, got ",
-                                 describe_json(config)));
+    throw ValueError(
+        "data", str(config_path.string(), ": expected a JSON object, got ", describe_json(config)));
   for (const char* key : {"bos_token", "eos_token", "unk_token", "pad_token"}) {
     auto it = config.find(key);
     if (it == config.end() || it->is_null()) continue;
@@ -44,14 +44,17 @@ TokenizerChatConfig read_tokenizer_chat_config(const std::filesystem::path& dir,
     return out;
   }
   if (!it->is_array())
-    throw ValueError("data", str(out.source, ": expected a string or a list of named templates, got ",
-                                 describe_json(*it)));
+    throw ValueError("data",
+                     str(out.source, ": expected a string or a list of named templates, got ",
+                         describe_json(*it)));
   std::string names;
   for (const auto& entry : *it) {
     if (!entry.is_object() || !entry.contains("name") || !entry.contains("template") ||
         !entry["name"].is_string() || !entry["template"].is_string())
-      throw ValueError("data", str(out.source, ": each entry needs a string \"name\" and "
-                                               "\"template\", got ", describe_json(entry)));
+      throw ValueError("data", str(out.source,
+                                   ": each entry needs a string \"name\" and "
+                                   "\"template\", got ",
+                                   describe_json(entry)));
     const std::string name = entry["name"];
     names += (names.empty() ? "" : ", ") + name;
     if (name == template_name) {
@@ -60,8 +63,8 @@ TokenizerChatConfig read_tokenizer_chat_config(const std::filesystem::path& dir,
       return out;
     }
   }
-  throw ValueError("data", str(out.source, ": no template named \"", template_name,
-                               "\" (it has: ", names, ")"));
+  throw ValueError(
+      "data", str(out.source, ": no template named \"", template_name, "\" (it has: ", names, ")"));
 }
 
 }  // namespace zt::data

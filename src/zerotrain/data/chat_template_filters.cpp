@@ -11,7 +11,9 @@ namespace {
 
 using Kind = TemplateValue::Kind;
 
-[[noreturn]] void fail(const std::string& why) { throw TemplateRuntimeError{why, false}; }
+[[noreturn]] void fail(const std::string& why) {
+  throw TemplateRuntimeError{why, false};
+}
 
 int64_t as_int(const TemplateValue& v, const char* what) {
   if (v.is(Kind::Int)) return v.integer;
@@ -38,7 +40,8 @@ TemplateValue attribute_of(const TemplateValue& v, const std::string& path) {
     const size_t dot = path.find('.', from);
     const std::string key = path.substr(from, dot - from);
     const TemplateValue* next = cur.find(key);
-    if (!next) return TemplateValue::undefined(str("'", type_name(cur), "' has no attribute '", key, "'"));
+    if (!next)
+      return TemplateValue::undefined(str("'", type_name(cur), "' has no attribute '", key, "'"));
     cur = *next;
     if (dot == std::string::npos) return cur;
     from = dot + 1;
@@ -84,19 +87,26 @@ std::string strip_text(const std::string& s, const std::string& chars, char whic
 
 int64_t length_of(const TemplateValue& v) {
   switch (v.kind) {
-    case Kind::Undefined: return 0;
-    case Kind::String: return static_cast<int64_t>(code_point_count(v.text));
-    case Kind::List: return static_cast<int64_t>(v.list->size());
+    case Kind::Undefined:
+      return 0;
+    case Kind::String:
+      return static_cast<int64_t>(code_point_count(v.text));
+    case Kind::List:
+      return static_cast<int64_t>(v.list->size());
     case Kind::Dict:
-    case Kind::Namespace: return static_cast<int64_t>(v.dict->size());
-    default: fail(str("object of type '", type_name(v), "' has no len()"));
+    case Kind::Namespace:
+      return static_cast<int64_t>(v.dict->size());
+    default:
+      fail(str("object of type '", type_name(v), "' has no len()"));
   }
 }
 
 ValueList iterate(const TemplateValue& v) {
   switch (v.kind) {
-    case Kind::Undefined: return {};
-    case Kind::List: return *v.list;
+    case Kind::Undefined:
+      return {};
+    case Kind::List:
+      return *v.list;
     case Kind::Dict: {
       ValueList keys;
       for (const auto& [k, _] : *v.dict)
@@ -109,7 +119,8 @@ ValueList iterate(const TemplateValue& v) {
         chars.push_back(TemplateValue::of(std::move(c)));
       return chars;
     }
-    default: fail(str("'", type_name(v), "' object is not iterable"));
+    default:
+      fail(str("'", type_name(v), "' object is not iterable"));
   }
 }
 
@@ -133,7 +144,8 @@ TemplateValue apply_filter(const std::string& name, const TemplateValue& v,
     const TemplateValue* a = args.get(i, key);
     return a ? to_text(*a) : fallback;
   };
-  if (name == "trim") return TemplateValue::of(strip_text(to_text(v), text_arg(0, "chars", ""), 'b'));
+  if (name == "trim")
+    return TemplateValue::of(strip_text(to_text(v), text_arg(0, "chars", ""), 'b'));
   if (name == "length" || name == "count") return TemplateValue::of(length_of(v));
   if (name == "tojson") {
     const TemplateValue* indent = args.get(0, "indent");
@@ -180,7 +192,8 @@ TemplateValue apply_filter(const std::string& name, const TemplateValue& v,
   if (name == "list") return TemplateValue::of(iterate(v));
   if (name == "first" || name == "last") {
     ValueList items = iterate(v);
-    if (items.empty()) return TemplateValue::undefined(str("No ", name, " item, sequence was empty."));
+    if (items.empty())
+      return TemplateValue::undefined(str("No ", name, " item, sequence was empty."));
     return name == "first" ? items.front() : items.back();
   }
   if (name == "reverse") {
@@ -260,7 +273,8 @@ TemplateValue apply_filter(const std::string& name, const TemplateValue& v,
   if (name == "unique") {
     ValueList out;
     for (const TemplateValue& item : iterate(v))
-      if (std::none_of(out.begin(), out.end(), [&](const TemplateValue& o) { return equal(o, item); }))
+      if (std::none_of(out.begin(), out.end(),
+                       [&](const TemplateValue& o) { return equal(o, item); }))
         out.push_back(item);
     return TemplateValue::of(std::move(out));
   }
@@ -268,18 +282,21 @@ TemplateValue apply_filter(const std::string& name, const TemplateValue& v,
     ValueList items = iterate(v);
     const TemplateValue* reverse = args.get(0, "reverse");
     const TemplateValue* attr = args.get(2, "attribute");
-    std::stable_sort(items.begin(), items.end(), [&](const TemplateValue& a, const TemplateValue& b) {
-      return attr ? less(attribute_of(a, to_text(*attr)), attribute_of(b, to_text(*attr)))
-                  : less(a, b);
-    });
+    std::stable_sort(
+        items.begin(), items.end(), [&](const TemplateValue& a, const TemplateValue& b) {
+          return attr ? less(attribute_of(a, to_text(*attr)), attribute_of(b, to_text(*attr)))
+                      : less(a, b);
+        });
     if (reverse && truthy(*reverse)) std::reverse(items.begin(), items.end());
     return TemplateValue::of(std::move(items));
   }
   if (name == "sum") {
     TemplateValue total = TemplateValue::of(int64_t{0});
     for (const TemplateValue& item : iterate(v)) {
-      if (total.is(Kind::Int) && item.is(Kind::Int)) total.integer += item.integer;
-      else total = TemplateValue::of(as_number(total) + as_number(item));
+      if (total.is(Kind::Int) && item.is(Kind::Int))
+        total.integer += item.integer;
+      else
+        total = TemplateValue::of(as_number(total) + as_number(item));
     }
     return total;
   }
@@ -314,8 +331,7 @@ bool apply_test(const std::string& name, const TemplateValue& v, const BuiltinAr
   if (name == "integer") return v.is(Kind::Int);
   if (name == "float") return v.is(Kind::Float);
   if (name == "mapping") return v.is(Kind::Dict);
-  if (name == "iterable")
-    return v.is(Kind::List) || v.is(Kind::Dict) || v.is(Kind::String);
+  if (name == "iterable") return v.is(Kind::List) || v.is(Kind::Dict) || v.is(Kind::String);
   if (name == "sequence") return v.is(Kind::List) || v.is(Kind::Dict) || v.is(Kind::String);
   if (name == "callable") return v.is(Kind::Function);
   if (name == "lower") return v.is(Kind::String) && map_chars(v.text, ::tolower) == v.text;

@@ -11,16 +11,21 @@ namespace {
 
 using Kind = TemplateValue::Kind;
 
-[[noreturn]] void fail(const std::string& why) { throw TemplateRuntimeError{why, false}; }
+[[noreturn]] void fail(const std::string& why) {
+  throw TemplateRuntimeError{why, false};
+}
 
 std::string string_arg(const BuiltinArgs& args, size_t i, const char* name, const char* method) {
   const TemplateValue* a = args.get(i, name);
   if (!a) fail(str(method, "() needs the argument '", name, "'"));
-  if (!a->is(Kind::String)) fail(str(method, "(): '", name, "' must be a string, got ", type_name(*a)));
+  if (!a->is(Kind::String))
+    fail(str(method, "(): '", name, "' must be a string, got ", type_name(*a)));
   return a->text;
 }
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
 
 ValueList split(const std::string& s, const TemplateValue* sep, int64_t max_split) {
   ValueList out;
@@ -62,8 +67,8 @@ ValueList split(const std::string& s, const TemplateValue* sep, int64_t max_spli
 
 bool affix_matches(const std::string& s, const TemplateValue& affix, bool prefix) {
   auto one = [&](const std::string& a) {
-    return a.size() <= s.size() &&
-           (prefix ? s.compare(0, a.size(), a) == 0 : s.compare(s.size() - a.size(), a.size(), a) == 0);
+    return a.size() <= s.size() && (prefix ? s.compare(0, a.size(), a) == 0
+                                           : s.compare(s.size() - a.size(), a.size(), a) == 0);
   };
   if (affix.is(Kind::String)) return one(affix.text);
   if (affix.is(Kind::List)) {
@@ -83,7 +88,8 @@ std::optional<TemplateValue> string_method(const std::string& s, const std::stri
   }
   if (name == "split") {
     const TemplateValue* max = args.get(1, "maxsplit");
-    return TemplateValue::of(split(s, args.get(0, "sep"), max && max->is(Kind::Int) ? max->integer : -1));
+    return TemplateValue::of(
+        split(s, args.get(0, "sep"), max && max->is(Kind::Int) ? max->integer : -1));
   }
   if (name == "startswith" || name == "endswith") {
     const TemplateValue* affix = args.get(0, "prefix");
@@ -130,8 +136,9 @@ std::optional<TemplateValue> string_method(const std::string& s, const std::stri
   }
   if (name == "find") {
     const size_t at = s.find(string_arg(args, 0, "sub", "find"));
-    return TemplateValue::of(at == std::string::npos ? int64_t{-1}
-                                                     : static_cast<int64_t>(code_point_count(s.substr(0, at))));
+    return TemplateValue::of(at == std::string::npos
+                                 ? int64_t{-1}
+                                 : static_cast<int64_t>(code_point_count(s.substr(0, at))));
   }
   if (name == "join") {
     const TemplateValue* items = args.get(0, "iterable");
@@ -189,12 +196,14 @@ TemplateValue call_global(const std::string& name, const BuiltinArgs& args) {
   if (name == "namespace" || name == "dict") {
     ValueDict d;
     if (!args.positional.empty()) {
-      if (!args.positional[0].is(Kind::Dict)) fail(str(name, "(): expected keyword arguments or a dict"));
+      if (!args.positional[0].is(Kind::Dict))
+        fail(str(name, "(): expected keyword arguments or a dict"));
       d = *args.positional[0].dict;
     }
     for (const auto& [k, v] : args.keyword)
       d.emplace_back(k, v);
-    return name == "dict" ? TemplateValue::of(std::move(d)) : TemplateValue::name_space(std::move(d));
+    return name == "dict" ? TemplateValue::of(std::move(d))
+                          : TemplateValue::name_space(std::move(d));
   }
   if (name == "range") {
     std::vector<int64_t> n;

@@ -15,7 +15,7 @@ class Lexer {
   Lexer(std::string_view src, const std::string& name) : src_(src), name_(name) {}
 
   std::vector<TemplateToken> run() {
-    bool strip_next_text = false;  // a "-" closed the last tag
+    bool strip_next_text = false;    // a "-" closed the last tag
     bool trim_next_newline = false;  // trim_blocks after a block tag or comment
     while (at_ < src_.size()) {
       const size_t open = find_tag(at_);
@@ -26,8 +26,10 @@ class Lexer {
                           ? text.size()
                           : text.find_first_not_of(" \t\r\n\f\v"));
       } else if (trim_next_newline) {
-        if (text.rfind("\r\n", 0) == 0) text.erase(0, 2);
-        else if (!text.empty() && text[0] == '\n') text.erase(0, 1);
+        if (text.rfind("\r\n", 0) == 0)
+          text.erase(0, 2);
+        else if (!text.empty() && text[0] == '\n')
+          text.erase(0, 1);
       }
       strip_next_text = trim_next_newline = false;
       if (open == src_.size()) {
@@ -43,7 +45,8 @@ class Lexer {
         // go.
         const std::string_view raw = src_.substr(at_, open - at_);
         const size_t last = raw.find_last_not_of(" \t");
-        const bool line_start = last == std::string_view::npos ? at_line_start(at_) : raw[last] == '\n';
+        const bool line_start =
+            last == std::string_view::npos ? at_line_start(at_) : raw[last] == '\n';
         if (line_start) text.erase(text.find_last_not_of(" \t") + 1);
       }
       push_text(text, text_pos);
@@ -109,8 +112,7 @@ class Lexer {
     while (true) {
       while (at_ < src_.size() && std::isspace(static_cast<unsigned char>(src_[at_])))
         ++at_;
-      if (at_ >= src_.size())
-        fail(open, str("unclosed tag (no \"", closer, "}\")"));
+      if (at_ >= src_.size()) fail(open, str("unclosed tag (no \"", closer, "}\")"));
       const char c = src_[at_];
       if (depth == 0 && c == '-' && at_ + 2 < src_.size() && src_[at_ + 1] == closer &&
           src_[at_ + 2] == '}') {
@@ -128,13 +130,14 @@ class Lexer {
         while (at_ < src_.size() &&
                (std::isalnum(static_cast<unsigned char>(src_[at_])) || src_[at_] == '_'))
           ++at_;
-        tokens_.push_back({Kind::Name, std::string(src_.substr(start, at_ - start)), pos_of(start)});
+        tokens_.push_back(
+            {Kind::Name, std::string(src_.substr(start, at_ - start)), pos_of(start)});
       } else if (std::isdigit(static_cast<unsigned char>(c))) {
         bool real = false;
-        while (at_ < src_.size() && (std::isdigit(static_cast<unsigned char>(src_[at_])) ||
-                                     src_[at_] == '_' ||
-                                     (src_[at_] == '.' && !real && at_ + 1 < src_.size() &&
-                                      std::isdigit(static_cast<unsigned char>(src_[at_ + 1]))))) {
+        while (at_ < src_.size() &&
+               (std::isdigit(static_cast<unsigned char>(src_[at_])) || src_[at_] == '_' ||
+                (src_[at_] == '.' && !real && at_ + 1 < src_.size() &&
+                 std::isdigit(static_cast<unsigned char>(src_[at_ + 1]))))) {
           real |= src_[at_] == '.';
           ++at_;
         }
@@ -182,17 +185,38 @@ class Lexer {
       }
       const char e = src_[at_++];
       switch (e) {
-        case 'n': out += '\n'; break;
-        case 't': out += '\t'; break;
-        case 'r': out += '\r'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'v': out += '\v'; break;
-        case '0': out += '\0'; break;
-        case '\\': out += '\\'; break;
-        case '\'': out += '\''; break;
-        case '"': out += '"'; break;
-        case '\n': break;
+        case 'n':
+          out += '\n';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'v':
+          out += '\v';
+          break;
+        case '0':
+          out += '\0';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '\'':
+          out += '\'';
+          break;
+        case '"':
+          out += '"';
+          break;
+        case '\n':
+          break;
         case 'x':
         case 'u':
         case 'U': {

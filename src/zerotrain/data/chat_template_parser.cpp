@@ -196,8 +196,8 @@ class Parser {
     ExprPtr e = parse_math1();
     while (true) {
       const TemplateToken& t = peek();
-      if (t.kind == TK::Op && (t.text == "==" || t.text == "!=" || t.text == "<" ||
-                               t.text == ">" || t.text == "<=" || t.text == ">=")) {
+      if (t.kind == TK::Op && (t.text == "==" || t.text == "!=" || t.text == "<" || t.text == ">" ||
+                               t.text == "<=" || t.text == ">=")) {
         ++at_;
         e = binary(t.text, std::move(e), parse_math1());
       } else if (t.kind == TK::Name && t.text == "in") {
@@ -260,9 +260,12 @@ class Parser {
     switch (t.kind) {
       case TK::Name: {
         auto e = expr(EK::Literal, t.pos);
-        if (t.text == "true" || t.text == "True") e->value = TemplateValue::of(true);
-        else if (t.text == "false" || t.text == "False") e->value = TemplateValue::of(false);
-        else if (t.text == "none" || t.text == "None") e->value = TemplateValue::none();
+        if (t.text == "true" || t.text == "True")
+          e->value = TemplateValue::of(true);
+        else if (t.text == "false" || t.text == "False")
+          e->value = TemplateValue::of(false);
+        else if (t.text == "none" || t.text == "None")
+          e->value = TemplateValue::none();
         else {
           e->kind = EK::Name;
           e->name = t.text;
@@ -324,7 +327,8 @@ class Parser {
           return d;
         }
         break;
-      default: break;
+      default:
+        break;
     }
     fail(t, "expected a value");
   }
@@ -333,7 +337,8 @@ class Parser {
     while (true) {
       if (accept_op(".")) {
         const TemplateToken& t = next();
-        if (t.kind != TK::Name && t.kind != TK::Int) fail(t, "expected an attribute name after \".\"");
+        if (t.kind != TK::Name && t.kind != TK::Int)
+          fail(t, "expected an attribute name after \".\"");
         auto a = expr(t.kind == TK::Name ? EK::Attribute : EK::Subscript, t.pos);
         a->object = std::move(e);
         if (t.kind == TK::Name) {
@@ -413,8 +418,8 @@ class Parser {
   CallArgs parse_args() {
     CallArgs args;
     while (!peek_op(")")) {
-      if (peek().kind == TK::Name && at_ + 1 < tokens_.size() &&
-          tokens_[at_ + 1].kind == TK::Op && tokens_[at_ + 1].text == "=") {
+      if (peek().kind == TK::Name && at_ + 1 < tokens_.size() && tokens_[at_ + 1].kind == TK::Op &&
+          tokens_[at_ + 1].text == "=") {
         std::string key = next().text;
         ++at_;
         args.keyword.emplace_back(std::move(key), parse_expression());
@@ -477,10 +482,17 @@ class Parser {
   [[noreturn]] void fail(const TemplateToken& t, const std::string& why) const {
     std::string got;
     switch (t.kind) {
-      case TK::Close: got = &t == &end_ ? "the end of the template" : "the end of the tag"; break;
-      case TK::String: got = "a string"; break;
-      case TK::Text: got = "text"; break;
-      default: got = str("\"", t.text, "\"");
+      case TK::Close:
+        got = &t == &end_ ? "the end of the template" : "the end of the tag";
+        break;
+      case TK::String:
+        got = "a string";
+        break;
+      case TK::Text:
+        got = "text";
+        break;
+      default:
+        got = str("\"", t.text, "\"");
     }
     fail_at(t.pos, str(why, ", got ", got));
   }

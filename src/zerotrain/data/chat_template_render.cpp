@@ -53,13 +53,18 @@ class Renderer {
 
   Flow exec(const Stmt& s) {
     switch (s.kind) {
-      case SK::Text: out_ += s.text; return Flow::Normal;
-      case SK::Output: out_ += to_text(eval(*s.expr)); return Flow::Normal;
+      case SK::Text:
+        out_ += s.text;
+        return Flow::Normal;
+      case SK::Output:
+        out_ += to_text(eval(*s.expr));
+        return Flow::Normal;
       case SK::If:
         for (const auto& [cond, body] : s.branches)
           if (!cond || truthy(eval(*cond))) return exec(body);
         return Flow::Normal;
-      case SK::For: return exec_for(s);
+      case SK::For:
+        return exec_for(s);
       case SK::Set: {
         TemplateValue v = eval(*s.expr);
         if (s.targets.size() == 1) {
@@ -67,15 +72,18 @@ class Renderer {
         } else {
           TemplateValue ns = lookup(s.targets[0]);
           if (!ns.is(Kind::Namespace))
-            fail(s.pos, str("cannot assign attribute '", s.targets[1], "' on ", type_name(ns),
-                            " '", s.targets[0], "' (only a namespace() takes attributes)"));
+            fail(s.pos, str("cannot assign attribute '", s.targets[1], "' on ", type_name(ns), " '",
+                            s.targets[0], "' (only a namespace() takes attributes)"));
           ns.set(s.targets[1], std::move(v));
         }
         return Flow::Normal;
       }
-      case SK::Break: return Flow::Break;
-      case SK::Continue: return Flow::Continue;
-      case SK::Block: return exec(s.body);
+      case SK::Break:
+        return Flow::Break;
+      case SK::Continue:
+        return Flow::Continue;
+      case SK::Block:
+        return exec(s.body);
     }
     return Flow::Normal;
   }
@@ -163,7 +171,8 @@ class Renderer {
     if (obj.is(Kind::List) || obj.is(Kind::String)) {
       if (!key.is(Kind::Int)) {
         if (key.is(Kind::String))
-          return TemplateValue::undefined(str("'", type_name(obj), " object' has no attribute '", key.text, "'"));
+          return TemplateValue::undefined(
+              str("'", type_name(obj), " object' has no attribute '", key.text, "'"));
         fail(pos, str(type_name(obj), " indices must be integers, got ", type_name(key)));
       }
       std::vector<std::string> cps;
@@ -171,11 +180,13 @@ class Renderer {
       const auto size = static_cast<int64_t>(obj.is(Kind::List) ? obj.list->size() : cps.size());
       const int64_t i = key.integer < 0 ? key.integer + size : key.integer;
       if (i < 0 || i >= size)
-        return TemplateValue::undefined(str(type_name(obj), " index ", key.integer, " out of range"));
+        return TemplateValue::undefined(
+            str(type_name(obj), " index ", key.integer, " out of range"));
       return obj.is(Kind::List) ? (*obj.list)[static_cast<size_t>(i)]
                                 : TemplateValue::of(cps[static_cast<size_t>(i)]);
     }
-    return TemplateValue::undefined(str("'", type_name(obj), "' has no attribute '", to_text(key), "'"));
+    return TemplateValue::undefined(
+        str("'", type_name(obj), "' has no attribute '", to_text(key), "'"));
   }
 
   TemplateValue slice(const Expr& e) {
@@ -191,7 +202,8 @@ class Renderer {
     const int64_t step = c.value_or(1);
     if (step == 0) fail(e.pos, "slice step cannot be zero");
     if (!obj.is(Kind::List) && !obj.is(Kind::String))
-      fail(e.pos, str("cannot slice ", obj.is(Kind::Undefined) ? why_undefined(obj) : type_name(obj)));
+      fail(e.pos,
+           str("cannot slice ", obj.is(Kind::Undefined) ? why_undefined(obj) : type_name(obj)));
     std::vector<std::string> cps;
     if (obj.is(Kind::String)) cps = code_points(obj.text);
     const auto n = static_cast<int64_t>(obj.is(Kind::List) ? obj.list->size() : cps.size());
@@ -206,8 +218,10 @@ class Renderer {
     ValueList items;
     std::string text;
     for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
-      if (obj.is(Kind::List)) items.push_back((*obj.list)[static_cast<size_t>(i)]);
-      else text += cps[static_cast<size_t>(i)];
+      if (obj.is(Kind::List))
+        items.push_back((*obj.list)[static_cast<size_t>(i)]);
+      else
+        text += cps[static_cast<size_t>(i)];
     }
     return obj.is(Kind::List) ? TemplateValue::of(std::move(items)) : TemplateValue::of(text);
   }
@@ -227,7 +241,8 @@ class Renderer {
     }
     const TemplateValue f = eval(callee);
     if (!f.is(Kind::Function))
-      fail(e.pos, f.is(Kind::Undefined) ? why_undefined(f) : str("'", type_name(f), "' object is not callable"));
+      fail(e.pos, f.is(Kind::Undefined) ? why_undefined(f)
+                                        : str("'", type_name(f), "' object is not callable"));
     BuiltinArgs args = eval_args(e.args);
     try {
       return call_global(f.text, args);
@@ -243,9 +258,12 @@ class Renderer {
     const bool nums = (l.is_number() || l.is(Kind::Bool)) && (r.is_number() || r.is(Kind::Bool));
     const bool ints = nums && !l.is(Kind::Float) && !r.is(Kind::Float);
     auto num = [](const TemplateValue& v) {
-      return v.is(Kind::Float) ? v.real : static_cast<double>(v.is(Kind::Bool) ? v.boolean : v.integer);
+      return v.is(Kind::Float) ? v.real
+                               : static_cast<double>(v.is(Kind::Bool) ? v.boolean : v.integer);
     };
-    auto integer = [](const TemplateValue& v) { return v.is(Kind::Bool) ? int64_t{v.boolean} : v.integer; };
+    auto integer = [](const TemplateValue& v) {
+      return v.is(Kind::Bool) ? int64_t{v.boolean} : v.integer;
+    };
     if (op == "+") {
       if (ints) return TemplateValue::of(integer(l) + integer(r));
       if (nums) return TemplateValue::of(num(l) + num(r));
@@ -265,7 +283,8 @@ class Renderer {
       const TemplateValue& times = l.is(Kind::Int) ? l : r;
       if (times.is(Kind::Int) && (seq.is(Kind::String) || seq.is(Kind::List))) {
         if (times.integer > 100000) fail(pos, "repetition count above 100000");
-        TemplateValue out = seq.is(Kind::String) ? TemplateValue::of(std::string()) : TemplateValue::of(ValueList{});
+        TemplateValue out = seq.is(Kind::String) ? TemplateValue::of(std::string())
+                                                 : TemplateValue::of(ValueList{});
         for (int64_t i = 0; i < times.integer; ++i)
           out = arithmetic("+", out, seq, pos);
         return out;
@@ -295,7 +314,8 @@ class Renderer {
       }
       if (nums) return TemplateValue::of(std::pow(num(l), num(r)));
     }
-    fail(pos, str("unsupported operand types for ", op, ": '", type_name(l), "' and '", type_name(r), "'"));
+    fail(pos, str("unsupported operand types for ", op, ": '", type_name(l), "' and '",
+                  type_name(r), "'"));
   }
 
   TemplateValue binary(const Expr& e) {
@@ -331,8 +351,10 @@ class Renderer {
 
   TemplateValue eval(const Expr& e) {
     switch (e.kind) {
-      case EK::Literal: return e.value;
-      case EK::Name: return lookup(e.name);
+      case EK::Literal:
+        return e.value;
+      case EK::Name:
+        return lookup(e.name);
       case EK::ListLit: {
         ValueList items;
         for (const auto& i : e.items)
@@ -351,9 +373,12 @@ class Renderer {
         if (obj.is(Kind::Undefined)) fail(e.pos, why_undefined(obj));
         return get_item(obj, TemplateValue::of(e.name), e.pos);
       }
-      case EK::Subscript: return get_item(eval(*e.object), eval(*e.right), e.pos);
-      case EK::Slice: return slice(e);
-      case EK::Call: return call(e);
+      case EK::Subscript:
+        return get_item(eval(*e.object), eval(*e.right), e.pos);
+      case EK::Slice:
+        return slice(e);
+      case EK::Call:
+        return call(e);
       case EK::Filter: {
         const TemplateValue v = eval(*e.object);
         BuiltinArgs args = eval_args(e.args);
@@ -378,8 +403,10 @@ class Renderer {
         if (e.name == "-") return arithmetic("-", TemplateValue::of(int64_t{0}), v, e.pos);
         return arithmetic("+", TemplateValue::of(int64_t{0}), v, e.pos);
       }
-      case EK::Binary: return binary(e);
-      case EK::Conditional: return truthy(eval(*e.object)) ? eval(*e.left) : eval(*e.right);
+      case EK::Binary:
+        return binary(e);
+      case EK::Conditional:
+        return truthy(eval(*e.object)) ? eval(*e.left) : eval(*e.right);
     }
     return TemplateValue::undefined();
   }

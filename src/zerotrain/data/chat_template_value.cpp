@@ -90,15 +90,23 @@ void TemplateValue::set(const std::string& key, TemplateValue v) {
 bool truthy(const TemplateValue& v) {
   switch (v.kind) {
     case Kind::Undefined:
-    case Kind::None: return false;
-    case Kind::Bool: return v.boolean;
-    case Kind::Int: return v.integer != 0;
-    case Kind::Float: return v.real != 0.0;
-    case Kind::String: return !v.text.empty();
-    case Kind::List: return !v.list->empty();
-    case Kind::Dict: return !v.dict->empty();
+    case Kind::None:
+      return false;
+    case Kind::Bool:
+      return v.boolean;
+    case Kind::Int:
+      return v.integer != 0;
+    case Kind::Float:
+      return v.real != 0.0;
+    case Kind::String:
+      return !v.text.empty();
+    case Kind::List:
+      return !v.list->empty();
+    case Kind::Dict:
+      return !v.dict->empty();
     case Kind::Namespace:
-    case Kind::Function: return true;
+    case Kind::Function:
+      return true;
   }
   return false;
 }
@@ -116,10 +124,13 @@ bool equal(const TemplateValue& a, const TemplateValue& b) {
   if (a.kind != b.kind) return false;
   switch (a.kind) {
     case Kind::Undefined:
-    case Kind::None: return true;
-    case Kind::Bool: return a.boolean == b.boolean;
+    case Kind::None:
+      return true;
+    case Kind::Bool:
+      return a.boolean == b.boolean;
     case Kind::String:
-    case Kind::Function: return a.text == b.text;
+    case Kind::Function:
+      return a.text == b.text;
     case Kind::List:
       if (a.list->size() != b.list->size()) return false;
       for (size_t i = 0; i < a.list->size(); ++i)
@@ -132,8 +143,10 @@ bool equal(const TemplateValue& a, const TemplateValue& b) {
         if (!other || !equal(v, *other)) return false;
       }
       return true;
-    case Kind::Namespace: return a.dict == b.dict;
-    default: return false;
+    case Kind::Namespace:
+      return a.dict == b.dict;
+    default:
+      return false;
   }
 }
 
@@ -204,13 +217,27 @@ void json_string(const std::string& s, std::string& out) {
   out += '"';
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       default:
         if (c < 0x20) {
           char buf[8];
@@ -230,15 +257,23 @@ void json_dump(const TemplateValue& v, std::optional<int> indent, int depth, std
     out.append(static_cast<size_t>(*indent * level), ' ');
   };
   switch (v.kind) {
-    case Kind::None: out += "null"; return;
-    case Kind::Bool: out += v.boolean ? "true" : "false"; return;
-    case Kind::Int: out += std::to_string(v.integer); return;
+    case Kind::None:
+      out += "null";
+      return;
+    case Kind::Bool:
+      out += v.boolean ? "true" : "false";
+      return;
+    case Kind::Int:
+      out += std::to_string(v.integer);
+      return;
     case Kind::Float:
-      out += std::isnan(v.real) ? "NaN"
+      out += std::isnan(v.real)   ? "NaN"
              : std::isinf(v.real) ? (v.real > 0 ? "Infinity" : "-Infinity")
                                   : python_float(v.real);
       return;
-    case Kind::String: json_string(v.text, out); return;
+    case Kind::String:
+      json_string(v.text, out);
+      return;
     case Kind::List:
       if (v.list->empty()) {
         out += "[]";
@@ -278,7 +313,8 @@ void json_dump(const TemplateValue& v, std::optional<int> indent, int depth, std
 
 std::string to_repr(const TemplateValue& v) {
   switch (v.kind) {
-    case Kind::String: return repr_string(v.text);
+    case Kind::String:
+      return repr_string(v.text);
     case Kind::List: {
       std::string out = "[";
       for (size_t i = 0; i < v.list->size(); ++i)
@@ -288,25 +324,35 @@ std::string to_repr(const TemplateValue& v) {
     case Kind::Dict: {
       std::string out = "{";
       for (size_t i = 0; i < v.dict->size(); ++i)
-        out += (i ? ", " : "") + repr_string((*v.dict)[i].first) + ": " +
-               to_repr((*v.dict)[i].second);
+        out +=
+            (i ? ", " : "") + repr_string((*v.dict)[i].first) + ": " + to_repr((*v.dict)[i].second);
       return out + "}";
     }
-    default: return to_text(v);
+    default:
+      return to_text(v);
   }
 }
 
 std::string to_text(const TemplateValue& v) {
   switch (v.kind) {
-    case Kind::Undefined: return "";
-    case Kind::None: return "None";
-    case Kind::Bool: return v.boolean ? "True" : "False";
-    case Kind::Int: return std::to_string(v.integer);
-    case Kind::Float: return python_float(v.real);
-    case Kind::String: return v.text;
-    case Kind::Namespace: return "<Namespace>";
-    case Kind::Function: return str("<function ", v.text, ">");
-    default: return to_repr(v);
+    case Kind::Undefined:
+      return "";
+    case Kind::None:
+      return "None";
+    case Kind::Bool:
+      return v.boolean ? "True" : "False";
+    case Kind::Int:
+      return std::to_string(v.integer);
+    case Kind::Float:
+      return python_float(v.real);
+    case Kind::String:
+      return v.text;
+    case Kind::Namespace:
+      return "<Namespace>";
+    case Kind::Function:
+      return str("<function ", v.text, ">");
+    default:
+      return to_repr(v);
   }
 }
 
@@ -318,31 +364,46 @@ std::string to_json_text(const TemplateValue& v, std::optional<int> indent) {
 
 std::string type_name(const TemplateValue& v) {
   switch (v.kind) {
-    case Kind::Undefined: return "undefined";
-    case Kind::None: return "none";
-    case Kind::Bool: return "bool";
-    case Kind::Int: return "int";
-    case Kind::Float: return "float";
-    case Kind::String: return "str";
-    case Kind::List: return "list";
-    case Kind::Dict: return "dict object";
-    case Kind::Namespace: return "namespace";
-    case Kind::Function: return "function";
+    case Kind::Undefined:
+      return "undefined";
+    case Kind::None:
+      return "none";
+    case Kind::Bool:
+      return "bool";
+    case Kind::Int:
+      return "int";
+    case Kind::Float:
+      return "float";
+    case Kind::String:
+      return "str";
+    case Kind::List:
+      return "list";
+    case Kind::Dict:
+      return "dict object";
+    case Kind::Namespace:
+      return "namespace";
+    case Kind::Function:
+      return "function";
   }
   return "value";
 }
 
 TemplateValue from_json(const nlohmann::ordered_json& j) {
   switch (j.type()) {
-    case nlohmann::ordered_json::value_t::null: return TemplateValue::none();
-    case nlohmann::ordered_json::value_t::boolean: return TemplateValue::of(j.get<bool>());
-    case nlohmann::ordered_json::value_t::number_integer: return TemplateValue::of(j.get<int64_t>());
+    case nlohmann::ordered_json::value_t::null:
+      return TemplateValue::none();
+    case nlohmann::ordered_json::value_t::boolean:
+      return TemplateValue::of(j.get<bool>());
+    case nlohmann::ordered_json::value_t::number_integer:
+      return TemplateValue::of(j.get<int64_t>());
     case nlohmann::ordered_json::value_t::number_unsigned:
       return j.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)
                  ? TemplateValue::of(static_cast<int64_t>(j.get<uint64_t>()))
                  : TemplateValue::of(j.get<double>());
-    case nlohmann::ordered_json::value_t::number_float: return TemplateValue::of(j.get<double>());
-    case nlohmann::ordered_json::value_t::string: return TemplateValue::of(j.get<std::string>());
+    case nlohmann::ordered_json::value_t::number_float:
+      return TemplateValue::of(j.get<double>());
+    case nlohmann::ordered_json::value_t::string:
+      return TemplateValue::of(j.get<std::string>());
     case nlohmann::ordered_json::value_t::array: {
       ValueList l;
       for (const auto& e : j)
@@ -355,7 +416,8 @@ TemplateValue from_json(const nlohmann::ordered_json& j) {
         d.emplace_back(it.key(), from_json(it.value()));
       return TemplateValue::of(std::move(d));
     }
-    default: return TemplateValue::none();
+    default:
+      return TemplateValue::none();
   }
 }
 
