@@ -1,8 +1,8 @@
 // libFuzzer target: a token file (.bin). The input is written to a file and opened by
 // data::TokenFile (the 64-byte header: magic, version, token width, vocab_size, counts, header
 // size, eos id against the file's size), then every id is checked against the vocabulary
-// (TokenFile::check_tokens) and the first tokens are read. Any input must open or throw a
-// zt::Error. See docs/fuzzing.md.
+// (TokenFile::check_tokens, and a version 2 file's flags) and the first tokens (and flags) are
+// read. Any input must open or throw a zt::Error. See docs/fuzzing.md.
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,6 +45,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     tokens.read(0, n, out.data());
     for (int32_t id : out)
       if (id < 0 || static_cast<uint64_t>(id) >= tokens.vocab_size()) std::abort();
+    if (tokens.has_flags()) {
+      std::vector<uint8_t> flags(n);
+      tokens.read_flags(0, n, flags.data());
+      for (uint8_t f : flags)
+        if (f & ~zt::data::kTokenKnownFlags) std::abort();  // check_tokens let it through
+    }
   } catch (const zt::Error&) {
   }
   return 0;

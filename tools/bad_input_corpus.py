@@ -36,7 +36,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "bad_inputs"))
 import fixtures  # noqa: E402
 
 FAMILIES = ["cases_safetensors", "cases_index", "cases_model_dir", "cases_config",
-            "cases_tokenizer", "cases_tokens", "cases_ds_config", "cases_checkpoint",
+            "cases_tokenizer", "cases_tokens", "cases_chat", "cases_ds_config", "cases_checkpoint",
             "cases_command_line"]
 CRASH = re.compile(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|"
                    r"UndefinedBehaviorSanitizer|terminate called|Segmentation fault|"

@@ -1,7 +1,9 @@
 """Bad token files (.bin from `zerotrain data prepare`), given to `zerotrain train --data`: every
-header field, truncated and overlong files, and token ids at or above the file's or the model's
-vocabulary (checked before the first step, naming the file, the offset and the id)."""
+header field, truncated and overlong files, token ids at or above the file's or the model's
+vocabulary (checked before the first step, naming the file, the offset and the id), and version 2
+files whose flags section is missing, truncated or holds bad flags ([Note: token flags])."""
 import os
+import struct
 
 from case import Case
 from fixtures import TRAIN_FLAGS, token_file
@@ -22,6 +24,41 @@ def with_token(index, value, n=512, token_bytes=2, vocab=64):
     t = good_tokens(n)
     t[index] = value
     return token_file(t, token_bytes=token_bytes, vocab_size=vocab)
+
+
+def v2_file(flags=None, tokens=None, num_documents=2, flags_offset=None, cut=0):
+    """A version 2 token file: tokens, then a flags byte per token (two documents by default)."""
+    tokens = good_tokens() if tokens is None else tokens
+    if flags is None:
+        flags = [1] * len(tokens)
+        flags[0] = flags[256] = 2
+    offset = 64 + 2 * len(tokens) if flags_offset is None else flags_offset
+    reserved = struct.pack("<Q", offset) + b"\0" * 8
+    data = token_file(tokens, version=2, num_documents=num_documents, reserved=reserved) + bytes(flags)
+    return data[:len(data) - cut]
+
+
+def v2_cases():
+    unknown = [1] * 512
+    unknown[0], unknown[256], unknown[300] = 2, 2, 0x81
+    no_start = [1] * 512
+    counting_start = [1] * 512
+    counting_start[0], counting_start[256] = 2, 3
+    return [
+        tokens_case("v2_flags_missing", token_file(version=2),
+                    "num_tokens: 512 tokens of 2 bytes and a flags byte, but the file has 1024"),
+        tokens_case("v2_flags_truncated", v2_file(cut=5),
+                    "num_tokens: 512 tokens of 2 bytes and a flags byte, but the file has 1531"),
+        tokens_case("v2_flags_offset", v2_file(flags_offset=64), "flags_offset: expected 1088 (the end of the tokens), got 64"),
+        tokens_case("v2_unknown_flag_bits", v2_file(unknown),
+                    "flags of token 300 (byte offset 1388) are 0x81: unknown bits (known: 0x03)"),
+        tokens_case("v2_first_token_not_a_start", v2_file(no_start),
+                    "flags of token 0 (byte offset 1088) are 0x01: the first token must start"),
+        tokens_case("v2_start_counts", v2_file(counting_start),
+                    "token 256 (byte offset 1344) are 0x03: a document's first token cannot count"),
+        tokens_case("v2_document_count", v2_file(num_documents=3),
+                    "num_documents: the header says 3, the flags start 2 documents"),
+    ]
 
 
 def cases():
@@ -78,9 +115,10 @@ def cases():
         tokens_case("two_bad_tokens_first_named", token_file(
             [0] * 100 + [70] + [0] * 100 + [99] + [0] * 310), "token 100 (byte offset 264) is 70"),
     ]
-    for v in (0, 2, 3, 0xFFFFFFFF):
+    for v in (0, 3, 0xFFFFFFFF):
         out.append(tokens_case(f"version_{v}", token_file(version=v),
-                               f"version: expected 1, got {v}"))
+                               f"version: expected 1 or 2, got {v}"))
+    out += v2_cases()
     for tb in (0, 1, 3, 8, 0xFFFFFFFF):
         out.append(tokens_case(f"token_bytes_{tb}", token_file(token_bytes=tb, num_tokens=512) +
                                b"\0" * 1024, f"token_bytes: expected 2 or 4, got {tb}"))

@@ -119,7 +119,7 @@ class TokenFileHeaderErrors : public ::testing::Test {
 TEST_F(TokenFileHeaderErrors, EachFieldIsChecked) {
   expect_open_error(patched("magic.bin", 0, uint64_t{0x4B4F54544F4E5A}),
                     "magic: expected \"ZTTOKENS\"");
-  expect_open_error(patched("version.bin", 8, uint32_t{7}), "version: expected 1, got 7");
+  expect_open_error(patched("version.bin", 8, uint32_t{7}), "version: expected 1 or 2, got 7");
   expect_open_error(patched("bytes.bin", 12, uint32_t{3}), "token_bytes: expected 2 or 4, got 3");
   expect_open_error(patched("vocab0.bin", 16, uint64_t{0}), "vocab_size: must be positive");
   expect_open_error(patched("vocab.bin", 16, uint64_t{70000}),

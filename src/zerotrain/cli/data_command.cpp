@@ -1,6 +1,7 @@
-// `zerotrain data prepare`: text or JSON Lines files -> a token file, with a progress bar, one line
-// on stderr per skipped (malformed) record and a summary. Tested by the CLI tests of
-// tests/CMakeLists.txt (data_prepare_jsonl*).
+// `zerotrain data prepare`: text or JSON Lines files (plain text records, prompt/completion pairs,
+// chat messages rendered through the model's chat template) -> a token file, with a progress bar,
+// one line on stderr per skipped (malformed) record and a summary. Tested by the CLI tests of
+// tests/CMakeLists.txt (data_prepare_jsonl*, data_prepare_chat*).
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -9,6 +10,8 @@
 
 #include "zerotrain/cli/commands.h"
 #include "zerotrain/cli/progress.h"
+#include "zerotrain/core/files.h"
+#include "zerotrain/data/chat_template_config.h"
 #include "zerotrain/data/token_file_prepare.h"
 #include "zerotrain/data/tokenizer.h"
 
@@ -25,6 +28,10 @@ struct PrepareArgs {
   std::string text_field;    // JSON Lines: the field holding each record's text
   std::string prompt_field;  // JSON Lines: prompt + completion fields joined
   std::string completion_field;
+  std::string messages_field;       // JSON Lines: a list of chat messages
+  std::string chat_template;        // a Jinja file instead of the tokenizer directory's template
+  std::string chat_template_name = "default";
+  bool apply_chat_template = false;  // prompt/completion strings as a user and an assistant turn
   int threads = 0;
   bool quiet = false;
 };
@@ -38,16 +45,36 @@ int run_prepare(const PrepareArgs& a) {
   opt.eos_token = a.eos_token;
   opt.split_on_blank_lines = a.split_on_blank_lines;
   opt.threads = a.threads;
-  const bool jsonl = !a.text_field.empty() || !a.prompt_field.empty();
+  const bool jsonl = !a.text_field.empty() || !a.prompt_field.empty() || !a.messages_field.empty();
   if (jsonl) {
     opt.format = data::InputFormat::JsonLines;
     opt.fields.text = a.text_field;
     opt.fields.prompt = a.prompt_field;
     opt.fields.completion = a.completion_field;
+    opt.fields.messages = a.messages_field;
   }
+  const bool masked = jsonl && a.text_field.empty();
 
   const uint64_t total = data::total_input_bytes(opt.inputs);  // fail on a bad input before loading
   const data::Tokenizer tokenizer = data::Tokenizer::from_file(a.tokenizer);
+
+  // Chat data: the template (and the special tokens it prints) from the tokenizer's directory.
+  data::TokenizerChatConfig chat;
+  if (masked) {
+    const std::filesystem::path dir = std::filesystem::path(a.tokenizer).parent_path();
+    chat = data::read_tokenizer_chat_config(dir.empty() ? "." : dir, a.chat_template_name);
+    if (!a.chat_template.empty())
+      chat.chat_template.emplace(a.chat_template, read_text_file(a.chat_template, "data"));
+    opt.chat_template = chat.chat_template ? &*chat.chat_template : nullptr;
+    opt.template_variables = chat.special_tokens;
+    opt.template_variables.emplace_back("tools", data::TemplateValue::none());
+    opt.template_variables.emplace_back("documents", data::TemplateValue::none());
+    opt.pairs_through_template = a.apply_chat_template;
+    opt.no_chat_template_reason =
+        str((dir.empty() ? std::filesystem::path(".") : dir).string(),
+            " has no chat_template.jinja and its tokenizer_config.json no \"chat_template\" "
+            "(give one with --chat-template FILE)");
+  }
 
   ProgressOptions popt;
   popt.out = stdout;
@@ -79,6 +106,11 @@ int run_prepare(const PrepareArgs& a) {
     std::printf("records: %llu read, %llu skipped as malformed\n",
                 static_cast<unsigned long long>(s.documents + s.skipped_records),
                 static_cast<unsigned long long>(s.skipped_records));
+  if (masked)
+    std::printf("loss mask: %llu of %llu tokens count as targets (version 2 token file%s)\n",
+                static_cast<unsigned long long>(s.target_tokens),
+                static_cast<unsigned long long>(s.tokens),
+                opt.chat_template ? (", chat template " + opt.chat_template->name()).c_str() : "");
   std::printf(
       "read %s in %.2f s (%s/s), %.3f tokens/byte\n",
       format_si_bytes(static_cast<double>(s.input_bytes)).c_str(), secs,
@@ -105,7 +137,7 @@ void add_data_command(CLI::App& app, std::function<int()>& action) {
       ->required();
   prep->add_option("--input", a->inputs,
                    "text files, each one a document (see --split-on-blank-lines), or JSON Lines "
-                   "files with --text-field / --prompt-field")
+                   "files with --text-field / --prompt-field / --messages-field")
       ->required()
       ->expected(1, -1);
   prep->add_option("--output", a->output, "the token file to write (replaced atomically)")
@@ -128,9 +160,30 @@ void add_data_command(CLI::App& app, std::function<int()>& action) {
   auto* completion_field = prep->add_option("--completion-field", a->completion_field,
                                             "the completion's field (with --prompt-field)")
                                ->type_name("NAME");
-  text_field->excludes(split)->excludes(prompt_field);
-  prompt_field->needs(completion_field)->excludes(split);
+  auto* messages_field =
+      prep->add_option("--messages-field", a->messages_field,
+                       "the inputs are chat JSON Lines: this field holds a list of "
+                       "{\"role\", \"content\"} messages, rendered through the model's chat "
+                       "template; only the assistant messages' tokens count in the loss")
+          ->type_name("NAME");
+  auto* chat_template =
+      prep->add_option("--chat-template", a->chat_template,
+                       "a Jinja chat template file to use instead of the tokenizer directory's "
+                       "(chat_template.jinja, or tokenizer_config.json's \"chat_template\")")
+          ->check(CLI::ExistingFile)
+          ->type_name("FILE");
+  prep->add_option("--chat-template-name", a->chat_template_name,
+                   "which of tokenizer_config.json's named templates to use")
+      ->capture_default_str();
+  auto* apply = prep->add_flag("--apply-chat-template", a->apply_chat_template,
+                               "render prompt/completion strings through the chat template as a "
+                               "user and an assistant message");
+  text_field->excludes(split)->excludes(prompt_field)->excludes(messages_field);
+  prompt_field->needs(completion_field)->excludes(split)->excludes(messages_field);
   completion_field->needs(prompt_field);
+  messages_field->excludes(split);
+  apply->needs(prompt_field);
+  chat_template->excludes(text_field);
   prep->add_option("--threads", a->threads, "encoding threads (default: all cores)")
       ->check(CLI::NonNegativeNumber);
   prep->add_flag("--quiet", a->quiet, "no progress display");
@@ -142,7 +195,11 @@ void add_data_command(CLI::App& app, std::function<int()>& action) {
       "  zerotrain data prepare --tokenizer tokenizer.json --input a.txt b.txt c.txt \\\n"
       "      --append-eos --output tokens.bin --threads 8\n"
       "  zerotrain data prepare --tokenizer llama/tokenizer.json --input train.jsonl \\\n"
-      "      --text-field text --append-eos --eos-token '</s>' --output train.bin");
+      "      --text-field text --append-eos --eos-token '</s>' --output train.bin\n"
+      "  zerotrain data prepare --tokenizer qwen/tokenizer.json --input chat.jsonl \\\n"
+      "      --messages-field messages --output chat.bin   # masks all but the answers\n\n"
+      "Parquet is not read (Debian 12 has no Apache Arrow C++ library): convert it to JSON "
+      "Lines.");
   prep->callback([&action, a] { action = [a] { return run_prepare(*a); }; });
 }
 

@@ -257,6 +257,12 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       ->capture_default_str();
   cmd->add_option("--seed", c->data.seed, "seed for the init and the data order")
       ->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "--packing", [c](const std::string& v) { c->data.packing = v == "on"; },
+         "on: examples of a chat token file packed into rows, attention kept inside each (the "
+         "default); off: one example per row, padded (longer ones cut, counted)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->default_str("on");
   cmd->add_option("--device", *device, "cpu, cuda or cuda:N")->capture_default_str();
   cmd->add_option("--dtype", *dtype,
                   "f32, bf16 or f16 (also fp16) (16-bit compute, f32 masters unless "

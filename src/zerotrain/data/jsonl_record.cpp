@@ -7,12 +7,10 @@
 #include "zerotrain/core/json_util.h"
 
 namespace zt::data {
-namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
-// "a number 7", "an array [1,2]", ... cut to a short excerpt.
-std::string describe(const json& v) {
+std::string describe_jsonl_value(const json& v) {
   if (v.is_null()) return "null";
   std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
   if (s.size() > 40) s = s.substr(0, 37) + "...";
@@ -21,24 +19,21 @@ std::string describe(const json& v) {
   return str(vowel ? "an " : "a ", type, " ", s);
 }
 
-// The string of `field`, or the reason it has none.
-const std::string* string_field(const json& record, const std::string& field, std::string& error) {
+const std::string* jsonl_string_field(const json& record, const std::string& field,
+                                      std::string& error) {
   auto it = record.find(field);
   if (it == record.end()) {
     error = str("no field \"", field, "\"");
     return nullptr;
   }
   if (!it->is_string()) {
-    error = str("field \"", field, "\" is ", describe(*it), ", expected a string");
+    error = str("field \"", field, "\" is ", describe_jsonl_value(*it), ", expected a string");
     return nullptr;
   }
   return it->get_ptr<const std::string*>();
 }
 
-}  // namespace
-
-RecordText jsonl_record_text(std::string_view line, const JsonlFields& fields) {
-  RecordText out;
+std::optional<json> parse_jsonl_object(std::string_view line, std::string& error) {
   json record;
   struct TooDeep {};  // describing a deeper value would recurse as deep
   const auto depth_limit = [](int depth, json::parse_event_t event, json&) {
@@ -50,26 +45,34 @@ RecordText jsonl_record_text(std::string_view line, const JsonlFields& fields) {
   try {
     record = json::parse(line, depth_limit);
   } catch (const TooDeep&) {
-    out.error = str("not valid JSON: nested deeper than ", kMaxJsonDepth, " levels");
-    return out;
+    error = str("not valid JSON: nested deeper than ", kMaxJsonDepth, " levels");
+    return std::nullopt;
   } catch (const json::parse_error& e) {
     // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 5: ...".
     std::string what = e.what();
     if (const size_t at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);
-    out.error = str("not valid JSON: ", what);
-    return out;
+    error = str("not valid JSON: ", what);
+    return std::nullopt;
   }
   if (!record.is_object()) {
-    out.error = str("expected a JSON object, got ", describe(record));
-    return out;
+    error = str("expected a JSON object, got ", describe_jsonl_value(record));
+    return std::nullopt;
   }
+  return record;
+}
+
+RecordText jsonl_record_text(std::string_view line, const JsonlFields& fields) {
+  RecordText out;
+  const std::optional<json> parsed = parse_jsonl_object(line, out.error);
+  if (!parsed) return out;
+  const json& record = *parsed;
   if (!fields.text.empty()) {
-    if (const std::string* text = string_field(record, fields.text, out.error)) out.text = *text;
+    if (const std::string* text = jsonl_string_field(record, fields.text, out.error)) out.text = *text;
     return out;
   }
-  const std::string* prompt = string_field(record, fields.prompt, out.error);
+  const std::string* prompt = jsonl_string_field(record, fields.prompt, out.error);
   if (!prompt) return out;
-  const std::string* completion = string_field(record, fields.completion, out.error);
+  const std::string* completion = jsonl_string_field(record, fields.completion, out.error);
   if (!completion) return out;
   out.text = *prompt + *completion;
   return out;

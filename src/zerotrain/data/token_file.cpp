@@ -8,6 +8,7 @@
 
 #include <bit>
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 
 namespace zt::data {
@@ -56,6 +57,7 @@ std::array<uint8_t, kTokenFileHeaderSize> encode_token_file_header(const TokenFi
   put(b.data(), 32, h.num_documents);
   put(b.data(), 40, h.header_size);
   put(b.data(), 44, h.eos_id.value_or(kTokenFileNoEos));
+  put(b.data(), 48, h.flags_offset);
   return b;
 }
 
@@ -79,9 +81,11 @@ TokenFileHeader decode_token_file_header(std::span<const uint8_t> b, uint64_t fi
   h.header_size = get<uint32_t>(b.data(), 40);
   const auto eos = get<uint32_t>(b.data(), 44);
   if (eos != kTokenFileNoEos) h.eos_id = eos;
+  h.flags_offset = get<uint64_t>(b.data(), 48);
 
-  if (h.version != kTokenFileVersion)
-    throw fail("version", str("expected ", kTokenFileVersion, ", got ", h.version));
+  if (h.version != kTokenFileVersion && h.version != kTokenFileVersionFlags)
+    throw fail("version", str("expected ", kTokenFileVersion, " or ", kTokenFileVersionFlags,
+                              ", got ", h.version));
   if (h.token_bytes != 2 && h.token_bytes != 4)
     throw fail("token_bytes", str("expected 2 or 4, got ", h.token_bytes));
   if (h.vocab_size == 0) throw fail("vocab_size", "must be positive, got 0");
@@ -93,10 +97,19 @@ TokenFileHeader decode_token_file_header(std::span<const uint8_t> b, uint64_t fi
                str("expected at least ", kTokenFileHeaderSize, ", a multiple of ", h.token_bytes,
                    " and within the file (", file_size, " bytes), got ", h.header_size));
   const uint64_t data_bytes = file_size - h.header_size;
-  if (h.num_tokens > data_bytes / h.token_bytes || h.num_tokens * h.token_bytes != data_bytes)
+  // Version 2 holds a flags byte per token besides the token.
+  const uint64_t bytes_per_token = h.token_bytes + (h.has_flags() ? 1 : 0);
+  if (h.num_tokens > data_bytes / bytes_per_token || h.num_tokens * bytes_per_token != data_bytes)
     throw fail("num_tokens",
-               str(h.num_tokens, " tokens of ", h.token_bytes, " bytes, but the file has ",
-                   data_bytes, " bytes after the header (truncated or overlong file)"));
+               str(h.num_tokens, " tokens of ", h.token_bytes, " bytes",
+                   h.has_flags() ? " and a flags byte" : "", ", but the file has ", data_bytes,
+                   " bytes after the header (truncated or overlong file)"));
+  const uint64_t flags_at = h.header_size + h.num_tokens * h.token_bytes;
+  if (h.has_flags() && h.flags_offset != flags_at)
+    throw fail("flags_offset", str("expected ", flags_at, " (the end of the tokens), got ",
+                                   h.flags_offset));
+  if (!h.has_flags() && h.flags_offset != 0)
+    throw fail("flags_offset", str("must be 0 in a version 1 file, got ", h.flags_offset));
   if (h.eos_id && *h.eos_id >= h.vocab_size)
     throw fail("eos_id", str(*h.eos_id, " is not below vocab_size ", h.vocab_size));
   return h;
@@ -132,6 +145,7 @@ TokenFile::TokenFile(const std::filesystem::path& path) : path_(path) {
     throw;
   }
   tokens_ = static_cast<const uint8_t*>(map) + header_.header_size;
+  if (header_.has_flags()) flags_ = static_cast<const uint8_t*>(map) + header_.flags_offset;
 }
 
 TokenFile::~TokenFile() {
@@ -158,6 +172,14 @@ void TokenFile::read(uint64_t start, uint64_t count, int32_t* out) const {
     for (uint64_t i = 0; i < count; ++i)
       out[i] = static_cast<int32_t>(p[i]);
   }
+}
+
+void TokenFile::read_flags(uint64_t start, uint64_t count, uint8_t* out) const {
+  check_range(start, count);
+  if (!flags_)
+    throw TokenFileError(str(path_.string(), ": version ", header_.version,
+                             " has no flags (loss mask, document starts)"));
+  std::copy(flags_ + start, flags_ + start + count, out);
 }
 
 std::vector<uint32_t> TokenFile::read(uint64_t start, uint64_t count) const {
@@ -191,11 +213,48 @@ void TokenFile::check_tokens(uint64_t model_vocab_size) const {
       header_.token_bytes == 2
           ? first_token_at_or_above(reinterpret_cast<const uint16_t*>(tokens_), size(), limit)
           : first_token_at_or_above(reinterpret_cast<const uint32_t*>(tokens_), size(), limit);
-  if (first == size()) return;
+  if (first == size()) {
+    check_flags();
+    return;
+  }
   throw TokenFileError(str(path_.string(), ": token ", first, " (byte offset ",
                            header_.header_size + first * header_.token_bytes, ") is ",
                            (*this)[first], ", not below vocab_size ", limit,
                            model_bound ? " (the model's)" : " (the file's header)"));
+}
+
+void TokenFile::check_flags() const {
+  if (!flags_) return;
+  const uint64_t n = size();
+  const auto count = static_cast<int64_t>(n);
+  uint64_t first_unknown = n, starts = 0, first_counting_start = n;
+#pragma omp parallel for schedule(static) reduction(min : first_unknown, first_counting_start) \
+    reduction(+ : starts)
+  for (int64_t i = 0; i < count; ++i) {
+    const uint8_t f = flags_[i];
+    const auto at = static_cast<uint64_t>(i);
+    if ((f & ~kTokenKnownFlags) != 0 && at < first_unknown) first_unknown = at;
+    if (f & kTokenStartsDocument) {
+      ++starts;
+      if ((f & kTokenCountsAsTarget) && at < first_counting_start) first_counting_start = at;
+    }
+  }
+  auto hex = [](uint8_t b) {
+    return str("0x", "0123456789abcdef"[b >> 4], "0123456789abcdef"[b & 15]);
+  };
+  auto fail = [&](uint64_t i, const std::string& why) {
+    throw TokenFileError(str(path_.string(), ": flags of token ", i, " (byte offset ",
+                             header_.flags_offset + i, ") are ", hex(flags_[i]), ": ", why));
+  };
+  if (first_unknown < n)
+    fail(first_unknown, str("unknown bits (known: ", hex(kTokenKnownFlags), ")"));
+  if (n > 0 && !(flags_[0] & kTokenStartsDocument))
+    fail(0, "the first token must start a document");
+  if (first_counting_start < n)
+    fail(first_counting_start, "a document's first token cannot count as a target");
+  if (starts != header_.num_documents)
+    throw TokenFileError(str(path_.string(), ": num_documents: the header says ",
+                             header_.num_documents, ", the flags start ", starts, " documents"));
 }
 
 }  // namespace zt::data

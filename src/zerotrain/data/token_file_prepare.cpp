@@ -2,6 +2,8 @@
 // chunk, in input order.
 #include "zerotrain/data/token_file_prepare.h"
 
+#include "zerotrain/data/chat_record.h"
+
 #include <fcntl.h>
 #include <omp.h>
 #include <sys/mman.h>
@@ -56,6 +58,16 @@ class MappedText {
   void* data_ = nullptr;
   size_t size_ = 0;
 };
+
+bool is_parquet(const std::filesystem::path& path) {
+  if (path.extension() == ".parquet") return true;
+  char magic[4] = {};
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const ssize_t n = ::read(fd, magic, sizeof magic);
+  ::close(fd);
+  return n == 4 && std::memcmp(magic, "PAR1", 4) == 0;
+}
 
 bool is_blank(std::string_view line) {
   return line.find_first_not_of(" \t\r") == std::string_view::npos;
@@ -113,6 +125,13 @@ uint64_t total_input_bytes(const std::vector<std::filesystem::path>& inputs) {
       throw DataInputError(str("input file ", path.string(), ": not a regular file"));
     if (::access(path.c_str(), R_OK) != 0)
       throw DataInputError(str("input file ", path.string(), ": ", std::strerror(errno)));
+    if (is_parquet(path))
+      throw DataInputError(
+          str("input file ", path.string(),
+              ": Parquet is not supported: it needs Apache Arrow's C++ library, which Debian 12 "
+              "does not package; convert it to JSON Lines, e.g. python3 -c \"import pandas; "
+              "pandas.read_parquet('in.parquet').to_json('out.jsonl', orient='records', "
+              "lines=True, force_ascii=False)\""));
     total += std::filesystem::file_size(path, ec);
   }
   return total;
@@ -159,13 +178,21 @@ PrepareSummary prepare_token_file(const Tokenizer& tokenizer, const PrepareOptio
   if (options.inputs.empty()) throw DataInputError("no input files");
   if (options.format == InputFormat::JsonLines) {
     const JsonlFields& f = options.fields;
-    const bool by_text = !f.text.empty() && f.prompt.empty() && f.completion.empty();
-    const bool by_pair = f.text.empty() && !f.prompt.empty() && !f.completion.empty();
-    if (!by_text && !by_pair)
+    const bool pair = !f.prompt.empty() && !f.completion.empty();
+    const bool by_text = !f.text.empty() && f.prompt.empty() && f.completion.empty() &&
+                         f.messages.empty();
+    const bool by_pair = f.text.empty() && pair && f.messages.empty();
+    const bool by_messages = f.text.empty() && f.prompt.empty() && f.completion.empty() &&
+                             !f.messages.empty();
+    if (!by_text && !by_pair && !by_messages)
       throw DataInputError(
-          str("JSON Lines input needs a text field, or a prompt and a completion "
-              "field, got text \"",
-              f.text, "\", prompt \"", f.prompt, "\", completion \"", f.completion, "\""));
+          str("JSON Lines input needs a text field, a prompt and a completion field, or a "
+              "messages field, got text \"",
+              f.text, "\", prompt \"", f.prompt, "\", completion \"", f.completion,
+              "\", messages \"", f.messages, "\""));
+    if ((by_messages || options.pairs_through_template) && !options.chat_template)
+      throw DataInputError(str("chat records are rendered through the model's chat template: ",
+                               options.no_chat_template_reason));
     if (options.split_on_blank_lines)
       throw DataInputError("split_on_blank_lines applies to text input, not to JSON Lines");
   }
@@ -179,7 +206,14 @@ PrepareSummary prepare_token_file(const Tokenizer& tokenizer, const PrepareOptio
       throw TokenizerError(str(tokenizer.source(), ": the eos token \"", options.eos_token,
                                "\" is not in the vocabulary"));
   }
-  TokenFileWriter writer(options.output, tokenizer.vocab_size(), eos);
+  const bool masked = options.format == InputFormat::JsonLines && options.fields.text.empty();
+  TokenFileWriter writer(options.output, tokenizer.vocab_size(), eos, masked);
+  ChatRecordOptions chat;
+  chat.fields = options.fields;
+  chat.chat_template = options.chat_template;
+  chat.template_variables = options.template_variables;
+  chat.pairs_through_template = options.pairs_through_template;
+  chat.no_chat_template_reason = options.no_chat_template_reason;
 
   const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
   std::vector<BpeCache> caches(static_cast<size_t>(threads));
@@ -189,6 +223,7 @@ PrepareSummary prepare_token_file(const Tokenizer& tokenizer, const PrepareOptio
   auto encode_chunk = [&](Chunk& chunk) {
     const auto n = static_cast<int64_t>(chunk.docs.size());
     std::vector<std::vector<uint32_t>> ids(chunk.docs.size());
+    std::vector<std::vector<uint8_t>> counts(masked ? chunk.docs.size() : 0);
     std::vector<std::string> skipped(jsonl ? chunk.docs.size() : 0);  // why, for each record
     std::atomic<uint64_t> done{0};
     std::exception_ptr error;
@@ -200,7 +235,15 @@ PrepareSummary prepare_token_file(const Tokenizer& tokenizer, const PrepareOptio
         // Exceptions must not leave the parallel region: the first one is kept and rethrown.
         try {
           const std::string_view raw = chunk.docs[i].text;
-          if (jsonl) {
+          if (masked) {
+            MaskedRecord record = masked_record(raw, chat, tokenizer, cache);
+            if (record.error.empty()) {
+              ids[i] = std::move(record.tokens);
+              counts[i] = std::move(record.counts);
+            } else {
+              skipped[i] = std::move(record.error);
+            }
+          } else if (jsonl) {
             RecordText record = jsonl_record_text(raw, options.fields);
             if (record.text)
               tokenizer.encode(*record.text, ids[i], cache);
@@ -229,7 +272,11 @@ PrepareSummary prepare_token_file(const Tokenizer& tokenizer, const PrepareOptio
         }
         continue;
       }
-      writer.write_document(ids[i]);
+      if (masked) {
+        writer.write_document(ids[i], counts[i]);
+      } else {
+        writer.write_document(ids[i]);
+      }
     }
     bytes_before_chunk += chunk.bytes;
     if (progress) progress(bytes_before_chunk);
@@ -258,6 +305,7 @@ PrepareSummary prepare_token_file(const Tokenizer& tokenizer, const PrepareOptio
 
   summary.header = writer.finish();
   summary.documents = summary.header.num_documents;
+  summary.target_tokens = writer.target_tokens();
   summary.tokens = summary.header.num_tokens;
   return summary;
 }

@@ -35,7 +35,7 @@ void sync_directory(const std::filesystem::path& dir) {
 }  // namespace
 
 TokenFileWriter::TokenFileWriter(std::filesystem::path path, uint64_t vocab_size,
-                                 std::optional<uint32_t> eos_id)
+                                 std::optional<uint32_t> eos_id, bool with_flags)
     : path_(std::move(path)) {
   if (vocab_size == 0 || vocab_size > (uint64_t{1} << 32))
     throw TokenFileError(
@@ -52,6 +52,16 @@ TokenFileWriter::TokenFileWriter(std::filesystem::path path, uint64_t vocab_size
   if (fd_ < 0)
     throw TokenFileError(str(path_.string(), ": cannot create the output (", temp_path_.string(),
                              "): ", std::strerror(errno)));
+  if (with_flags) {
+    header_.version = kTokenFileVersionFlags;
+    flags_temp_path_ = temp_path_;
+    flags_temp_path_ += ".flags";
+    flags_fd_ = ::open(flags_temp_path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (flags_fd_ < 0)
+      throw TokenFileError(str(path_.string(), ": cannot create the flags' temporary file (",
+                               flags_temp_path_.string(), "): ", std::strerror(errno)));
+    flags_buffer_.reserve(kBufferBytes);
+  }
   buffer_.reserve(kBufferBytes);
   // Placeholder header; the real one is written by finish().
   const auto placeholder = std::array<uint8_t, kTokenFileHeaderSize>{};
@@ -60,10 +70,12 @@ TokenFileWriter::TokenFileWriter(std::filesystem::path path, uint64_t vocab_size
 
 TokenFileWriter::~TokenFileWriter() {
   if (fd_ >= 0) ::close(fd_);
-  if (!finished_) {
-    std::error_code ec;
-    std::filesystem::remove(temp_path_, ec);
+  std::error_code ec;
+  if (flags_fd_ >= 0) {
+    ::close(flags_fd_);
+    std::filesystem::remove(flags_temp_path_, ec);
   }
+  if (!finished_) std::filesystem::remove(temp_path_, ec);
 }
 
 void TokenFileWriter::append(uint32_t token) {
@@ -78,19 +90,61 @@ void TokenFileWriter::append(uint32_t token) {
   if (buffer_.size() >= kBufferBytes) flush_buffer();
 }
 
+void TokenFileWriter::append_flags(uint8_t flags) {
+  flags_buffer_.push_back(flags);
+  if (flags_buffer_.size() >= kBufferBytes) flush_flags_buffer();
+}
+
 void TokenFileWriter::flush_buffer() {
   write_all(fd_, buffer_.data(), buffer_.size(), temp_path_.string());
   buffer_.clear();
 }
 
-void TokenFileWriter::write_document(std::span<const uint32_t> tokens) {
+void TokenFileWriter::flush_flags_buffer() {
+  write_all(flags_fd_, flags_buffer_.data(), flags_buffer_.size(), flags_temp_path_.string());
+  flags_buffer_.clear();
+}
+
+void TokenFileWriter::check_vocab(std::span<const uint32_t> tokens) const {
   if (finished_) throw TokenFileError(str(path_.string(), ": write_document after finish"));
-  for (size_t i = 0; i < tokens.size(); ++i) {
+  for (size_t i = 0; i < tokens.size(); ++i)
     if (tokens[i] >= header_.vocab_size)
       throw TokenFileError(str(path_.string(), ": document ", header_.num_documents, " token ", i,
                                " is ", tokens[i], ", not below vocab_size ", header_.vocab_size));
+}
+
+void TokenFileWriter::write_document(std::span<const uint32_t> tokens,
+                                     std::span<const uint8_t> counts) {
+  if (!header_.has_flags())
+    throw TokenFileError(str(path_.string(), ": a loss mask needs a version 2 file (with_flags)"));
+  if (counts.size() != tokens.size())
+    throw TokenFileError(str(path_.string(), ": document ", header_.num_documents, " has ",
+                             tokens.size(), " tokens but ", counts.size(), " mask entries"));
+  check_vocab(tokens);
+  if (tokens.empty() && !header_.eos_id) return;
+  for (size_t i = 0; i < tokens.size(); ++i) {
     append(tokens[i]);
+    const bool target = i > 0 && counts[i];
+    append_flags(i == 0 ? kTokenStartsDocument : (target ? kTokenCountsAsTarget : 0));
+    target_tokens_ += target;
   }
+  header_.num_tokens += tokens.size();
+  if (header_.eos_id) {
+    append(*header_.eos_id);
+    const bool last_counts = !tokens.empty() && counts.back() && tokens.size() > 1;
+    append_flags(tokens.empty() ? kTokenStartsDocument : (last_counts ? kTokenCountsAsTarget : 0));
+    target_tokens_ += last_counts;
+    ++header_.num_tokens;
+  }
+  ++header_.num_documents;
+}
+
+void TokenFileWriter::write_document(std::span<const uint32_t> tokens) {
+  if (header_.has_flags())
+    throw TokenFileError(str(path_.string(), ": a version 2 file needs each document's loss mask"));
+  check_vocab(tokens);
+  for (size_t i = 0; i < tokens.size(); ++i)
+    append(tokens[i]);
   header_.num_tokens += tokens.size();
   if (header_.eos_id) {
     append(*header_.eos_id);
@@ -99,9 +153,30 @@ void TokenFileWriter::write_document(std::span<const uint32_t> tokens) {
   ++header_.num_documents;
 }
 
+// Copies the flags' temporary file after the tokens.
+void TokenFileWriter::append_flags_section() {
+  flush_flags_buffer();
+  if (::lseek(flags_fd_, 0, SEEK_SET) != 0)
+    throw TokenFileError(str(flags_temp_path_.string(), ": cannot seek: ", std::strerror(errno)));
+  std::vector<uint8_t> block(kBufferBytes);
+  for (;;) {
+    const ssize_t r = ::read(flags_fd_, block.data(), block.size());
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      throw TokenFileError(str(flags_temp_path_.string(), ": cannot read: ", std::strerror(errno)));
+    }
+    if (r == 0) break;
+    write_all(fd_, block.data(), static_cast<size_t>(r), temp_path_.string());
+  }
+}
+
 const TokenFileHeader& TokenFileWriter::finish() {
   if (finished_) return header_;
   flush_buffer();
+  if (header_.has_flags()) {
+    header_.flags_offset = header_.header_size + header_.num_tokens * header_.token_bytes;
+    append_flags_section();
+  }
   const auto head = encode_token_file_header(header_);
   const std::string temp = temp_path_.string();
   if (::pwrite(fd_, head.data(), head.size(), 0) != static_cast<ssize_t>(head.size()))
