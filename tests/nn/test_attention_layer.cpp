@@ -84,7 +84,7 @@ TEST(NnAttentionLayer, GroupedQueryEqualsRepeatedKvHeads) {
     pb[i]->value.copy_from(Tensor::from_floats(w, pb[i]->shape, DType::f32));
   }
   const Tensor x = test::random_tensor({12, C}, DType::f32, 6);
-  test::expect_close(test::to_doubles(b.forward(x, {2, 6}, {})), a.forward(x, {2, 6}, {}),
+  test::expect_close(test::to_doubles(b.forward(x, {2, 6, {}}, {})), a.forward(x, {2, 6, {}}, {}),
                      {1e-6, 1e-5}, "GQA vs repeated kv heads");
 }
 

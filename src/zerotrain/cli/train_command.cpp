@@ -93,6 +93,10 @@ void print_summary(const train::TrainSummary& s, int world) {
                 fmt("%.3f", s.checkpoint_waited_s).c_str(), fmt("%.3f", s.checkpoint_write_s).c_str(),
                 fmt("%.2f", s.checkpoint_write_s > 0 ? gb / s.checkpoint_write_s : 0.0).c_str());
   }
+  if (s.examples_cut > 0)
+    std::printf("%-22s %llu examples longer than --seq-len + 1 tokens were cut to fit a row "
+                "(--packing off)\n",
+                "examples cut", static_cast<unsigned long long>(s.examples_cut));
   if (s.resume_load_s > 0)
     std::printf("%-22s this rank's shard read in %s s\n", "resumed", fmt("%.3f", s.resume_load_s).c_str());
   std::printf("%-22s %s\n", "metrics", s.metrics_path.string().c_str());

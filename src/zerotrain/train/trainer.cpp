@@ -200,6 +200,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     dc.seed = c.data.seed;
     dc.rank = rank;
     dc.world = world;
+    dc.packing = c.data.packing;
     loader.emplace(tokens, dc, resumed.data);
     if (loader->steps_per_epoch() == 0)
       throw ValueError("train", str("token file ", c.paths.data.string(), " (", tokens->size(),
@@ -448,6 +449,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     if (cb.on_step) cb.on_step(step + 1, c.steps, loss);
   }
   sum.steps = c.steps - resumed.step;
+  sum.examples_cut = loader->examples_cut();
   sum.loss_scale = scaler ? scaler->scale() : 1.0;
   sum.seconds = total_timer.lap();
   sum.tokens_per_s = tokens_per_second(sum.tokens, sum.seconds);

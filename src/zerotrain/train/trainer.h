@@ -89,6 +89,8 @@ struct TrainSummary {
   // Steps this call ran whose update a non-finite gradient skipped, and the loss scale at
   // the end (1 without fp16).
   int64_t skipped_steps = 0;
+  // --packing off: examples of this rank longer than a row, cut to fit (data::DataLoader).
+  uint64_t examples_cut = 0;
   double loss_scale = 1;
   // Checkpoints this call saved: training blocked for the copies to host memory
   // (checkpoint_blocked_s) and for earlier saves still writing when the next was due
