@@ -29,6 +29,7 @@
 #include "zerotrain/train/nvme_path_check.h"
 #include "zerotrain/train/offload_flags.h"
 #include "zerotrain/train/step_measures.h"
+#include "zerotrain/train/stop_signal.h"
 #include "zerotrain/train/trainer.h"
 
 namespace zt::cli {
@@ -42,6 +43,19 @@ std::string fmt(const char* f, double v) {
 }
 
 // Tokens and rates are per rank when there are several (TrainSummary).
+// A run stopped by SIGTERM/SIGINT ([Note: stop on a signal] in train/stop_signal.h): one line.
+void print_stop_line(const train::TrainSummary& s, const std::filesystem::path& out) {
+  std::printf("[train] stopped on %s after step %lld; checkpoint %s (continue with --resume %s)\n",
+              train::stop_signal_name(s.stop_signal), static_cast<long long>(s.stopped_step),
+              s.checkpoint_dir.string().c_str(), out.string().c_str());
+  std::fflush(stdout);
+}
+
+// 128 + the signal number after a stop on a signal, as a process killed by it reports; else 0.
+int stop_exit_code(const train::TrainSummary& s) {
+  return s.stop_signal ? 128 + s.stop_signal : 0;
+}
+
 void print_summary(const train::TrainSummary& s, int world) {
   const char* per = world > 1 ? " per rank" : "";
   std::printf("\n%-22s %s\n", "steps", std::to_string(s.steps).c_str());
@@ -99,8 +113,11 @@ void print_summary(const train::TrainSummary& s, int world) {
 }
 
 // Replaces this process with `zerotrain launch -n N [--mpi] -- zerotrain <args without --nproc>`.
-[[noreturn]] void relaunch(const std::vector<std::string>& args, int nproc, bool cpu) {
-  std::vector<std::string> argv{"/proc/self/exe", "launch", "-n", std::to_string(nproc)};
+// stop_grace_s: the ranks' --stop-grace; the launcher waits a little longer before SIGKILL.
+[[noreturn]] void relaunch(const std::vector<std::string>& args, int nproc, bool cpu,
+                           double stop_grace_s) {
+  std::vector<std::string> argv{"/proc/self/exe", "launch",       "-n",
+                                std::to_string(nproc), "--stop-grace", fmt("%.0f", stop_grace_s + 30)};
   if (cpu) argv.push_back("--mpi");  // CPU ranks reduce through MPI
   argv.push_back("--");
   argv.push_back("/proc/self/exe");
@@ -341,6 +358,17 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
   cmd->add_flag("!--sync-save", c->reporting.async_save,
                 "write checkpoints before training goes on (default: training waits only for the "
                 "copy to host memory; the files are written in the background)");
+  auto on_nonfinite = std::make_shared<std::string>("stop");
+  cmd->add_option("--on-nonfinite", *on_nonfinite,
+                  "f32/bf16: a step whose gradients hold NaN/Inf stops the run naming the first "
+                  "such parameter (stop) or is skipped (skip; the default with a ds_config's "
+                  "bf16.check_grad_overflow); a non-finite loss always stops; fp16's loss scaler "
+                  "skips overflows itself")
+      ->capture_default_str();
+  cmd->add_option("--stop-grace", c->faults.stop_grace_s,
+                  "seconds a run has after SIGTERM/SIGINT to finish its step and save a "
+                  "checkpoint; then, or on a second signal, it exits without saving")
+      ->capture_default_str();
   cmd->add_option("--gpu-memory-cap", *gpu_cap,
                   "cap what the GPU allocator may reserve (24GiB, 24GB, 24 = GiB), to rehearse a "
                   "smaller GPU; a run that does not fit stops with what it needed and what fits");
@@ -396,17 +424,19 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       "where it leaves them out and must agree where it sets them.");
   // The option strings live in shared_ptrs that the callbacks hold: CLI11 keeps references.
   cmd->callback([&action, c, device, dtype, grad_accum_dtype, comm_dtype, precision, wd_mode, nproc,
-                 args, deepspeed, cmd, gpu_cap, host_cap, offload, sample] {
+                 args, deepspeed, cmd, gpu_cap, host_cap, offload, sample, on_nonfinite] {
     action = [c, device, dtype, grad_accum_dtype, comm_dtype, precision, wd_mode, nproc, args,
-              deepspeed, gpu_cap, host_cap, offload, sample, given = given_flags(*cmd)] {
+              deepspeed, gpu_cap, host_cap, offload, sample, on_nonfinite,
+              given = given_flags(*cmd)] {
       c->device = parse_device(*device);
       c->optimizer.decoupled_weight_decay = *wd_mode == "decoupled";
       c->precision.dtype = parse_dtype(*dtype);
       c->precision.grad_accum_dtype = parse_dtype(*grad_accum_dtype);
       c->precision.comm_dtype = parse_dtype(*comm_dtype);
       c->precision.mode = optim::parse_precision(*precision);
+      c->faults.on_nonfinite = train::parse_nonfinite_policy(*on_nonfinite);
       const comm::ProcessEnv env = comm::detect_process_env();
-      if (*nproc > 1 && env.world_size == 1) relaunch(args, *nproc, !c->device.is_cuda());
+      if (*nproc > 1 && env.world_size == 1) relaunch(args, *nproc, !c->device.is_cuda(), c->faults.stop_grace_s);
       if (*nproc > 1 && env.world_size != *nproc)
         throw ValueError("train", str("--nproc ", *nproc, " but the launcher started ",
                                       env.world_size, " ranks"));
@@ -433,10 +463,7 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       // Before anything is built: the swap directory exists, is writable and has room.
       train::check_nvme_paths(*c, env.world_size);
       const bool rank0 = env.rank == 0;
-      if (!rank0) {
-        train::train(*c);
-        return 0;
-      }
+      if (!rank0) return stop_exit_code(train::train(*c));
       // Gradient dtypes are named only when they differ from f32 (zero/grad_comm.h).
       std::string dtypes(dtype_name(c->precision.dtype));
       if (c->precision.mode == optim::Precision::low) dtypes += " low precision";
@@ -500,6 +527,10 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       };
       const train::TrainSummary s = train::train(*c, cb);
       if (bar.is_tty()) bar.finish();
+      if (s.stop_signal) {
+        print_stop_line(s, c->paths.out);
+        return stop_exit_code(s);
+      }
       print_summary(s, env.world_size);
       print_training_sample(*sample, c->paths.model, s.model_dir, c->device, c->precision.dtype);
       return 0;

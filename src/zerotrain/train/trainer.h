@@ -18,6 +18,7 @@
 #include "zerotrain/monitor/metrics.h"
 #include "zerotrain/optim/optimizer_config.h"
 #include "zerotrain/train/data_config.h"
+#include "zerotrain/train/fault_config.h"
 #include "zerotrain/train/memory_report.h"
 #include "zerotrain/train/precision_config.h"
 #include "zerotrain/train/report_config.h"
@@ -41,6 +42,7 @@ struct TrainConfig {
   ReportConfig reporting;
   Device device = Device::cpu();
   bool activation_checkpointing = false;
+  FaultConfig faults;  // non-finite values and stop signals (fault_config.h)
 
   // Data parallelism (zero/zero_stage.h): a communicator over the ranks for buffers on `device`
   // (NCCL for cuda, MPI for the CPU), not owned; nullptr: one process. Each rank reads its shard
@@ -88,6 +90,11 @@ struct TrainSummary {
   // the end (1 without fp16).
   int64_t skipped_steps = 0;
   double loss_scale = 1;
+  // SIGTERM or SIGINT when the run stopped on it ([Note: stop on a signal] in stop_signal.h)
+  // after step `stopped_step` (counted from the start of the first run), with a checkpoint of
+  // that step and without model/; 0 otherwise.
+  int stop_signal = 0;
+  int64_t stopped_step = 0;
   // Checkpoints this call saved: training blocked for the copies to host memory
   // (checkpoint_blocked_s) and for earlier saves still writing when the next was due
   // (checkpoint_waited_s); the files were written in checkpoint_write_s (in the background when
