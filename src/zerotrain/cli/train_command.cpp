@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +50,25 @@ void print_stop_line(const train::TrainSummary& s, const std::filesystem::path& 
               train::stop_signal_name(s.stop_signal), static_cast<long long>(s.stopped_step),
               s.checkpoint_dir.string().c_str(), out.string().c_str());
   std::fflush(stdout);
+}
+
+// train() on one rank of a multi-rank run: a failure is printed and ends the process at once
+// (exit 1). Returning would run MPI_Finalize (the process group's destructor), which waits for
+// ranks still inside a collective with this one: the job would hang instead of dying whole, as
+// mpirun and the launcher stop the other ranks when one exits non-zero.
+template <class Train>
+train::TrainSummary run_rank(bool many_ranks, Train&& train_fn) {
+  if (!many_ranks) return train_fn();
+  try {
+    return train_fn();
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "[zerotrain] unexpected error: %s\n", e.what());
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::exit(1);
 }
 
 // 128 + the signal number after a stop on a signal, as a process killed by it reports; else 0.
@@ -463,7 +483,8 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       // Before anything is built: the swap directory exists, is writable and has room.
       train::check_nvme_paths(*c, env.world_size);
       const bool rank0 = env.rank == 0;
-      if (!rank0) return stop_exit_code(train::train(*c));
+      const bool many_ranks = env.world_size > 1;
+      if (!rank0) return stop_exit_code(run_rank(many_ranks, [&] { return train::train(*c); }));
       // Gradient dtypes are named only when they differ from f32 (zero/grad_comm.h).
       std::string dtypes(dtype_name(c->precision.dtype));
       if (c->precision.mode == optim::Precision::low) dtypes += " low precision";
@@ -525,7 +546,7 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
                                       : fmt("loss %.3f", loss));
         bar.update(static_cast<uint64_t>(done));
       };
-      const train::TrainSummary s = train::train(*c, cb);
+      const train::TrainSummary s = run_rank(many_ranks, [&] { return train::train(*c, cb); });
       if (bar.is_tty()) bar.finish();
       if (s.stop_signal) {
         print_stop_line(s, c->paths.out);
