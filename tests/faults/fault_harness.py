@@ -217,19 +217,22 @@ def nan(h, full):
 
 
 def rank_pids(out, nproc, limit=30):
-    """The training ranks: `train` processes of this --out without --nproc (the launcher's)."""
+    """The training ranks' pids by MPI rank: `train` processes of this --out without --nproc (the
+    launcher's), their rank from the environment mpirun gave them."""
     t0 = time.time()
     while time.time() - t0 < limit:
-        pids = []
+        pids = {}
         for pid in survivors(out):
             try:
                 cmd = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                env = pathlib.Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if b"train" in cmd and b"--nproc" not in cmd and b"launch" not in cmd:
-                pids.append(pid)
+            rank = [e.split(b"=")[1] for e in env if e.startswith(b"OMPI_COMM_WORLD_RANK=")]
+            if b"train" in cmd and b"--nproc" not in cmd and b"launch" not in cmd and rank:
+                pids[int(rank[0])] = pid
         if len(pids) == nproc:
-            return sorted(pids)
+            return [pids[r] for r in range(nproc)]
         time.sleep(0.05)
     return []
 
