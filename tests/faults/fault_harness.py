@@ -316,7 +316,8 @@ def main():
     h.figures["seconds"] = round(time.time() - t0, 1)
     print(json.dumps(h.figures))
     if h.failures:
-        sys.exit(f"{len(h.failures)} failures")
+        sys.exit(f"{len(h.failures)} failures (the runs are in {a.work})")
+    shutil.rmtree(a.work, ignore_errors=True)  # a short run leaves ~1.5 GB of checkpoints
 
 
 if __name__ == "__main__":
