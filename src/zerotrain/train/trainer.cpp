@@ -331,8 +331,8 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     if (c.comm) loss = engine->sum_over_ranks(loss) / world;
     loss = inject_loss_fault(injected, step + 1, loss);
     wall.lap(Phase::comm);
-    // One norm for every stage ([Note: chunked gradient norm]); a non-finite one skips the step
-    // ([Note: fp16 step]).
+    // One norm for every stage ([Note: chunked gradient norm]); a non-finite one stops the run or
+    // skips the step ([Note: non-finite check], [Note: fp16 step]).
     const double grad_norm = engine->grad_norm();
     // See [Note: non-finite check]: throws when the run must stop here.
     stop_on_nonfinite(c, scaler.has_value(), step + 1, loss, grad_norm, *engine, stream);
