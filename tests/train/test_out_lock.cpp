@@ -1,6 +1,6 @@
 // OutLock (train/out_lock.h): one job per --out. The lock file names its process and host; a second
 // lock on the same directory is one line; a lock of a process that no longer runs is taken over
-// with a warning; another host's lock is refused; the file goes when the lock does; train refuses
+// with a warning (also a zombie's); another host's lock is refused; the file goes when the lock does; train refuses
 // an --out a live job holds before writing anything there.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -51,6 +51,28 @@ TEST(OutLock, ALockOfAGoneProcessIsTakenOver) {
   testing::internal::CaptureStderr();
   { const OutLock lock = OutLock::acquire(dir.path()); }
   const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find(str("was locked by process ", child, " of this host, which no longer runs")),
+            std::string::npos)
+      << err;
+}
+
+// A rank killed under mpirun whose parent died too stays a zombie where nothing reaps orphans
+// (a container without an init): its pid exists, but it runs no more.
+TEST(OutLock, AZombiesLockIsTakenOver) {
+  test::TempDir dir;
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  for (int i = 0; i < 1000 && read_text(str("/proc/", child, "/stat")).find(") Z") ==
+                                  std::string::npos;
+       ++i)
+    ::usleep(1000);
+  ASSERT_TRUE(process_exists(child));  // not reaped yet
+  std::ofstream(dir / OutLock::kFileName) << child << " " << host_name() << "\n";
+  testing::internal::CaptureStderr();
+  { const OutLock lock = OutLock::acquire(dir.path()); }
+  const std::string err = testing::internal::GetCapturedStderr();
+  ::waitpid(child, nullptr, 0);
   EXPECT_NE(err.find(str("was locked by process ", child, " of this host, which no longer runs")),
             std::string::npos)
       << err;

@@ -132,6 +132,7 @@ TEST(TrainerFp16, Bf16CheckGradOverflowSkipsTheSchedulerStepToo) {
     train::TrainConfig c = fp16_config(dir.path());
     c.precision.dtype = DType::bf16;
     c.precision.check_grad_overflow = check;
+    c.faults.on_nonfinite = train::NonFinitePolicy::skip;  // the default stops (fault_config.h)
     c.steps = 5;
     c.test_hooks.inject_overflow_steps = {3};
     const train::TrainSummary s = train::train(c);

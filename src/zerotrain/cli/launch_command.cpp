@@ -4,6 +4,7 @@
 // launch_* ctest cases in tests/CMakeLists.txt (the command).
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -24,6 +25,7 @@ struct LaunchArgs {
   bool rank_wrapper = false;  // internal: one rank under mpirun (see --mpi)
   int port = 0;
   double grace_s = 5.0;
+  double stop_grace_s = 300.0;  // after SIGINT/SIGTERM to the launcher (comm/launcher.h)
   std::vector<std::string> command;
 };
 
@@ -49,14 +51,18 @@ int report(const comm::LaunchOutcome& o, const std::string& failed, const std::s
 // rank wrapper that prefixes the real command's output. mpirun stops the job when a rank fails.
 int run_under_mpirun(const LaunchArgs& a) {
   comm::LaunchConfig cfg;
+  const std::string stop_grace = std::to_string(static_cast<long long>(std::ceil(a.stop_grace_s)));
   cfg.command = {"mpirun", "-n", std::to_string(a.nproc), "--oversubscribe", "--bind-to", "none"};
   if (::geteuid() == 0) cfg.command.push_back("--allow-run-as-root");
   for (const std::string& s : {self_exe(), std::string("launch"), std::string("--rank-wrapper"),
-                               std::string("-n"), std::to_string(a.nproc), std::string("--")})
+                               std::string("-n"), std::to_string(a.nproc),
+                               std::string("--stop-grace"), stop_grace, std::string("--")})
     cfg.command.push_back(s);
   cfg.command.insert(cfg.command.end(), a.command.begin(), a.command.end());
   cfg.children = {comm::ChildSpec{}};
   cfg.grace_s = a.grace_s;
+  cfg.stop_grace_s = a.stop_grace_s;
+  cfg.forward_stop_as = SIGUSR2;  // mpirun passes it to the rank wrappers at once
   comm::LaunchOutcome o = comm::run_children(cfg);
   if (o.exit_code != 0)
     std::fprintf(stderr, "[launch] mpirun %s (the failed rank says why above)\n", o.reason.c_str());
@@ -70,6 +76,8 @@ int run_rank_wrapper(const LaunchArgs& a) {
   cfg.command = a.command;
   cfg.children = {comm::ChildSpec{label, {}}};
   cfg.grace_s = a.grace_s;
+  cfg.stop_grace_s = a.stop_grace_s;
+  cfg.second_signal_kills = false;  // mpirun forwards what its process group already got
   return report(comm::run_children(cfg), label, label);
 }
 
@@ -78,6 +86,7 @@ int run_local(const LaunchArgs& a) {
   comm::LaunchConfig cfg;
   cfg.command = a.command;
   cfg.grace_s = a.grace_s;
+  cfg.stop_grace_s = a.stop_grace_s;
   for (int r = 0; r < a.nproc; ++r)
     cfg.children.push_back({str("rank ", r), comm::local_rank_env(r, a.nproc, port)});
   comm::LaunchOutcome o = comm::run_children(cfg);
@@ -100,6 +109,11 @@ void add_launch_command(CLI::App& app, std::function<int()>& action) {
       ->check(CLI::Range(1, 65535));
   cmd->add_option("--grace", a->grace_s, "seconds between SIGTERM and SIGKILL when stopping ranks")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--stop-grace", a->stop_grace_s,
+                  "seconds the ranks get to stop cleanly (save a checkpoint) after SIGINT/SIGTERM "
+                  "to the launcher, before SIGKILL; a second signal kills them at once")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_flag("--rank-wrapper", a->rank_wrapper)->group("");  // internal, used by --mpi
   cmd->add_option("command", a->command, "the command every rank runs (after --)")->required();
   cmd->footer(

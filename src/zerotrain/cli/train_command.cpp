@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,6 +31,7 @@
 #include "zerotrain/train/nvme_path_check.h"
 #include "zerotrain/train/offload_flags.h"
 #include "zerotrain/train/step_measures.h"
+#include "zerotrain/train/stop_signal.h"
 #include "zerotrain/train/trainer.h"
 
 namespace zt::cli {
@@ -43,6 +45,38 @@ std::string fmt(const char* f, double v) {
 }
 
 // Tokens and rates are per rank when there are several (TrainSummary).
+// A run stopped by SIGTERM/SIGINT ([Note: stop on a signal] in train/stop_signal.h): one line.
+void print_stop_line(const train::TrainSummary& s, const std::filesystem::path& out) {
+  std::printf("[train] stopped on %s after step %lld; checkpoint %s (continue with --resume %s)\n",
+              train::stop_signal_name(s.stop_signal), static_cast<long long>(s.stopped_step),
+              s.checkpoint_dir.string().c_str(), out.string().c_str());
+  std::fflush(stdout);
+}
+
+// train() on one rank of a multi-rank run: a failure is printed and ends the process at once
+// (exit 1). Returning would run MPI_Finalize (the process group's destructor), which waits for
+// ranks still inside a collective with this one: the job would hang instead of dying whole, as
+// mpirun and the launcher stop the other ranks when one exits non-zero.
+template <class Train>
+train::TrainSummary run_rank(bool many_ranks, Train&& train_fn) {
+  if (!many_ranks) return train_fn();
+  try {
+    return train_fn();
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "[zerotrain] unexpected error: %s\n", e.what());
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::exit(1);
+}
+
+// 128 + the signal number after a stop on a signal, as a process killed by it reports; else 0.
+int stop_exit_code(const train::TrainSummary& s) {
+  return s.stop_signal ? 128 + s.stop_signal : 0;
+}
+
 void print_summary(const train::TrainSummary& s, int world) {
   const char* per = world > 1 ? " per rank" : "";
   std::printf("\n%-22s %s\n", "steps", std::to_string(s.steps).c_str());
@@ -119,8 +153,11 @@ std::string eval_line(const monitor::EvalMetrics& e, bool eval_only) {
 }
 
 // Replaces this process with `zerotrain launch -n N [--mpi] -- zerotrain <args without --nproc>`.
-[[noreturn]] void relaunch(const std::vector<std::string>& args, int nproc, bool cpu) {
-  std::vector<std::string> argv{"/proc/self/exe", "launch", "-n", std::to_string(nproc)};
+// stop_grace_s: the ranks' --stop-grace; the launcher waits a little longer before SIGKILL.
+[[noreturn]] void relaunch(const std::vector<std::string>& args, int nproc, bool cpu,
+                           double stop_grace_s) {
+  std::vector<std::string> argv{"/proc/self/exe", "launch",       "-n",
+                                std::to_string(nproc), "--stop-grace", fmt("%.0f", stop_grace_s + 30)};
   if (cpu) argv.push_back("--mpi");  // CPU ranks reduce through MPI
   argv.push_back("--");
   argv.push_back("/proc/self/exe");
@@ -385,6 +422,17 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
   cmd->add_flag("!--sync-save", c->reporting.async_save,
                 "write checkpoints before training goes on (default: training waits only for the "
                 "copy to host memory; the files are written in the background)");
+  auto on_nonfinite = std::make_shared<std::string>("stop");
+  cmd->add_option("--on-nonfinite", *on_nonfinite,
+                  "f32/bf16: a step whose gradients hold NaN/Inf stops the run naming the first "
+                  "such parameter (stop) or is skipped (skip; the default with a ds_config's "
+                  "bf16.check_grad_overflow); a non-finite loss always stops; fp16's loss scaler "
+                  "skips overflows itself")
+      ->capture_default_str();
+  cmd->add_option("--stop-grace", c->faults.stop_grace_s,
+                  "seconds a run has after SIGTERM/SIGINT to finish its step and save a "
+                  "checkpoint; then, or on a second signal, it exits without saving")
+      ->capture_default_str();
   cmd->add_option("--gpu-memory-cap", *gpu_cap,
                   "cap what the GPU allocator may reserve (24GiB, 24GB, 24 = GiB), to rehearse a "
                   "smaller GPU; a run that does not fit stops with what it needed and what fits");
@@ -447,21 +495,24 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       "where it leaves them out and must agree where it sets them.");
   // The option strings live in shared_ptrs that the callbacks hold: CLI11 keeps references.
   cmd->callback([&action, c, device, dtype, grad_accum_dtype, comm_dtype, precision, wd_mode, nproc,
-                 args, deepspeed, cmd, gpu_cap, host_cap, offload, sample] {
+                 args, deepspeed, cmd, gpu_cap, host_cap, offload, sample, on_nonfinite] {
     if (!c->eval.only) {
       if (c->paths.data.empty()) throw CLI::RequiredError("--data");
       if (c->paths.out.empty()) throw CLI::RequiredError("--out");
     }
     action = [c, device, dtype, grad_accum_dtype, comm_dtype, precision, wd_mode, nproc, args,
-              deepspeed, gpu_cap, host_cap, offload, sample, given = given_flags(*cmd)] {
+              deepspeed, gpu_cap, host_cap, offload, sample, on_nonfinite,
+              given = given_flags(*cmd)] {
       c->device = parse_device(*device);
       c->optimizer.decoupled_weight_decay = *wd_mode == "decoupled";
       c->precision.dtype = parse_dtype(*dtype);
       c->precision.grad_accum_dtype = parse_dtype(*grad_accum_dtype);
       c->precision.comm_dtype = parse_dtype(*comm_dtype);
       c->precision.mode = optim::parse_precision(*precision);
+      c->faults.on_nonfinite = train::parse_nonfinite_policy(*on_nonfinite);
       const comm::ProcessEnv env = comm::detect_process_env();
-      if (*nproc > 1 && env.world_size == 1) relaunch(args, *nproc, !c->device.is_cuda());
+      if (*nproc > 1 && env.world_size == 1)
+        relaunch(args, *nproc, !c->device.is_cuda(), c->faults.stop_grace_s);
       if (*nproc > 1 && env.world_size != *nproc)
         throw ValueError("train", str("--nproc ", *nproc, " but the launcher started ",
                                       env.world_size, " ranks"));
@@ -488,10 +539,8 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
       // Before anything is built: the swap directory exists, is writable and has room.
       train::check_nvme_paths(*c, env.world_size);
       const bool rank0 = env.rank == 0;
-      if (!rank0) {
-        train::train(*c);
-        return 0;
-      }
+      const bool many_ranks = env.world_size > 1;
+      if (!rank0) return stop_exit_code(run_rank(many_ranks, [&] { return train::train(*c); }));
       if (c->eval.only) {
         std::printf("zerotrain train --eval-only: %s on %s%s, %s, seq_len %lld, micro-batch %lld\n",
                     (c->paths.resume.empty() ? c->paths.model : c->paths.resume).string().c_str(),
@@ -508,7 +557,7 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
         cb.on_eval = [](const monitor::EvalMetrics& e) {
           std::printf("%s\n", eval_line(e, true).c_str());
         };
-        const train::TrainSummary s = train::train(*c, cb);
+        const train::TrainSummary s = run_rank(many_ranks, [&] { return train::train(*c, cb); });
         std::printf("%-22s %s\n", "evaluated", s.init.c_str());
         return 0;
       }
@@ -584,8 +633,12 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
                                       : fmt("loss %.3f", loss));
         bar.update(static_cast<uint64_t>(done));
       };
-      const train::TrainSummary s = train::train(*c, cb);
+      const train::TrainSummary s = run_rank(many_ranks, [&] { return train::train(*c, cb); });
       if (bar.is_tty()) bar.finish();
+      if (s.stop_signal) {
+        print_stop_line(s, c->paths.out);
+        return stop_exit_code(s);
+      }
       print_summary(s, env.world_size);
       print_training_sample(*sample, c->paths.model, s.model_dir, c->device, c->precision.dtype);
       return 0;

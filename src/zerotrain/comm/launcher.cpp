@@ -21,9 +21,11 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
-volatile sig_atomic_t g_stop_signal = 0;
+volatile sig_atomic_t g_stop_signal = 0;   // the first SIGINT/SIGTERM
+volatile sig_atomic_t g_stop_signals = 0;  // how many arrived
 void on_stop_signal(int signo) {
-  g_stop_signal = signo;
+  if (g_stop_signal == 0) g_stop_signal = signo;
+  g_stop_signals = g_stop_signals + 1;
 }
 
 // Installs SIGINT/SIGTERM handlers for the launcher's lifetime and restores the old ones.
@@ -31,20 +33,23 @@ class StopSignals {
  public:
   StopSignals() {
     g_stop_signal = 0;
+    g_stop_signals = 0;
     struct sigaction sa {};
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int_);
     sigaction(SIGTERM, &sa, &old_term_);
+    sigaction(SIGUSR2, &sa, &old_usr2_);
   }
   ~StopSignals() {
     sigaction(SIGINT, &old_int_, nullptr);
     sigaction(SIGTERM, &old_term_, nullptr);
+    sigaction(SIGUSR2, &old_usr2_, nullptr);
   }
 
  private:
   struct sigaction old_int_ {
-  }, old_term_{};
+  }, old_term_{}, old_usr2_{};
 };
 
 struct Child {
@@ -171,6 +176,8 @@ std::string signal_name(int signo) {
       return "SIGPIPE";
     case SIGTERM:
       return "SIGTERM";
+    case SIGUSR2:
+      return "SIGUSR2";
     default:
       return str("signal ", signo);
   }
@@ -193,14 +200,19 @@ LaunchOutcome run_children(const LaunchConfig& cfg) {
 
   LaunchOutcome outcome;
   bool stopping = false;
+  bool term_after_grace = false;
   clock::time_point kill_at{};
-  auto stop_others = [&] {
-    if (stopping) return;
+  // SIGTERM to every running child, SIGKILL `grace_s` later; with sig = SIGKILL at once.
+  auto stop_others = [&](double grace_s, int sig) {
+    if (stopping && sig != SIGKILL) return;
+    // A stop forwarded as another signal (to mpirun): SIGTERM when the grace is over, SIGKILL
+    // cfg.grace_s after that.
+    term_after_grace = sig != SIGTERM && sig != SIGKILL;
     stopping = true;
     kill_at = clock::now() + std::chrono::duration_cast<clock::duration>(
-                                 std::chrono::duration<double>(cfg.grace_s));
+                                 std::chrono::duration<double>(grace_s));
     for (Child& c : kids)
-      if (c.running) ::kill(-c.pid, SIGTERM);
+      if (c.running) ::kill(-c.pid, sig);
   };
 
   for (;;) {
@@ -231,16 +243,26 @@ LaunchOutcome run_children(const LaunchConfig& cfg) {
       std::string why = describe_status(status, code);
       if (code != 0 && !stopping) {
         outcome = {code, static_cast<int>(i), why};
-        stop_others();
+        stop_others(cfg.grace_s, SIGTERM);
       }
     }
+    // Signalled: the children get stop_grace_s to stop cleanly ([Note: stop on a signal] in
+    // train/stop_signal.h); a second signal kills them now.
     if (g_stop_signal && !stopping) {
       outcome = {128 + g_stop_signal, -1, "launcher got " + signal_name(g_stop_signal)};
-      stop_others();
+      stop_others(cfg.stop_grace_s, cfg.forward_stop_as);
     }
-    if (stopping && clock::now() > kill_at)
+    if (cfg.second_signal_kills && g_stop_signals > 1 && outcome.failed_child < 0 &&
+        clock::now() < kill_at)
+      stop_others(0, SIGKILL);
+    if (stopping && clock::now() > kill_at) {
       for (Child& c : kids)
-        if (c.running) ::kill(-c.pid, SIGKILL);
+        if (c.running) ::kill(-c.pid, term_after_grace ? SIGTERM : SIGKILL);
+      if (term_after_grace)
+        kill_at = clock::now() + std::chrono::duration_cast<clock::duration>(
+                                     std::chrono::duration<double>(cfg.grace_s));
+      term_after_grace = false;
+    }
     // Children gone but pipes still open (a grandchild holds them): stop them too.
     if (!any_running && stopping)
       for (Child& c : kids)

@@ -5,6 +5,7 @@
 // tests/cli/launcher_death.sh.
 #pragma once
 
+#include <csignal>
 #include <functional>
 #include <string>
 #include <vector>
@@ -30,12 +31,25 @@ using LineSink = std::function<void(const std::string& line, bool is_stderr)>;
 struct LaunchConfig {
   std::vector<std::string> command;  // argv of every child (looked up in PATH)
   std::vector<ChildSpec> children;
-  double grace_s = 5.0;  // SIGTERM -> SIGKILL delay when stopping the others
+  double grace_s = 5.0;  // SIGTERM -> SIGKILL delay when stopping the others after a failure
+  // The same delay when the launcher itself got SIGINT/SIGTERM: the ranks' time to save a
+  // checkpoint and exit ([Note: stop on a signal] in train/stop_signal.h); a second signal to the
+  // launcher kills them at once.
+  double stop_grace_s = 300.0;
+  // false for a launcher whose signals come from two senders at once (the rank wrapper under
+  // mpirun: mpirun forwards the signal its process group also got).
+  bool second_signal_kills = true;
+  // What the children get when the launcher is signalled: SIGTERM, or SIGUSR2 for mpirun, which
+  // forwards SIGUSR2 to its ranks at once but holds SIGTERM back for odls_base_sigkill_timeout
+  // and then kills them (SIGTERM follows when stop_grace_s is over, SIGKILL grace_s later).
+  // The launcher treats SIGUSR2 like SIGTERM, so a rank wrapper under mpirun passes it on.
+  int forward_stop_as = SIGTERM;
   LineSink sink;         // default: stdout / stderr of this process
 };
 
 // Runs the children to completion. A child failing (non-zero exit or a signal) makes the others
-// stop; SIGINT / SIGTERM to the launcher does the same. Throws ValueError for an empty command or
+// stop; SIGINT / SIGTERM to the launcher forwards SIGTERM to every child (SIGKILL after
+// stop_grace_s, or at a second signal). Throws ValueError for an empty command or
 // no children, BackendError when a process cannot be started.
 LaunchOutcome run_children(const LaunchConfig& config);
 

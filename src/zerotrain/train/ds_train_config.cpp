@@ -333,6 +333,10 @@ void apply_ds_config(const DsConfig& ds, const GivenFlags& g, TrainConfig& c) {
                        str(n.path, ": not supported yet by zerotrain train (", n.why, ")"));
   apply_data(ds, g, c.data);
   apply_precision(ds, g, c.precision);
+  // DeepSpeed's bf16 optimizer skips a step whose gradients overflow when check_grad_overflow is
+  // on (its default): the same unless --on-nonfinite says otherwise (fault_config.h).
+  if (c.precision.check_grad_overflow && !has(g, "--on-nonfinite"))
+    c.faults.on_nonfinite = NonFinitePolicy::skip;
   apply_optimizer(ds, g, c);
   apply_schedule(ds, c.schedule);
   apply_reporting(ds, g, c.reporting);

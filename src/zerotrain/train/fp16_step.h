@@ -18,8 +18,9 @@
 // One difference from DeepSpeed: DeepSpeed divides by the scale *after* its update, so on a step
 // where the scale doubles its gradients come out halved; zerotrain divides by the scale the
 // backward used, which gives the true gradient on every step.
-// f32 and bf16 runs have no scaler (scale 1): a non-finite norm skips the update but the
-// scheduler still steps ([Note: trainer scheduler]), as before fp16 existed; bf16 with
+// f32 and bf16 runs have no scaler (scale 1): a non-finite norm stops the run unless
+// --on-nonfinite skip ([Note: non-finite check] in nonfinite_check.h, which runs first); with
+// skip the update is skipped but the scheduler still steps ([Note: trainer scheduler]); bf16 with
 // check_grad_overflow (DeepSpeed's default in a ds_config) treats it as an fp16 overflow: no
 // scheduler step either.
 #pragma once

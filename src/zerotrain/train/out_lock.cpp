@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "zerotrain/core/error.h"
@@ -18,6 +19,20 @@
 namespace zt::train {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// A zombie no longer runs: its lock is stale although its pid still exists. That matters where
+// nothing reaps orphans (a container whose PID 1 is not an init), which a rank killed under
+// mpirun becomes.
+bool is_zombie(long pid) {
+  std::ifstream stat(str("/proc/", pid, "/stat"));
+  const std::string line((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t paren = line.rfind(')');
+  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'Z';
+}
+
+}  // namespace
 
 OutLock OutLock::acquire(const fs::path& out) {
   const fs::path file = out / kFileName;
@@ -41,7 +56,7 @@ OutLock OutLock::acquire(const fs::path& out) {
     long pid = 0;
     std::string host;
     in >> pid >> host;
-    if (host == host_name() && pid > 0 && !process_exists(pid)) {
+    if (host == host_name() && pid > 0 && (!process_exists(pid) || is_zombie(pid))) {
       std::fprintf(stderr,
                    "[train] warning: --out %s was locked by process %ld of this host, which no "
                    "longer runs (killed?); taking the lock over\n",

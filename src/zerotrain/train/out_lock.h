@@ -2,7 +2,7 @@
 // the same model/ and checkpoint/ (a restart while the first still runs, a second terminal): the
 // file <out>/.zerotrain.lock, created exclusively by the writing rank, holds "<pid> <host>" and is
 // removed when the job ends, also on errors. A lock whose process no longer runs on this host (a
-// job killed with SIGKILL) is taken over with a warning. Tested by tests/train/test_out_lock.cpp.
+// job killed with SIGKILL; a zombie nobody reaped counts as gone) is taken over with a warning. Tested by tests/train/test_out_lock.cpp.
 #pragma once
 
 #include <filesystem>

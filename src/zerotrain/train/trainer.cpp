@@ -28,14 +28,17 @@
 #include "zerotrain/optim/precision_guard.h"
 #include "zerotrain/train/checkpoint.h"
 #include "zerotrain/train/evaluation.h"
+#include "zerotrain/train/fault_injection.h"
 #include "zerotrain/train/fp16_step.h"
 #include "zerotrain/train/memory_report.h"
 #include "zerotrain/train/model_fit.h"
+#include "zerotrain/train/nonfinite_check.h"
 #include "zerotrain/train/out_lock.h"
 #include "zerotrain/train/out_of_memory.h"
 #include "zerotrain/train/run_log.h"
 #include "zerotrain/train/step_batches.h"
 #include "zerotrain/train/step_measures.h"
+#include "zerotrain/train/stop_signal.h"
 #include "zerotrain/train/token_data.h"
 #include "zerotrain/train/train_scheduler.h"
 #include "zerotrain/train/wall_clock.h"
@@ -302,6 +305,10 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   sum.memory_start = memory.start();
   sum.startup_seconds = seconds_since_process_start();
   if (cb.on_memory_start) cb.on_memory_start(sum.memory_start);
+  const InjectedFaults injected = injected_faults_from_env();  // tests only (fault_injection.h)
+  // After setup, so that it chains to the swap cleanup's handlers ([Note: stop on a signal]).
+  const StopSignal stop_signal(c.faults.stop_grace_s);
+  int64_t end_step = c.steps;  // earlier when a stop signal ends the run
   StepTimer timer, total_timer, step_timer;
   std::vector<double> interval_losses, interval_norms;
   int64_t interval_skipped = 0;
@@ -360,11 +367,16 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     engine->finish_gradient_sync();
     ctx.num_items_in_batch = -1;  // the count and the documents were this step's batches' only
     ctx.documents = {};
+    inject_gradient_fault(injected, step + 1, *engine, stream);
     if (c.comm) loss = engine->sum_over_ranks(loss);
+    loss = inject_loss_fault(injected, step + 1, loss);
     wall.lap(Phase::comm);
-    // One norm for every stage ([Note: chunked gradient norm]); a non-finite one skips the step
-    // ([Note: fp16 step]).
-    const StepPlan plan = plan_step(engine->grad_norm(), c.clip, scaler,
+    // One norm for every stage ([Note: chunked gradient norm]); a non-finite one stops the run or
+    // skips the step ([Note: non-finite check], [Note: fp16 step]).
+    const double grad_norm = engine->grad_norm();
+    // See [Note: non-finite check]: throws when the run must stop here.
+    stop_on_nonfinite(c, scaler.has_value(), step + 1, loss, grad_norm, *engine, stream);
+    const StepPlan plan = plan_step(grad_norm, c.clip, scaler,
                                     c.precision.dtype == DType::bf16 && c.precision.check_grad_overflow);
     const double norm = plan.norm;
     const double lr = scheduler->lr();
@@ -444,24 +456,31 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
       log.write(e);
       if (cb.on_eval) cb.on_eval(e);
     }
-    if (c.reporting.save_every > 0 && (step + 1) % c.reporting.save_every == 0 && !last)
-      save(step + 1);
+    const bool saved_now = c.reporting.save_every > 0 && (step + 1) % c.reporting.save_every == 0;
+    if (saved_now && !last) save(step + 1);
     if (cb.on_step) cb.on_step(step + 1, c.steps, loss);
+    if (!last && (sum.stop_signal = stop_signal.agreed(*engine, world > 1))) {
+      if (!saved_now) save(step + 1);
+      end_step = sum.stopped_step = step + 1;
+      break;
+    }
   }
-  sum.steps = c.steps - resumed.step;
+  sum.steps = end_step - resumed.step;
   sum.examples_cut = loader->examples_cut();
   sum.loss_scale = scaler ? scaler->scale() : 1.0;
   sum.seconds = total_timer.lap();
   sum.tokens_per_s = tokens_per_second(sum.tokens, sum.seconds);
   sum.mfu = mfu(sum.tokens_per_s, per_token, peak);
   sum.memory_peak = memory.peak_report();
-  save(c.steps);
-  where = "save";
-  // One group gathered at a time: at stage 3 no rank holds the whole model on its device.
-  const checkpoint::GatheredWeights final_weights =
-      checkpoint::gather_weights(*engine, mc, model.parameters(), c.precision.dtype, writer_rank,
-                                 stream);
-  if (writer_rank) checkpoint::write_weights(final_weights, sum.model_dir, io::kDefaultMaxShardBytes);
+  if (!sum.stop_signal) {
+    save(c.steps);
+    where = "save";
+    // One group gathered at a time: at stage 3 no rank holds the whole model on its device.
+    const checkpoint::GatheredWeights final_weights = checkpoint::gather_weights(
+        *engine, mc, model.parameters(), c.precision.dtype, writer_rank, stream);
+    if (writer_rank)
+      checkpoint::write_weights(final_weights, sum.model_dir, io::kDefaultMaxShardBytes);
+  }
   saver.wait();
   if (writer_rank) sum.checkpoint_dir = saver.last_saved();
   const checkpoint::CheckpointSaver::Written written = saver.written();
@@ -481,6 +500,7 @@ void validate_train_config(const TrainConfig& c) {
   zero::validate_zero_config(c.zero);
   validate_report_config(c.reporting);
   validate_eval_config(c.eval);
+  validate_fault_config(c.faults);
   if (c.steps <= 0)
     throw ValueError("config",
                      str("scheduler.params.total_num_steps (--steps): must be > 0, got ", c.steps));

@@ -19,6 +19,7 @@
 #include "zerotrain/optim/optimizer_config.h"
 #include "zerotrain/train/data_config.h"
 #include "zerotrain/train/eval_config.h"
+#include "zerotrain/train/fault_config.h"
 #include "zerotrain/train/memory_report.h"
 #include "zerotrain/train/precision_config.h"
 #include "zerotrain/train/report_config.h"
@@ -43,6 +44,7 @@ struct TrainConfig {
   EvalConfig eval;  // validation loss on a held-out token file ([Note: evaluation])
   Device device = Device::cpu();
   bool activation_checkpointing = false;
+  FaultConfig faults;  // non-finite values and stop signals (fault_config.h)
 
   // Data parallelism (zero/zero_stage.h): a communicator over the ranks for buffers on `device`
   // (NCCL for cuda, MPI for the CPU), not owned; nullptr: one process. Each rank reads its shard
@@ -92,6 +94,11 @@ struct TrainSummary {
   // --packing off: examples of this rank longer than a row, cut to fit (data::DataLoader).
   uint64_t examples_cut = 0;
   double loss_scale = 1;
+  // SIGTERM or SIGINT when the run stopped on it ([Note: stop on a signal] in stop_signal.h)
+  // after step `stopped_step` (counted from the start of the first run), with a checkpoint of
+  // that step and without model/; 0 otherwise.
+  int stop_signal = 0;
+  int64_t stopped_step = 0;
   // Checkpoints this call saved: training blocked for the copies to host memory
   // (checkpoint_blocked_s) and for earlier saves still writing when the next was due
   // (checkpoint_waited_s), the last save's copies alone in checkpoint_last_blocked_s (the first

@@ -1,0 +1,69 @@
+// The environment's fault injection; see fault_injection.h.
+#include "zerotrain/train/fault_injection.h"
+
+#include <cstdlib>
+#include <limits>
+
+#include "zerotrain/core/error.h"
+#include "zerotrain/core/json_util.h"
+#include "zerotrain/train/owned_gradients.h"
+
+namespace zt::train {
+
+namespace {
+
+int64_t parse_step(const std::string& text, const char* variable, const std::string& value) {
+  char* end = nullptr;
+  const long long step = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || step < 1)
+    throw ValueError("train", str(variable, "=", quote_excerpt(value),
+                                  ": expected a step >= 1 (STEP or STEP:PARAM[:inf])"));
+  return step;
+}
+
+}  // namespace
+
+InjectedFaults injected_faults_from_env() {
+  InjectedFaults f;
+  if (const char* v = std::getenv("ZT_FAULT_NAN_GRAD"); v && *v) {
+    const std::string value(v);
+    const size_t colon = value.find(':');
+    if (colon == std::string::npos)
+      throw ValueError("train", str("ZT_FAULT_NAN_GRAD=", quote_excerpt(value),
+                                    ": expected STEP:PARAM[:inf]"));
+    f.grad_step = parse_step(value.substr(0, colon), "ZT_FAULT_NAN_GRAD", value);
+    f.grad_param = value.substr(colon + 1);
+    if (f.grad_param.size() > 4 && f.grad_param.ends_with(":inf")) {
+      f.grad_inf = true;
+      f.grad_param.resize(f.grad_param.size() - 4);
+    }
+  }
+  if (const char* v = std::getenv("ZT_FAULT_NAN_LOSS"); v && *v)
+    f.loss_step = parse_step(v, "ZT_FAULT_NAN_LOSS", v);
+  return f;
+}
+
+void inject_gradient_fault(const InjectedFaults& f, int64_t step, zero::ZeroStage& engine,
+                           Stream stream) {
+  if (f.grad_step != step) return;
+  bool known = false;
+  for (const auto& group : engine.groups())
+    for (const nn::Parameter* p : group->params())
+      known |= p->name == f.grad_param;
+  if (!known)
+    throw ValueError("train", str("ZT_FAULT_NAN_GRAD: no parameter named ",
+                                  quote_excerpt(f.grad_param)));
+  const double value = f.grad_inf ? std::numeric_limits<double>::infinity()
+                                  : std::numeric_limits<double>::quiet_NaN();
+  for (const OwnedGradient& g : owned_gradients(engine))
+    if (g.param->name == f.grad_param && g.values.numel() > 0) {
+      g.values.slice(0, 0, 1).fill(value, stream);
+      return;
+    }
+}
+
+double inject_loss_fault(const InjectedFaults& f, int64_t step, double loss) {
+  return f.loss_step == step ? std::numeric_limits<double>::quiet_NaN() : loss;
+}
+
+}  // namespace zt::train
