@@ -27,6 +27,7 @@ import os
 import platform
 import random
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -194,7 +195,7 @@ def main():
                                 capture_output=True).stdout.strip()
         record = {
             "bench": "bench/packing_bench.py",
-            "command": " ".join(sys.argv),
+            "command": shlex.join(["python3"] + sys.argv),
             "commit": commit,
             "machine": a.machine or platform.node(),
             "device": a.device, "model": a.model, "dtype": a.dtype,
