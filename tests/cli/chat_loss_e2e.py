@@ -12,6 +12,8 @@ each step's loss has a direct value to meet:
   - packing off, one process and 2 ranks: every step's global batch is every example, one per row,
     padded; its loss must equal the sum over the examples of each one's own summed token loss
     (the example alone in a token file, evaluated at seq_len = its length - 1) over their count;
+  - masked tokens count only as context: another user turn before the same answer keeps the
+    number of targets and changes their loss;
   - a padded run whose first micro-batch holds only a prompt (an example cut to its user turn, so
     every target is -100) still trains: finite losses and gradient norms, one example cut.
 The two layouts' losses differ (packed windows cut examples), which the test also requires, so a
@@ -154,6 +156,20 @@ def main():
         print(f"packing off, nproc {nproc}: loss {steps[0]['loss']:.8f} == direct {direct:.8f}")
     if close(packed[1], direct, 1e-4):
         fail("packed and padded rows give the same loss: --packing changed nothing")
+
+    # A masked token counts only as context: another user turn before the same answer leaves the
+    # count of targets as it was and changes their loss.
+    def one_example_loss(record, name):
+        n, _ = cli.prepare([record], name)
+        _, _, evals = cli.train(f"{name}.bin", name, "--steps", 1, "--lr", 0, "--seq-len", n - 1,
+                                "--micro-batch", 1, eval_data=f"{name}.bin")
+        return evals[-1]["eval_loss"], evals[-1]["eval_tokens"]
+    other_user = json.loads(json.dumps(examples[0]))
+    other_user["messages"][0]["content"] = "from his god they shall not have"
+    before, after = one_example_loss(examples[0], "context_a"), one_example_loss(other_user, "context_b")
+    if before[1] != after[1] or close(before[0], after[0], 1e-6):
+        fail(f"another user turn: (loss, targets) {before} -> {after}; expected the same count "
+             "and another loss")
 
     # A micro-batch whose targets are all masked: the first example cut inside its user turn.
     long_prompt = {"messages": [{"role": "user", "content": " ".join(["the"] * 60)},
