@@ -74,8 +74,8 @@ PY
     > "$OUT/consolidate_1b.log" 2>&1
   echo "rc $?" >> "$OUT/consolidate_1b.log"
   grep -E "wrote|Maximum resident|Elapsed|rc " "$OUT/consolidate_1b.log"
-  cmp "$work/hf_1b/model.safetensors.index.json" "$work/ckpt_1b/model/model.safetensors.index.json" \
-    && echo "consolidated index equals <out>/model's" | tee -a "$OUT/consolidate_1b.log"
+  cmp "$work/hf_1b/model.safetensors" "$work/ckpt_1b/model/model.safetensors" \
+    && echo "consolidated weights equal <out>/model's" | tee -a "$OUT/consolidate_1b.log"
   rm -rf "$work/ckpt_1b" "$work/hf_1b"
   echo "== 3B: 8 steps of seq 4096 x 1 and the final save (two 3B checkpoints would not fit the disk)"
   run ckpt_3b --model "$cfg3" --seq-len 4096 --micro-batch 1 --steps 8 --keep-checkpoints 1
