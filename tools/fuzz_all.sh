@@ -31,7 +31,7 @@ shift $((OPTIND - 1))
 out="${out:-$build/runs}"
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(ds_config safetensors sharded_index hf_config tokenizer
-                                     tokenizer_encode token_file manifest)
+                                     tokenizer_encode token_file chat_template manifest)
 
 if [ "$rebuild" -eq 1 ]; then
   if [ ! -f "$build/build.ninja" ]; then
