@@ -164,6 +164,40 @@ TEST(CheckpointFiles, ManifestFieldsAreCheckedWithTheKeyNamed) {
                             {"m.json: weights: dir must be \"model\""});
 }
 
+// Buffers made ahead of the first save (from a ShardPlan of the pieces) are the ones it copies into.
+TEST(CheckpointFiles, PreparedBuffersAreTakenByTheFirstSave) {
+  test::TempDir dir;
+  checkpoint::SaveTarget target;
+  target.root = dir.path();
+  target.run_id = "00000000abcd";
+  checkpoint::CheckpointSaver saver(target);
+  checkpoint::ShardPlan plan;
+  const Tensor a = full_a().reshape({10});
+  plan.write({"a", full_a().shape(), 0, 10}, a, {});
+  ASSERT_EQ(plan.specs().size(), 1u);
+  EXPECT_EQ(plan.specs()[0].numel, 10);
+  saver.prepare_buffers(plan.specs());
+  double waited = 0;
+  checkpoint::RankShard shard = saver.next_shard(waited);
+  shard.write({"a", full_a().shape(), 0, 10}, a, {});
+  ASSERT_EQ(shard.pieces().size(), 1u);
+  EXPECT_EQ(bytes(shard.pieces()[0].host), bytes(a));
+  // The same hand-over without the saver: the buffer written into is the prepared one.
+  checkpoint::RankShard prepared = checkpoint::RankShard::with_buffers(plan.specs());
+  const void* buffer = prepared.pieces()[0].host.data();
+  checkpoint::RankShard next;
+  next.reuse_buffers(std::move(prepared));
+  next.write({"a", full_a().shape(), 0, 10}, a, {});
+  EXPECT_EQ(next.pieces()[0].host.data(), buffer);
+  Manifest header;
+  header.step = 1;
+  header.model_config = "{}";
+  header.train_state = nlohmann::json::object();
+  saver.save(std::move(shard), header);
+  saver.wait();
+  EXPECT_EQ(saver.next_shard(waited).pieces().size(), 0u);
+}
+
 // Large buffers are checksummed in parallel chunks joined by crc32_combine: the same CRC as one
 // pass, also when continuing from an earlier one.
 TEST(CheckpointFiles, ParallelCrcEqualsOnePass) {

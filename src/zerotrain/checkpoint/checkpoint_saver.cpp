@@ -56,6 +56,19 @@ void CheckpointSaver::wait() {
   if (failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
 }
 
+void CheckpointSaver::prepare_buffers(std::vector<PieceSpec> specs) {
+  wait();
+  worker_ = std::thread([this, specs = std::move(specs)] {
+    try {
+      RankShard buffers = RankShard::with_buffers(specs);
+      std::lock_guard lock(mu_);
+      finished_ = std::move(buffers);
+    } catch (...) {
+      failure_ = std::current_exception();
+    }
+  });
+}
+
 RankShard CheckpointSaver::next_shard(double& waited) {
   const auto start = std::chrono::steady_clock::now();
   wait();

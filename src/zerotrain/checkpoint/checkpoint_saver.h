@@ -55,6 +55,10 @@ class CheckpointSaver {
   double save(RankShard shard, Manifest header, GatheredWeights weights = {});
   // Waits for the save in flight; throws its failure (one line naming the checkpoint).
   void wait();
+  // Makes the host buffers of a shard of these pieces in the background (RankShard::with_buffers),
+  // for the first save to reuse: pinning a GPU shard's worth of host memory takes seconds that
+  // training would otherwise wait for at that save. Call before the first save.
+  void prepare_buffers(std::vector<PieceSpec> specs);
   // An empty shard for the next save holding the host buffers of the last save
   // (RankShard::reuse_buffers), after waiting for that save to finish (throwing its failure);
   // `waited` gets the seconds of that wait. The saver keeps those buffers between saves: one

@@ -42,6 +42,16 @@ void RankShard::write(const zero::ShardRange& range, const Tensor& data, Stream 
   pieces_.push_back({range, std::move(host)});
 }
 
+RankShard RankShard::with_buffers(const std::vector<PieceSpec>& specs) {
+  RankShard shard;
+  for (const PieceSpec& s : specs)
+    shard.pieces_.push_back(
+        {{s.name, {s.numel}, 0, s.numel},
+         s.on_gpu ? zero::host_buffer(s.numel, s.dtype, "the checkpoint's host copy")
+                  : Tensor::empty({s.numel}, s.dtype, Device::cpu())});
+  return shard;
+}
+
 void RankShard::reuse_buffers(RankShard&& earlier) {
   for (Piece& p : earlier.pieces_)
     spare_[p.range.name] = std::move(p.host);

@@ -11,12 +11,38 @@
 #include <vector>
 
 #include "zerotrain/checkpoint/manifest.h"
+#include "zerotrain/core/dtype.h"
 #include "zerotrain/zero/shard_checkpoint.h"
 
 namespace zt::checkpoint {
 
+// What a rank's shard will hold, piece by piece, without copying anything (ShardPlan), so its
+// host buffers can be made before the first save (RankShard::with_buffers).
+struct PieceSpec {
+  std::string name;
+  int64_t numel = 0;
+  DType dtype = DType::f32;
+  bool on_gpu = false;
+};
+
+class ShardPlan final : public zero::ShardWriter {
+ public:
+  void write_step(int64_t) override {}
+  void write(const zero::ShardRange& range, const Tensor& data, Stream) override {
+    specs_.push_back({range.name, data.numel(), data.dtype(), data.device().is_cuda()});
+  }
+  const std::vector<PieceSpec>& specs() const { return specs_; }
+
+ private:
+  std::vector<PieceSpec> specs_;
+};
+
 class RankShard final : public zero::ShardWriter {
  public:
+  // An empty shard holding host buffers for `specs` (page-locked for GPU pieces), as a first save
+  // would allocate them: given to reuse_buffers, they spare that save the allocation.
+  static RankShard with_buffers(const std::vector<PieceSpec>& specs);
+
   void write_step(int64_t step) override { step_ = step; }
   // Copies `data` into host memory (waiting for a device copy); a name given twice is an error.
   void write(const zero::ShardRange& range, const Tensor& data, Stream stream) override;

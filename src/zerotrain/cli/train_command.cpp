@@ -119,7 +119,7 @@ void print_summary(const train::TrainSummary& s, int world) {
     const double gb = static_cast<double>(s.checkpoint_bytes) / 1e9;
     std::printf("%-22s %d saved, %s GB per save on this rank; training blocked %s s in all for "
                 "the copies to host memory (%s s at the last save) and %s s for earlier saves "
-                "still writing; files written in %s s (%s GB/s)\n",
+                "still writing (or the first save's buffers still being made); files written in %s s (%s GB/s)\n",
                 "checkpoint saves", s.checkpoint_saves,
                 fmt("%.3f", gb / s.checkpoint_saves).c_str(),
                 fmt("%.3f", s.checkpoint_blocked_s).c_str(),

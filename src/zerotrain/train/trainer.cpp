@@ -276,6 +276,15 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   target.keep = c.reporting.keep_checkpoints;
   target.async = c.reporting.async_save;
   checkpoint::CheckpointSaver saver(target);
+  // The first save's page-locked host buffers are made in the background while training starts
+  // (swapped NVMe state is left out: listing it would read it from disk).
+  const bool swaps = c.zero.offload.optimizer.device == zero::OffloadDevice::nvme ||
+                     c.zero.offload.params.device == zero::OffloadDevice::nvme;
+  if (c.device.is_cuda() && !swaps && !engine->shard_is_replica()) {
+    checkpoint::ShardPlan plan;
+    engine->save_shard(plan);
+    saver.prepare_buffers(plan.specs());
+  }
   TrainSummary sum;
   RunLog log(c.paths.out, c.reporting, writer_rank, resumed.step,
              c.data.micro_batch * c.data.grad_accum * world);

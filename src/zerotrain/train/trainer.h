@@ -100,11 +100,11 @@ struct TrainSummary {
   int stop_signal = 0;
   int64_t stopped_step = 0;
   // Checkpoints this call saved: training blocked for the copies to host memory
-  // (checkpoint_blocked_s) and for earlier saves still writing when the next was due
-  // (checkpoint_waited_s), the last save's copies alone in checkpoint_last_blocked_s (the first
-  // save also allocates the host buffers the later ones reuse); the files were written in checkpoint_write_s (in the background when
-  // async, and synchronously counted in blocked too); checkpoint_bytes is this rank's shard bytes.
-  // A resume's read of its shard: resume_load_s.
+  // (checkpoint_blocked_s; the last save's alone in checkpoint_last_blocked_s) and for earlier
+  // saves still writing when the next was due, or for the host buffers made ahead of the first
+  // save (checkpoint_waited_s); the files were written in checkpoint_write_s (in the background
+  // when async, and synchronously counted in blocked too); checkpoint_bytes is this rank's shard
+  // bytes. A resume's read of its shard: resume_load_s.
   int checkpoint_saves = 0;
   uint64_t checkpoint_bytes = 0;
   double checkpoint_blocked_s = 0, checkpoint_last_blocked_s = 0, checkpoint_waited_s = 0,
