@@ -15,6 +15,17 @@ namespace zt::checkpoint {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// The host buffer of one piece: page-locked for a GPU piece, so its copy runs at the link's rate
+// (the time a save blocks training for); reused by the following saves.
+Tensor host_copy_buffer(int64_t numel, DType dtype, bool from_gpu) {
+  if (from_gpu) return zero::host_buffer(numel, dtype, "the checkpoint's host copy");
+  return Tensor::empty({numel}, dtype, Device::cpu());
+}
+
+}  // namespace
+
 void RankShard::write(const zero::ShardRange& range, const Tensor& data, Stream stream) {
   if (data.numel() != range.end - range.begin)
     throw ValueError("checkpoint", str(range.name, ": ", data.numel(), " elements for the range [",
@@ -29,14 +40,9 @@ void RankShard::write(const zero::ShardRange& range, const Tensor& data, Stream 
     host = std::move(spare->second);
     spare_.erase(spare);
     host.copy_from(data, stream);
-  } else if (data.device().is_cuda()) {
-    // Page-locked, so the copy runs at the link's rate (the time a save blocks training for);
-    // the buffer is reused by the following saves.
-    host = zero::host_buffer(data.numel(), data.dtype(), "the checkpoint's host copy")
-               .view(data.shape());
-    host.copy_from(data, stream);
   } else {
-    host = data.clone();
+    host = host_copy_buffer(data.numel(), data.dtype(), data.device().is_cuda());
+    host.copy_from(data, stream);
   }
   synchronize(stream);
   pieces_.push_back({range, std::move(host)});
@@ -46,9 +52,7 @@ RankShard RankShard::with_buffers(const std::vector<PieceSpec>& specs) {
   RankShard shard;
   for (const PieceSpec& s : specs)
     shard.pieces_.push_back(
-        {{s.name, {s.numel}, 0, s.numel},
-         s.on_gpu ? zero::host_buffer(s.numel, s.dtype, "the checkpoint's host copy")
-                  : Tensor::empty({s.numel}, s.dtype, Device::cpu())});
+        {{s.name, {s.numel}, 0, s.numel}, host_copy_buffer(s.numel, s.dtype, s.on_gpu)});
   return shard;
 }
 

@@ -7,6 +7,7 @@
 #include "zerotrain/core/error.h"
 #include "zerotrain/kernels/cross_entropy.h"
 #include "zerotrain/nn/head_block.h"
+#include "zerotrain/nn/loss_targets.h"
 #include "zerotrain/nn/row_documents.h"
 #include "zerotrain/train/step_measures.h"
 #include "zerotrain/train/token_data.h"
@@ -15,7 +16,7 @@ namespace zt::train {
 
 namespace {
 
-constexpr int64_t kIgnoreIndex = -100;  // a masked target, as labels in transformers
+using nn::kIgnoreIndex;  // a masked target, as labels in transformers
 
 // Every rank's `mine` (the same length on each), concatenated in rank order, on every rank. The
 // values travel as their bits, so they arrive unchanged.
