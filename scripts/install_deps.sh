@@ -11,6 +11,8 @@ PKGS=(build-essential cmake ninja-build pkg-config git python3
       python3-torch python3-venv python3-pip)
 # The fuzz step of scripts/test.sh (fuzz/, tools/fuzz_all.sh): clang with libFuzzer's runtime.
 PKGS+=(clang libclang-rt-dev)
+# The chat fine-tune check of scripts/parity_cpu.sh builds its data from the referenced verses.
+PKGS+=(bible-kjv)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

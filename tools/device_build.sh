@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 scripts/build.sh build-dev -DZT_CUDA=ON -DZT_SANITIZE= >/dev/null
 rm -rf .carry/dev && mkdir -p .carry/dev/bin .carry/dev/lib
 for b in zerotrain zerotrain_tests comm_mpi_tests kernel_bench train_bench comm_bench optim_bench optim_lowp_bench \
-  parity_runner nvme_bench; do
+  parity_runner nvme_bench pinning_bench; do
   [ -x "build-dev/bin/$b" ] && cp "build-dev/bin/$b" .carry/dev/bin/
 done
 # The PyTorch peers, run beside our benchmarks in the same call.
