@@ -518,44 +518,59 @@ def table(r):
 
 
 def svg(r, path):
-    """Loss curves against trained (unmasked) tokens: train loss as lines, validation as dots."""
-    series = [("zerotrain --packing off", r["zerotrain_packing_off"], "padded", "#1f77b4"),
-              ("transformers Trainer", r["trainer"], "padded", "#d62728"),
-              ("zerotrain --packing on", r["zerotrain_packing_on"], "packed", "#2ca02c")]
+    """Two panels: the training loss per step of the two runs on the same rows (zerotrain wide and
+    pale, the Trainer thin on top: where they coincide one line shows), and the validation loss
+    of all three runs against the trained (unmasked) tokens seen."""
     tokens = r["trained_tokens_per_step"]
-    curves = []
-    for name, x, layout, colour in series:
-        cum, seen = [], 0
-        for n in tokens[layout]:
-            seen += n
-            cum.append(seen)
-        train = [(cum[i], v) for i, v in enumerate(x["loss"]) if v is not None]
-        evals = [((cum[e["step"] - 1] if e["step"] else 0), e["eval_loss"]) for e in x["evals"]]
-        curves.append((name, colour, train, evals))
-    xs = [p[0] for c in curves for p in c[2] + c[3]]
-    ys = [p[1] for c in curves for p in c[2] + c[3]]
-    x1, y0, y1 = max(xs), min(ys), max(ys)
-    w, h, m = 900, 520, 60
-    sx = lambda v: m + (w - 2 * m) * v / x1
-    sy = lambda v: h - m - (h - 2 * m) * (v - y0) / (y1 - y0)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" '
-           'font-size="12"><rect width="100%" height="100%" fill="white"/>',
-           f'<text x="{w / 2}" y="20" text-anchor="middle" font-size="14">Chat fine-tune: loss '
-           f'(lines: train; dots: validation) against trained tokens — {r["machine"]["gpu"]}</text>',
-           f'<line x1="{m}" y1="{h - m}" x2="{w - m}" y2="{h - m}" stroke="black"/>',
-           f'<line x1="{m}" y1="{m}" x2="{m}" y2="{h - m}" stroke="black"/>']
-    for i in range(6):
-        yv = y0 + (y1 - y0) * i / 5
-        xv = x1 * i / 5
-        out.append(f'<text x="{m - 6}" y="{sy(yv) + 4:.1f}" text-anchor="end">{yv:.2f}</text>')
-        out.append(f'<text x="{sx(xv):.1f}" y="{h - m + 16}" text-anchor="middle">{xv / 1e6:.2f}M</text>')
-    out.append(f'<text x="{w / 2}" y="{h - 12}" text-anchor="middle">trained (unmasked) tokens</text>')
-    for k, (name, colour, train, evals) in enumerate(curves):
-        pts = " ".join(f"{sx(a):.1f},{sy(b):.1f}" for a, b in train)
-        out.append(f'<polyline fill="none" stroke="{colour}" stroke-width="1" opacity="0.8" points="{pts}"/>')
-        for a_, b_ in evals:
-            out.append(f'<circle cx="{sx(a_):.1f}" cy="{sy(b_):.1f}" r="4" fill="{colour}"/>')
-        out.append(f'<text x="{w - m - 200}" y="{m + 18 * k}" fill="{colour}">{name}</text>')
+
+    def seen(layout, step):
+        return sum(tokens[layout][:step])
+
+    runs = [("zerotrain --packing off", r["zerotrain_packing_off"], "padded", "#1f77b4", 5, 0.35),
+            ("transformers Trainer", r["trainer"], "padded", "#d62728", 1.2, 1.0),
+            ("zerotrain --packing on", r["zerotrain_packing_on"], "packed", "#2ca02c", 1.2, 1.0)]
+    w, h, m, gap = 1100, 480, 60, 70
+    pw = (w - 2 * m - gap) / 2
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+           'font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/>',
+           f'<text x="{w / 2}" y="20" text-anchor="middle" font-size="14">Chat fine-tune of a '
+           f'pretrained {r["model"]["hidden_size"]}x{r["model"]["num_hidden_layers"]} Llama: zerotrain '
+           f'and transformers\' Trainer — {r["machine"]["gpu"]}</text>']
+
+    def panel(x0, title, xlabel, series, xfmt):
+        xs = [p[0] for _, _, pts, *_ in series for p in pts]
+        ys = [p[1] for _, _, pts, *_ in series for p in pts]
+        x1, y0, y1 = max(xs), min(ys), max(ys)
+        sx = lambda v: x0 + pw * v / x1
+        sy = lambda v: h - m - (h - 2 * m) * (v - y0) / (y1 - y0)
+        out.append(f'<text x="{x0 + pw / 2}" y="{m - 14}" text-anchor="middle">{title}</text>')
+        out.append(f'<line x1="{x0}" y1="{h - m}" x2="{x0 + pw}" y2="{h - m}" stroke="black"/>')
+        out.append(f'<line x1="{x0}" y1="{m}" x2="{x0}" y2="{h - m}" stroke="black"/>')
+        for i in range(6):
+            yv, xv = y0 + (y1 - y0) * i / 5, x1 * i / 5
+            out.append(f'<text x="{x0 - 6}" y="{sy(yv) + 4:.1f}" text-anchor="end">{yv:.2f}</text>')
+            out.append(f'<text x="{sx(xv):.1f}" y="{h - m + 16}" text-anchor="middle">{xfmt(xv)}</text>')
+        out.append(f'<text x="{x0 + pw / 2}" y="{h - m + 36}" text-anchor="middle">{xlabel}</text>')
+        for k, (name, colour, pts, width, opacity, dots) in enumerate(series):
+            if dots:
+                for a_, b_ in pts:
+                    out.append(f'<circle cx="{sx(a_):.1f}" cy="{sy(b_):.1f}" r="{width}" '
+                               f'fill="{colour}" opacity="{opacity}"/>')
+                out.append('<polyline fill="none" stroke="' + colour + '" stroke-width="1" points="' +
+                           " ".join(f"{sx(a_):.1f},{sy(b_):.1f}" for a_, b_ in pts) + '"/>')
+            else:
+                out.append(f'<polyline fill="none" stroke="{colour}" stroke-width="{width}" '
+                           f'opacity="{opacity}" points="' +
+                           " ".join(f"{sx(a_):.1f},{sy(b_):.1f}" for a_, b_ in pts) + '"/>')
+            out.append(f'<text x="{x0 + pw - 180}" y="{m + 16 + 16 * k}" fill="{colour}">{name}</text>')
+
+    train = [(name, colour, [(i + 1, v) for i, v in enumerate(x["loss"]) if v is not None], width, op,
+              False) for name, x, _, colour, width, op in runs[:2]]
+    panel(m, "training loss per step (same rows, same order)", "step", train, lambda v: f"{v:.0f}")
+    evals = [(name, colour, [(seen(layout, e["step"]), e["eval_loss"]) for e in x["evals"]],
+              5 if k == 0 else 3, op, True) for k, (name, x, layout, colour, _, op) in enumerate(runs)]
+    panel(m + pw + gap, "validation loss", "trained (unmasked) tokens", evals,
+          lambda v: f"{v / 1e6:.2f}M")
     out.append("</svg>")
     Path(path).write_text("\n".join(out) + "\n")
 
@@ -565,6 +580,9 @@ def main():
     sub = p.add_subparsers(dest="command", required=True)
     md = sub.add_parser("make-data", help="write the corpus, chat records, tokenizer and config")
     md.add_argument("--out", type=Path, required=True)
+    pl = sub.add_parser("plot", help="draw the SVG again from a run's JSON")
+    pl.add_argument("--json", type=Path, required=True)
+    pl.add_argument("--svg", type=Path, required=True)
     r = sub.add_parser("run", help="pretrain, then fine-tune with zerotrain and the Trainer")
     r.add_argument("--dir", type=Path, required=True, help="what make-data wrote")
     r.add_argument("--zerotrain", required=True)
@@ -588,6 +606,9 @@ def main():
     a = p.parse_args()
     if a.command == "make-data":
         make_data(a.out)
+        return
+    if a.command == "plot":
+        svg(json.loads(a.json.read_text()), a.svg)
         return
     if a.tiny:
         a.pretrain_steps, a.pretrain_batch, a.pretrain_seq = 20, 8, 64

@@ -10,7 +10,7 @@
 //   register       an anonymous mapping faulted in by --threads host threads (no CUDA call), then
 //                  cudaHostRegister of the whole size
 //   register-chunks the same, registered per --chunk-mib
-//   register-thp   register-chunks with madvise(MADV_HUGEPAGE) before faulting
+//   register-thp   register with madvise(MADV_HUGEPAGE) before faulting
 //   fault-only     the host threads' faulting alone, no pinning (what any host buffer costs)
 // After each way, the device-to-host copy rate into the memory it made (1 GiB), which says whether
 // registered memory copies as fast as cudaHostAlloc's.
@@ -57,15 +57,20 @@ void check(cudaError_t e, const char* what) {
 // Memory one way made, and how to give it back.
 struct Pinned {
   std::vector<std::pair<char*, size_t>> pieces;
+  // What one cudaHostAlloc or cudaHostRegister covers: a copy may not span two of them (the
+  // runtime refuses it with "invalid argument").
+  std::vector<std::pair<char*, size_t>> units;
   bool registered = false;  // mmap + cudaHostRegister, else cudaHostAlloc (or plain mmap)
   bool pinned = true;
   void release() {
+    if (registered && pinned)
+      for (const auto& unit : units)
+        check(cudaHostUnregister(unit.first), "cudaHostUnregister");
     for (auto [p, n] : pieces) {
       if (!registered && pinned) {
         check(cudaFreeHost(p), "cudaFreeHost");
         continue;
       }
-      if (pinned) check(cudaHostUnregister(p), "cudaHostUnregister");
       munmap(p, n);
     }
     pieces.clear();
@@ -103,6 +108,7 @@ Pinned make(const std::string& way, size_t bytes, size_t chunk, int threads) {
       check(cudaHostAlloc(&p, n, cudaHostAllocPortable), "cudaHostAlloc");
       m.pieces.emplace_back(static_cast<char*>(p), n);
     }
+    m.units = m.pieces;
     return m;
   }
   m.registered = true;
@@ -110,11 +116,12 @@ Pinned make(const std::string& way, size_t bytes, size_t chunk, int threads) {
   char* p = map_anonymous(bytes, way == "register-thp");
   m.pieces.emplace_back(p, bytes);
   fault_in(p, bytes, threads);
-  if (!m.pinned) return m;
-  const size_t step = way == "register" ? bytes : chunk;
+  const size_t step = way == "register-chunks" ? chunk : bytes;
   for (size_t done = 0; done < bytes; done += step)
-    check(cudaHostRegister(p + done, std::min(step, bytes - done), cudaHostRegisterPortable),
-          "cudaHostRegister");
+    m.units.emplace_back(p + done, std::min(step, bytes - done));
+  if (!m.pinned) return m;
+  for (auto [q, n] : m.units)
+    check(cudaHostRegister(q, n, cudaHostRegisterPortable), "cudaHostRegister");
   return m;
 }
 
@@ -144,7 +151,7 @@ double d2h_rate(const Pinned& m, void* device, size_t n) {
   check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
   size_t left = n;
   std::vector<std::pair<char*, size_t>> spans;
-  for (auto [p, len] : m.pieces) {
+  for (auto [p, len] : m.units) {
     const size_t take = std::min(left, len);
     if (take) spans.emplace_back(p, take);
     left -= take;
