@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
+#if ZT_WITH_CUDA
+#include <cuda_runtime.h>
+#endif
 
 #include "io/io_test_util.h"
 #include "support/test_util.h"
@@ -138,6 +142,28 @@ TEST(PinnedAllocator, AllocatesHostMemory) {
   t.fill(1.0);
   EXPECT_EQ(t.to_floats()[1023], 1.0f);
 }
+
+#if ZT_WITH_CUDA
+// A block past the size cudaHostAlloc serves is a registered mapping ([Note: page-locked
+// mappings]): still page-locked host memory that one device copy fills end to end.
+TEST(PinnedAllocator, LargeBlocksAreRegisteredMappings) {
+  ZT_SKIP_WITHOUT_CUDA();
+  const int64_t n = int64_t{80} << 20;  // past the mapping threshold (64 MiB)
+  Tensor host = Tensor::empty({n}, DType::u8, pinned_host_allocator());
+  cudaPointerAttributes attributes{};
+  ASSERT_EQ(cudaPointerGetAttributes(&attributes, host.data()), cudaSuccess);
+  EXPECT_EQ(attributes.type, cudaMemoryTypeHost);
+  Tensor device = Tensor::empty({n}, DType::u8, Device::cuda(0));
+  zero_bytes(device.data(), device.device(), static_cast<size_t>(n), Stream{});
+  std::memset(host.data(), 7, static_cast<size_t>(n));
+  host.copy_from(device);
+  synchronize(Stream{});
+  const auto* bytes = static_cast<const uint8_t*>(host.data());
+  EXPECT_EQ(bytes[0], 0);
+  EXPECT_EQ(bytes[n / 2], 0);
+  EXPECT_EQ(bytes[n - 1], 0);
+}
+#endif
 
 }  // namespace
 }  // namespace zt

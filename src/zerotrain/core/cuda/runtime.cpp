@@ -1,5 +1,5 @@
-// CUDA runtime pieces of core/: device queries, byte copies, streams, events, the caching device
-// allocator and the pinned host allocator.
+// CUDA runtime pieces of core/: device queries, byte copies, streams, events and the caching device
+// allocator (the pinned host allocator: pinned_host_allocator.cpp).
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -191,57 +191,10 @@ CachingAllocator& caching_for(int index) {
   return *all[index];
 }
 
-class PinnedHostAllocator final : public Allocator {
- public:
-  void* allocate(size_t n, Stream) override {
-    if (n == 0) return nullptr;
-    detail::charge_pinned_bytes(n);  // the host cap counts page-locked bytes too
-    void* p = nullptr;
-    cudaError_t e = cudaHostAlloc(&p, n, cudaHostAllocPortable);
-    if (e != cudaSuccess) {
-      cudaGetLastError();
-      detail::release_pinned_bytes(n);
-      throw OutOfMemoryError("alloc", str("pinned host allocation of ", format_bytes(n),
-                                          " failed: ", cudaGetErrorString(e)));
-    }
-    std::lock_guard lock(mu_);
-    stats_.allocated += n;
-    stats_.reserved = stats_.allocated;
-    stats_.peak_allocated = std::max(stats_.peak_allocated, stats_.allocated);
-    stats_.peak_reserved = stats_.peak_allocated;
-    ++stats_.num_allocs;
-    ++stats_.num_source_allocs;
-    return p;
-  }
-  void deallocate(void* p, size_t n, Stream) override {
-    if (!p) return;
-    cudaFreeHost(p);
-    detail::release_pinned_bytes(n);
-    std::lock_guard lock(mu_);
-    stats_.allocated -= n;
-    stats_.reserved = stats_.allocated;
-  }
-  Device device() const override { return Device::cpu(); }
-  AllocatorStats stats() const override {
-    std::lock_guard lock(mu_);
-    return stats_;
-  }
-
- private:
-  mutable std::mutex mu_;
-  AllocatorStats stats_;
-};
-
 }  // namespace
 
 Allocator& cuda_allocator(int index) {
   return caching_for(index);
-}
-
-Allocator& pinned_host_allocator() {
-  if (!cuda_available()) throw DeviceError("alloc", "pinned host memory needs a CUDA device");
-  static PinnedHostAllocator& a = *new PinnedHostAllocator;  // never destroyed, as above
-  return a;
 }
 
 void set_cuda_memory_cap(int index, size_t bytes) {
