@@ -5,6 +5,7 @@ step and breaks one thing."""
 import json
 import os
 import shutil
+import zlib
 
 from case import Case
 from fixtures import TRAIN_FLAGS, with_flags
@@ -65,6 +66,14 @@ def manifest(path, value):
             node[path[-1]] = value
         with open(p, "w") as f:
             json.dump(m, f)
+    return change
+
+
+def model_config(text):
+    """The manifest's model config replaced, with its CRC-32 made to match (the deeper checks)."""
+    def change(ck):
+        manifest(["model_config"], text)(ck)
+        manifest(["model_config_crc32"], "%08x" % zlib.crc32(text.encode()))(ck)
     return change
 
 
@@ -132,10 +141,13 @@ def cases():
         ckpt_case("precision_other", "precision mode is mixed but the checkpoint was saved with low",
                   manifest(["precision"], "low")),
         ckpt_case("precision_unknown", "precision must be", manifest(["precision"], "fp8")),
-        ckpt_case("model_config_garbage", "not valid JSON", manifest(["model_config"], "{not json")),
+        ckpt_case("model_config_edited", "model_config_crc32 ",
+                  manifest(["model_config"], "{not json")),
+        ckpt_case("model_config_crc_garbage", "model_config_crc32 must be 8 hex digits",
+                  manifest(["model_config_crc32"], "xyz")),
+        ckpt_case("model_config_garbage", "not valid JSON", model_config("{not json")),
         ckpt_case("model_config_other", "its model differs",
-                  lambda ck: manifest(["model_config"], json.dumps(dict(
-                      json.load(open(os.path.join(ck, "manifest.json")))["model_config"] and
+                  lambda ck: model_config(json.dumps(dict(
                       json.loads(json.load(open(os.path.join(ck, "manifest.json")))["model_config"]),
                       num_hidden_layers=3)))(ck)),
         ckpt_case("train_state_missing", "train_state is missing", manifest(["train_state"], DELETE)),

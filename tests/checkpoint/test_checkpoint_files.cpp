@@ -152,6 +152,13 @@ TEST(CheckpointFiles, ManifestFieldsAreCheckedWithTheKeyNamed) {
   expect_bad("/files/0/tensors/0/end", 3, {"tensors[0]: end must be an integer in [0, 2]"});
   expect_bad("/files/0/tensors/0/crc32", "xyz", {"crc32 must be 8 hex digits"});
   expect_bad("/files/0/tensors/0/shape", nlohmann::json::array({-1}), {"shape holds"});
+  // The model config travels with its CRC-32: an edit is named; a manifest without one still reads.
+  EXPECT_EQ(good["model_config_crc32"], checkpoint::crc32_hex(checkpoint::crc32_of("{}", 2)));
+  expect_bad("/model_config", "{\"num_hidden_layers\": 3}",
+             {"m.json: model_config_crc32 ", "does not match the model_config text"});
+  nlohmann::json older = good;
+  older.erase("model_config_crc32");
+  EXPECT_EQ(checkpoint::manifest_from_json(older, "m.json").model_config, "{}");
 
   EXPECT_FALSE(good.contains("weights"));
   m.weights_dtype = DType::bf16;

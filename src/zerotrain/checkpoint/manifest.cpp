@@ -127,6 +127,7 @@ nlohmann::json to_json(const Manifest& m) {
           {"dtype", std::string(dtype_name(m.dtype))},
           {"precision", m.precision},
           {"model_config", m.model_config},
+          {"model_config_crc32", crc32_hex(crc32_of(m.model_config.data(), m.model_config.size()))},
           {"train_state", m.train_state},
           {"files", files}};
   if (m.weights_dtype)
@@ -188,6 +189,15 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& where) {
   if (m.precision != "mixed" && m.precision != "low")
     f.fail("precision", str("must be \"mixed\" or \"low\", got ", quote_excerpt(m.precision)));
   m.model_config = f.text("model_config");
+  // Absent in checkpoints written before it existed; where present it must match the text, so an
+  // edited or damaged model config is named here rather than trained on.
+  if (j.contains("model_config_crc32")) {
+    const uint32_t saved = f.crc("model_config_crc32");
+    const uint32_t actual = crc32_of(m.model_config.data(), m.model_config.size());
+    if (saved != actual)
+      f.fail("model_config_crc32", str(crc32_hex(saved), " does not match the model_config text (",
+                                       crc32_hex(actual), "): the manifest was edited or damaged"));
+  }
   m.train_state = f.at("train_state");
   if (!m.train_state.is_object())
     f.fail("train_state", str("must be an object, got ", describe_json(m.train_state)));

@@ -65,7 +65,8 @@ struct Manifest {
   bool universal = false;  // rewritten per parameter (`zerotrain checkpoint universal`)
   DType dtype = DType::f32;        // the parameters' dtype
   std::string precision = "mixed";  // optim::precision_name
-  std::string model_config;         // the model's config.json text (io::hf_config_json)
+  std::string model_config;         // the model's config.json text (io::hf_config_json); the
+                                    // JSON adds its CRC-32, checked on read
   nlohmann::json train_state;       // the trainer's state: data position, scheduler, loss scaler
   std::vector<SavedFile> files;
   // Set when the checkpoint also holds the model's Hugging Face weights in kWeightsDir, in this
