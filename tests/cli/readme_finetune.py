@@ -3,8 +3,9 @@
 
 Reads the command lines between the finetune-example markers of README.md and runs them with sh -e
 in a fresh work directory holding what the README assumes: my-model/ (a tiny llama with the default
-job's tokenizer, made here by one `zerotrain train` step from a random init), train.jsonl and
-valid.jsonl (lines of docs/ARCHITECTURE.md as {"text": ...}) and ds_config.json (the Hugging Face
+job's tokenizer and a chat template, made here by one `zerotrain train` step from a random init),
+train.jsonl and valid.jsonl (conversations: a line of docs/ARCHITECTURE.md from the user, the next
+line from the assistant) and ds_config.json (the Hugging Face
 Trainer's ZeRO-3 config of tests/data/ds_configs/valid/). Passes when every command succeeds, the
 validation loss is reported after steps 10, 20 and 30 and falls, the consolidated directory loads
 in `generate` and the weights equal the run's <out>/model. ctest `readme_finetune_example`.
@@ -25,6 +26,12 @@ TINY_LLAMA = {
     "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "tie_word_embeddings": False,
     "bos_token_id": 1, "eos_token_id": 2,
 }
+
+
+# A plain template of the ChatML kind; the default job's tokenizer has <|endoftext|> as a special
+# token, the rest is text.
+CHAT_TEMPLATE = ("{% for m in messages %}{{ '<|' + m['role'] + '|>\\n' + m['content'] }}"
+                 "{% if m['role'] == 'assistant' %}{{ eos_token }}{% endif %}{{ '\\n' }}{% endfor %}")
 
 
 def fail(message):
@@ -77,10 +84,15 @@ def main():
          "--device", "cpu", "--steps", "1", "--seq-len", "32", "--micro-batch", "2",
          "--sample-tokenizer", str(tokenizer), "--sample-tokens", "1"], work, env)
     shutil.copytree(work / "base/model", work / "my-model")
+    shutil.copy(tokenizer, work / "my-model/tokenizer.json")
+    (work / "my-model/tokenizer_config.json").write_text(json.dumps(
+        {"eos_token": "<|endoftext|>", "chat_template": CHAT_TEMPLATE}))
     lines = [line.strip() for line in (root / "docs/ARCHITECTURE.md").read_text().splitlines()
              if line.strip()]
-    for name, part in (("train.jsonl", lines[:-20]), ("valid.jsonl", lines[-20:])):
-        (work / name).write_text("".join(json.dumps({"text": t}) + "\n" for t in part))
+    chats = [{"messages": [{"role": "user", "content": q}, {"role": "assistant", "content": a}]}
+             for q, a in zip(lines[:-1], lines[1:])]
+    for name, part in (("train.jsonl", chats[:-20]), ("valid.jsonl", chats[-20:])):
+        (work / name).write_text("".join(json.dumps(c) + "\n" for c in part))
     shutil.copy(root / "tests/data/ds_configs/valid/hf_trainer_zero3_auto.json",
                 work / "ds_config.json")
 
