@@ -7,7 +7,7 @@
 #   ckpt   sharded checkpoints of the 1B and 3B shapes (bf16, one GPU): start-up, the time an
 #          asynchronous save blocks training against the device-to-host copy, the background
 #          write rate against the disk's raw write rate measured here (dd, fsync), a resume's
-#          read, the cost of --checkpoint-weights, and consolidation's peak RSS
+#          read against the raw read rate (dd, O_DIRECT), the cost of --checkpoint-weights, and consolidation's peak RSS
 #   hf     tools/parity/check_consolidate.py with zerotrain's forward on the GPU: consolidated
 #          checkpoints load in the machine's transformers with the same logits
 # Usage: ZT_COMMIT=<sha> tools/device_run_checkpoint.sh [tests] [ckpt] [hf]; results under $OUT.
@@ -35,6 +35,8 @@ fi
 if [[ "$parts" == *" ckpt "* ]]; then
   echo "== raw disk write: 8 GiB, dd with fsync"
   dd if=/dev/zero of="$work/raw.bin" bs=64M count=128 conv=fsync 2>&1 | tail -1 | tee "$OUT/raw_write.txt"
+  echo "== raw disk read: the same 8 GiB, dd with O_DIRECT (not from the page cache)"
+  dd if="$work/raw.bin" of=/dev/null bs=64M iflag=direct 2>&1 | tail -1 | tee "$OUT/raw_read.txt"
   rm -f "$work/raw.bin"
   cfg1=tests/data/configs/llama3.2_1b_instruct.json
   cfg3="$work/llama3.2_3b.json"
