@@ -184,7 +184,8 @@ int main(int argc, char** argv) {
   std::string ways = "alloc,alloc-chunks,register,register-chunks,register-thp,fault-only";
   std::string json_path;
   app.add_option("--gib", gib, "page-locked GiB each way makes")->check(CLI::PositiveNumber);
-  app.add_option("--chunk-mib", chunk_mib, "chunk of the *-chunks ways")->check(CLI::PositiveNumber);
+  app.add_option("--chunk-mib", chunk_mib, "chunk of the *-chunks ways")
+      ->check(CLI::PositiveNumber);
   app.add_option("--threads", threads, "host threads that fault the mapping in")
       ->check(CLI::PositiveNumber);
   app.add_option("--burst", burst, "device copies per foreground iteration")

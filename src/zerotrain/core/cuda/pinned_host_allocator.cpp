@@ -1,8 +1,10 @@
 // The page-locked host allocator (core/allocator.h: pinned_host_allocator): small blocks from
 // cudaHostAlloc, large ones as registered mappings ([Note: page-locked mappings]).
 // Tested by tests/core/test_allocator.cpp (PinnedAllocator).
+#include <omp.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "zerotrain/core/allocator.h"
@@ -19,8 +21,8 @@ namespace {
 // host (bench/pinning_bench.cpp, bench/results/pinning_h100.json), 16 GiB took 10.3 s and stalled
 // such a loop for all of it: the checkpoint buffers made at start (checkpoint_saver.h) cost the
 // first steps of a 1B run about 10 s. A large block is therefore an anonymous mapping advised to
-// transparent huge pages, faulted in by every host core without any CUDA call (the loop runs on),
-// then registered whole with cudaHostRegister, the one call under the lock: 1.2 s in all for
+// transparent huge pages, faulted in by half the host cores without any CUDA call (the loop runs
+// on), then registered whole with cudaHostRegister, the one call under the lock: 1.2 s in all for
 // 16 GiB, of which the loop waited 0.38 s; device-to-host copies into it run at the same 55 GB/s.
 // Whole, because one copy may not span two registrations.
 constexpr size_t kMappedBytes = size_t{64} << 20;
@@ -36,7 +38,9 @@ void* map_page_locked(size_t n, cudaError_t& error) {
   ::madvise(p, n, MADV_HUGEPAGE);  // advice only: without transparent huge pages it still works
   auto* bytes = static_cast<volatile unsigned char*>(p);
   const auto pages = static_cast<ptrdiff_t>((n + kPageBytes - 1) / kPageBytes);
-#pragma omp parallel for schedule(static)
+  // Half the cores: the training thread beside it needs a core to launch on.
+  const int threads = std::max(1, omp_get_num_procs() / 2);
+#pragma omp parallel for schedule(static) num_threads(threads)
   for (ptrdiff_t i = 0; i < pages; ++i)
     bytes[static_cast<size_t>(i) * kPageBytes] = 0;
   error = cudaHostRegister(p, n, cudaHostRegisterPortable);
