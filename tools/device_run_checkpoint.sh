@@ -8,9 +8,12 @@
 #          asynchronous save blocks training against the device-to-host copy, the background
 #          write rate against the disk's raw write rate measured here (dd, fsync), a resume's
 #          read against the raw read rate (dd, O_DIRECT), the cost of --checkpoint-weights, and consolidation's peak RSS
+#   firststeps  the first 20 steps of the 1B shape by train_bench (no checkpoint) and by zerotrain
+#          train (its save buffers made in the background from the start), step by step
 #   hf     tools/parity/check_consolidate.py with zerotrain's forward on the GPU: consolidated
 #          checkpoints load in the machine's transformers with the same logits
-# Usage: ZT_COMMIT=<sha> tools/device_run_checkpoint.sh [tests] [ckpt] [hf]; results under $OUT.
+# Usage: ZT_COMMIT=<sha> tools/device_run_checkpoint.sh [tests] [ckpt] [firststeps] [hf]; results
+# under $OUT.
 set -uo pipefail
 source tools/device_env.sh
 parts=" ${*:-tests ckpt hf} "
@@ -83,6 +86,20 @@ PY
   run ckpt_3b --model "$cfg3" --seq-len 4096 --micro-batch 1 --steps 8 --keep-checkpoints 1
   du -sb "$work/ckpt_3b/checkpoints" | tee -a "$OUT/ckpt_3b.log"
   rm -rf "$work/ckpt_3b"
+fi
+
+if [[ "$parts" == *" firststeps "* ]]; then
+  echo "== the first 20 1B steps: train_bench (no checkpoint) beside zerotrain train, whose save"
+  echo "   buffers are made in the background from the start"
+  timeout 200 "$bin/train_bench" --model 1b --seq 4096 --mbs 2 --warmup 0 --steps 20 \
+    --json "$OUT/firststeps_bench.json" > "$OUT/firststeps_bench.log" 2>&1
+  grep -E "tok/s|tokens/s" "$OUT/firststeps_bench.log" | head -4
+  timeout 200 "$bin/zerotrain" train --init random --data .carry/kjv.bin --device cuda --dtype bf16 \
+    --model tests/data/configs/llama3.2_1b_instruct.json --seq-len 4096 --micro-batch 2 --steps 20 \
+    --log-every 1 --keep-checkpoints 1 --out "$work/first" > "$OUT/firststeps_train.log" 2>&1
+  echo "rc $?" >> "$OUT/firststeps_train.log"
+  grep -E "^step|start-up|checkpoint saves|rc " "$OUT/firststeps_train.log" | cut -c1-160
+  rm -rf "$work/first"
 fi
 
 if [[ "$parts" == *" hf "* ]]; then
