@@ -69,7 +69,7 @@ rows = []
 for t in targets:
     log = open(os.path.join(out, "logs", t + ".log"), errors="replace").read()
     stat = re.findall(r"stat::number_of_executed_units: (\d+)", log)
-    status = re.findall(r"^#(\d+)\s", log, re.M)
+    status = re.findall(r"^#(\d+)[:\s]", log, re.M)
     execs = sum(map(int, stat)) if stat else (int(status[-1]) if status else 0)
     crashes = sum(len(glob.glob(os.path.join(out, "artifacts", t, kind + "-*")))
                   for kind in ("crash", "leak", "timeout", "oom"))

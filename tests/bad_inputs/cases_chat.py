@@ -50,6 +50,11 @@ def cases():
                   "chat_template:1:13: unexpected character '?' in a tag"),
         chat_case("jinja_file_error", {"chat_template": "fine"}, "chat_template.jinja:1:8: expected a value, got the end of the tag",
                   template="{{ 1 + }}"),
+        # Found by fuzzing (fuzz_chat_template): an index past 64 bits threw out of the parser.
+        chat_case("huge_integer_index", {"chat_template": "{{ messages." + "5" * 200 + " }}"},
+                  "chat_template:1:13: integer \"5555"),
+        chat_case("huge_integer", {"chat_template": "{{ " + "9" * 30 + " }}"},
+                  "chat_template:1:4: integer \"9999"),
         chat_case("deep_template", {"chat_template": "{{ " + "(" * 5000 + "1" + ")" * 5000 + " }}"},
                   "expression nested deeper than 200 levels"),
         chat_case("parquet_name", {"chat_template": "x"}, "Parquet is not supported",

@@ -68,6 +68,11 @@ def cases():
         index_case("weight_map_null", "weight_map: expected an object", index={"weight_map": None}),
         index_case("weight_map_empty", "the checkpoint lacks 11 tensor(s)",
                    index={"weight_map": {}}),
+        # Found by fuzzing (fuzz_sharded_index): a name past NAME_MAX threw from the file system.
+        index_case("file_name_too_long", "is not a file name in the directory",
+                   index=mapped({EMBED: "model-" + "T" * 300 + ".safetensors"})),
+        index_case("file_name_nul", "is not a file name in the directory",
+                   index=mapped({EMBED: "model\u0000.safetensors"})),
         index_case("file_number", "expected a file name", index=mapped({EMBED: 2})),
         index_case("file_null", "expected a file name", index=mapped({EMBED: None})),
         index_case("file_object", "expected a file name", index=mapped({EMBED: {"f": SHARD2}})),

@@ -1,7 +1,11 @@
 // Recursive-descent parser of chat templates (see chat_template_parser.h).
 #include "zerotrain/data/chat_template_parser.h"
 
+#include <charconv>
 #include <set>
+#include <stdexcept>
+
+#include "zerotrain/core/json_util.h"
 
 namespace zt::data {
 namespace {
@@ -284,10 +288,10 @@ class Parser {
       case TK::Float: {
         auto e = expr(EK::Literal, t.pos);
         try {
-          e->value = t.kind == TK::Int ? TemplateValue::of(static_cast<int64_t>(std::stoll(t.text)))
+          e->value = t.kind == TK::Int ? TemplateValue::of(int_literal(t))
                                        : TemplateValue::of(std::stod(t.text));
-        } catch (const std::exception&) {
-          fail(t, str("number ", t.text, " is out of range"));
+        } catch (const std::logic_error&) {  // stod's out_of_range (int_literal's own error passes)
+          fail_at(t.pos, str("number ", quote_excerpt(t.text), " is out of range"));
         }
         return e;
       }
@@ -345,7 +349,7 @@ class Parser {
           a->name = t.text;
         } else {
           a->right = expr(EK::Literal, t.pos);
-          a->right->value = TemplateValue::of(static_cast<int64_t>(std::stoll(t.text)));
+          a->right->value = TemplateValue::of(int_literal(t));
         }
         e = std::move(a);
       } else if (peek_op("[")) {
@@ -495,6 +499,15 @@ class Parser {
         got = str("\"", t.text, "\"");
     }
     fail_at(t.pos, str(why, ", got ", got));
+  }
+  // An integer token's value; one that does not fit in 64 bits is the template's error.
+  int64_t int_literal(const TemplateToken& t) const {
+    int64_t v = 0;
+    const char* end = t.text.data() + t.text.size();
+    const auto [at, ec] = std::from_chars(t.text.data(), end, v);
+    if (ec != std::errc() || at != end)
+      fail_at(t.pos, str("integer ", quote_excerpt(t.text), " does not fit in 64 bits"));
+    return v;
   }
   [[noreturn]] void fail_at(SourcePos pos, const std::string& why) const {
     throw ChatTemplateError(str(name_, ":", pos.line, ":", pos.column, ": ", why));

@@ -2,6 +2,7 @@
 // sharded_safetensors.h).
 #include <algorithm>
 #include <map>
+#include <system_error>
 
 #include "zerotrain/core/io_error.h"
 #include "zerotrain/core/json_util.h"
@@ -12,10 +13,11 @@ namespace zt::io {
 namespace {
 constexpr std::string_view kComponent = "safetensors";
 
-// Shard names must stay inside the directory.
+// Shard names must stay inside the directory: no separators or NUL, and no longer than a file
+// system allows (255 bytes).
 bool is_plain_file_name(const std::string& name) {
-  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
-         name.find('\\') == std::string::npos;
+  return !name.empty() && name.size() <= 255 && name != "." && name != ".." &&
+         name.find_first_of(std::string("/\\\0", 3)) == std::string::npos;
 }
 }  // namespace
 
@@ -76,10 +78,14 @@ void ShardedReader::open_index(const std::filesystem::path& index_path) {
   }
   for (const auto& [file, tensors] : by_file) {
     const auto path = dir_ / file;
-    if (!std::filesystem::is_regular_file(path))
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(path, error))
       throw FormatError(kComponent,
                         str(src, ": tensor ", quote_excerpt(tensors.front()), " is mapped to ",
-                            quote_excerpt(file), ", which does not exist"));
+                            quote_excerpt(file), ", which ",
+                            error && error != std::errc::no_such_file_or_directory
+                                ? str("cannot be read (", error.message(), ")")
+                                : std::string("does not exist")));
     files_.emplace_back(path);
     for (const std::string& t : tensors) {
       if (!files_.back().contains(t))
