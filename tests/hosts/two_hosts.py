@@ -1,0 +1,393 @@
+#!/usr/bin/env python3
+"""Two hosts, rehearsed on one machine (issue 17 item 7): two network namespaces joined by a veth
+pair act as two nodes, each with its own address and host name.
+
+  mpirun     `mpirun --hostfile` started on host A, its daemon on host B through an rsh agent
+             (netns_rsh_agent.sh) as ssh would start it; 2 ranks (one per host) and 4 ranks (two
+             per host) train the asset model: losses, gradient norms and final weights equal the
+             same run under a single-host mpirun, bitwise.
+  link down  the veth is taken down while the 2-host run trains: every rank exits non-zero within
+             ZEROTRAIN_COMM_TIMEOUT (+ a margin) with the line naming the peer it waits for and
+             that peer's host, mpirun exits non-zero, and no process is left in either namespace.
+  torchrun   one process per host started torchrun-style (RANK, WORLD_SIZE, MASTER_ADDR,
+             MASTER_PORT): the ranks meet at MASTER_ADDR:MASTER_PORT across the hosts (the TCP
+             rendezvous that bootstraps NCCL), and CPU training refuses with its one line, since
+             CPU collectives need an MPI world (docs/LAUNCH.md).
+
+Run as root: two_hosts.py --zerotrain BIN --tests-binary zerotrain_tests --work DIR
+Exits 77 (ctest: skipped) with a message where the namespaces cannot be made (not root, no `ip`,
+no `unshare`, no mpirun, or `ip netns add` refused). The namespaces are deleted at the end, also
+on failure or Ctrl-C, and stale ones of a killed earlier run are deleted first.
+"""
+import argparse
+import json
+import os
+import pathlib
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+AGENT = HERE / "netns_rsh_agent.sh"
+RANK_STATUS = HERE / "rank_status.sh"
+MODEL = ROOT / "assets/models/kjv-llama-4m/config.json"
+TOKENIZER = ROOT / "assets/tokenizers/kjv-bpe-4096/tokenizer.json"
+TEXT = ROOT / "docs/ARCHITECTURE.md"
+NET = "10.231.0"  # host A is NET.1, host B is NET.2; the namespaces keep it off the real network
+SKIP = 77
+STEPS = 8
+COMM_TIMEOUT_S = 6  # ZEROTRAIN_COMM_TIMEOUT of the link-down run
+EXIT_MARGIN_S = 5  # how long after the timeout a rank may take to exit
+# OpenMPI's daemons notice a lost node by TCP keepalive (defaults: 300 s idle, then 9 probes 20 s
+# apart). Probing after 10 s makes mpirun and the remote daemon give up within ~20 s of the link
+# going down, after the ranks' own timeout has ended them (docs/LAUNCH.md).
+KEEPALIVE = ["--mca", "oob_tcp_keepalive_time", "10", "--mca", "oob_tcp_keepalive_intvl", "2",
+             "--mca", "oob_tcp_keepalive_probes", "3"]
+
+
+# An OpenMPI daemon whose node is cut off holds unacknowledged data (its ranks' exit reports), so
+# keepalive never fires: it gives up when the kernel does, after tcp_retries2 retransmissions (15
+# by default: about 15 minutes). The hosts here give up after 5 (about 13 s, doubling from 200 ms);
+# docs/LAUNCH.md says what a cluster needs.
+TCP_RETRIES2 = 5
+
+
+class Skip(Exception):
+    pass
+
+
+def sh(*cmd, check=True):
+    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, check=check)
+
+
+class Hosts:
+    """Two namespaces, zt-h<pid>-a (NET.1) and zt-h<pid>-b (NET.2), joined by a veth pair."""
+
+    def __init__(self):
+        tag = f"h{os.getpid()}"
+        self.ns = {"a": f"zt-{tag}-a", "b": f"zt-{tag}-b"}
+        self.dev = {"a": f"zt{tag}a"[-15:], "b": f"zt{tag}b"[-15:]}
+        self.ip = {"a": f"{NET}.1", "b": f"{NET}.2"}
+
+    def __enter__(self):
+        delete_stale_namespaces()
+        try:
+            sh("ip", "netns", "add", self.ns["a"])
+        except subprocess.CalledProcessError as e:
+            raise Skip(f"`ip netns add` failed: {e.stderr.strip()}")
+        try:
+            sh("ip", "netns", "add", self.ns["b"])
+            sh("ip", "link", "add", self.dev["a"], "netns", self.ns["a"], "type", "veth", "peer",
+               "name", self.dev["b"], "netns", self.ns["b"])
+            for h in "ab":
+                sh("ip", "-n", self.ns[h], "addr", "add", f"{self.ip[h]}/24", "dev", self.dev[h])
+                sh("ip", "-n", self.ns[h], "link", "set", self.dev[h], "up")
+                sh("ip", "-n", self.ns[h], "link", "set", "lo", "up")
+                sh("ip", "netns", "exec", self.ns[h], "sh", "-c",
+                   f"echo {TCP_RETRIES2} > /proc/sys/net/ipv4/tcp_retries2")
+        except subprocess.CalledProcessError as e:
+            self.__exit__()
+            raise Skip(f"could not connect two network namespaces: {' '.join(e.cmd)}: "
+                       f"{e.stderr.strip()}")
+        return self
+
+    def __exit__(self, *exc):
+        for pid in self.pids():
+            kill(pid)
+        for ns in self.ns.values():
+            sh("ip", "netns", "del", ns, check=False)
+
+    def pids(self):
+        """Every process inside either namespace."""
+        out = []
+        for ns in self.ns.values():
+            p = sh("ip", "netns", "pids", ns, check=False)
+            out += [int(x) for x in p.stdout.split()]
+        return out
+
+    def link_down(self):
+        sh("ip", "-n", self.ns["b"], "link", "set", self.dev["b"], "down")
+
+    def exec_as(self, h):
+        """The prefix that runs a command on host h: its namespace and its own host name."""
+        return ["ip", "netns", "exec", self.ns[h], "unshare", "--uts", "sh", "-c",
+                'hostname "$0" && exec "$@"', self.ns[h]]
+
+    def hosts_env(self):
+        return ",".join(f"{self.ip[h]}={self.ns[h]}" for h in "ab")
+
+
+def kill(pid):
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def delete_stale_namespaces():
+    """Namespaces of an earlier run that was killed before it could delete them."""
+    listed = sh("ip", "netns", "list", check=False).stdout
+    for name in re.findall(r"^(zt-h(\d+)-[ab])\b", listed, re.M):
+        ns, pid = name[0], int(name[1])
+        if not pathlib.Path(f"/proc/{pid}").exists():
+            for p in sh("ip", "netns", "pids", ns, check=False).stdout.split():
+                kill(int(p))
+            sh("ip", "netns", "del", ns, check=False)
+
+
+def check_can_run():
+    if os.geteuid() != 0:
+        raise Skip("needs root to make network namespaces")
+    for tool in ["ip", "unshare", "mpirun"]:
+        if shutil.which(tool) is None:
+            raise Skip(f"`{tool}` is not installed")
+
+
+class Rehearsal:
+    def __init__(self, args, hosts):
+        self.zt = args.zerotrain
+        self.tests_binary = args.tests_binary
+        self.hosts = hosts
+        self.work = pathlib.Path(args.work)
+        shutil.rmtree(self.work, ignore_errors=True)
+        self.work.mkdir(parents=True)
+        self.tokens = self.work / "tok.bin"
+        subprocess.run([self.zt, "data", "prepare", "--tokenizer", str(TOKENIZER), "--input",
+                        str(TEXT), "--output", str(self.tokens)], check=True, capture_output=True)
+        self.env = dict(os.environ, OMP_NUM_THREADS="1", OMPI_ALLOW_RUN_AS_ROOT="1",
+                        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", ZT_NETNS_HOSTS=hosts.hosts_env())
+        self.failures = []
+        self.figures = {}
+
+    def fail(self, what):
+        print(f"FAIL {what}", flush=True)
+        self.failures.append(what)
+
+    def ok(self, what):
+        print(f"ok   {what}", flush=True)
+
+    def train_args(self, out, steps=STEPS):
+        return [self.zt, "train", "--model", str(MODEL), "--data", str(self.tokens), "--out",
+                str(out), "--device", "cpu", "--steps", str(steps), "--log-every", "1",
+                "--seq-len", "32", "--micro-batch", "2", "--zero-stage", "2"]
+
+    def two_host_mpirun(self, n, name, extra=()):
+        """mpirun on host A over both hosts, each rank under rank_status.sh."""
+        slots = n // 2
+        hostfile = self.work / f"{name}.hosts"
+        hostfile.write_text(f"{NET}.1 slots={slots}\n{NET}.2 slots={slots}\n")
+        status = self.work / f"{name}.status"
+        status.mkdir()
+        return self.hosts.exec_as("a") + [
+            "mpirun", "-n", str(n), "--hostfile", str(hostfile), "--bind-to", "none",
+            "--mca", "plm_rsh_agent", str(AGENT),
+            "--mca", "oob_tcp_if_include", f"{NET}.0/24", "--mca", "btl_tcp_if_include",
+            f"{NET}.0/24", *KEEPALIVE, "--output-filename", str(self.work / f"{name}.output"),
+            "-x", "OMP_NUM_THREADS", "-x", f"ZT_RANK_STATUS_DIR={status}", *extra,
+            str(RANK_STATUS)], status
+
+    def run(self, cmd, timeout=120):
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             env=self.env, start_new_session=True)
+        try:
+            out, _ = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            out, _ = p.communicate()
+            return -9, f"(killed after {timeout} s)\n{out}"
+        return p.returncode, out
+
+    def nothing_left(self, what, limit=15):
+        t0 = time.time()
+        while self.hosts.pids() and time.time() - t0 < limit:
+            time.sleep(0.1)
+        left = self.hosts.pids()
+        if left:
+            names = [pathlib.Path(f"/proc/{p}/comm").read_text().strip()
+                     for p in left if pathlib.Path(f"/proc/{p}/comm").exists()]
+            self.fail(f"{what}: processes left in the namespaces {limit} s after mpirun: "
+                      f"{list(zip(left, names))}")
+            for p in left:
+                kill(p)
+            return False
+        return True
+
+    def matches_single_host(self, n):
+        what = f"mpirun --hostfile, {n} ranks on 2 hosts"
+        ref = self.work / f"single-{n}"
+        rc, text = self.run(["mpirun", "-n", str(n), "--oversubscribe", "--bind-to", "none"]
+                            + self.train_args(ref))
+        if rc != 0:
+            return self.fail(f"{what}: the single-host run exited {rc}:\n{text[-3000:]}")
+        out = self.work / f"two-{n}"
+        cmd, status = self.two_host_mpirun(n, f"two-{n}")
+        rc, text = self.run(cmd + self.train_args(out))
+        if rc != 0:
+            return self.fail(f"{what}: exited {rc}:\n{text[-3000:]}")
+        placed = [(status / f"rank{r}.ns").read_text().strip() for r in range(n)]
+        per_host = n // 2
+        expected = [self.hosts.ns["a"]] * per_host + [self.hosts.ns["b"]] * per_host
+        if placed != expected:
+            return self.fail(f"{what}: ranks ran in {placed}, expected {expected}")
+        a, b = metrics(ref), metrics(out)
+        if len(a) != STEPS or a != b:
+            return self.fail(f"{what}: metrics differ from the single-host run:\n{a}\n{b}")
+        if (ref / "model/model.safetensors").read_bytes() != \
+                (out / "model/model.safetensors").read_bytes():
+            return self.fail(f"{what}: final weights differ from the single-host run")
+        self.figures[f"losses_bitwise_{n}_ranks"] = [a[s][0] for s in sorted(a)]
+        if self.nothing_left(what):
+            self.ok(f"{what}: ranks on {placed}; {STEPS} losses, gradient norms and the final "
+                    f"weights equal the single-host run bitwise")
+
+    def link_down(self):
+        what = "link down mid-run, 2 ranks on 2 hosts"
+        out = self.work / "down"
+        cmd, status = self.two_host_mpirun(
+            2, "down", ["-x", f"ZEROTRAIN_COMM_TIMEOUT={COMM_TIMEOUT_S}"])
+        p = subprocess.Popen(cmd + self.train_args(out, steps=100000), stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, env=self.env,
+                             start_new_session=True)
+        t_start = time.time()
+        while len(metrics(out)) < 3 and p.poll() is None and time.time() - t_start < 60:
+            time.sleep(0.05)
+        if p.poll() is not None or len(metrics(out)) < 3:
+            p.kill()
+            return self.fail(f"{what}: the run never reached step 3:\n{p.communicate()[0][-3000:]}")
+        self.hosts.link_down()
+        t_down = time.time()
+        failures_before = len(self.failures)
+        step_down = len(metrics(out))
+        limit = COMM_TIMEOUT_S + 40
+        try:
+            text, _ = p.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            text = p.communicate()[0]
+            self.fail(f"{what}: mpirun still ran {limit} s after the link went down")
+        mpirun_s = time.time() - t_down
+        if p.returncode == 0:
+            self.fail(f"{what}: mpirun exited 0")
+        self.nothing_left(what)
+        ns = {r: (status / f"rank{r}.ns").read_text().strip() for r in range(2)}
+        exits = {}
+        for r in range(2):
+            peer = 1 - r
+            rc_file = status / f"rank{r}.rc"
+            if not rc_file.exists():
+                self.fail(f"{what}: rank {r} recorded no exit (killed?)")
+                continue
+            code, when = rc_file.read_text().split()
+            exits[r] = float(when) - t_down
+            if int(code) == 0:
+                self.fail(f"{what}: rank {r} exited 0")
+            if exits[r] > COMM_TIMEOUT_S + EXIT_MARGIN_S:
+                self.fail(f"{what}: rank {r} exited {exits[r]:.1f} s after the link went "
+                               f"down (timeout {COMM_TIMEOUT_S} s)")
+            err = (self.work / f"down.output/1/rank.{r}/stderr")
+            err = err.read_text() if err.exists() else ""
+            line = re.search(rf"\[comm\] .* did not complete in {COMM_TIMEOUT_S} s \(rank {r} on "
+                             rf"{ns[r]} still waits for rank {peer} on {ns[peer]}: .*", err)
+            if not line:
+                self.fail(f"{what}: rank {r}'s stderr does not name rank {peer} on "
+                               f"{ns[peer]}:\n{err[-2000:]}")
+            else:
+                print(f"     rank {r}: {line.group(0)}", flush=True)
+        if len(self.failures) == failures_before:
+            self.figures["link_down"] = {
+                "comm_timeout_s": COMM_TIMEOUT_S, "steps_done_at_link_down": step_down,
+                "rank_exit_s": {str(r): round(s, 2) for r, s in exits.items()},
+                "mpirun_exit_s": round(mpirun_s, 2), "mpirun_exit_code": p.returncode}
+            self.ok(f"{what} after step {step_down}: ranks exited in "
+                    f"{', '.join(f'{s:.1f}' for s in exits.values())} s naming each other's "
+                    f"host, mpirun exited {p.returncode} in {mpirun_s:.1f} s, nothing left")
+
+    def torchrun_style(self):
+        what = "torchrun-style across 2 hosts"
+        port = 29500 + os.getpid() % 1000
+        base = dict(WORLD_SIZE="2", MASTER_ADDR=self.hosts.ip["a"], MASTER_PORT=str(port),
+                    ZEROTRAIN_COMM_TIMEOUT="20")
+        rendezvous = [self.tests_binary, "--gtest_also_run_disabled_tests",
+                      "--gtest_filter=TcpRendezvous.DISABLED_RanksStartedTorchrunStyleMeet"]
+        texts = self.on_both_hosts(rendezvous, base)
+        for r, (rc, text) in enumerate(texts):
+            if rc != 0 or f'[rendezvous] rank {r} of 2 received "rank 0 of 2 at {NET}.1"' not in text:
+                return self.fail(f"{what}: rank {r} of the rendezvous exited {rc}:\n{text[-3000:]}")
+        self.ok(f"{what}: both ranks met at {NET}.1:{port} and received rank 0's bytes")
+        texts = self.on_both_hosts(self.train_args(self.work / "torchrun"), base)
+        for r, (rc, text) in enumerate(texts):
+            refusal = (f"[comm] CPU collectives need an MPI world: run under mpirun or `zerotrain "
+                       f"launch --mpi` (this is rank {r} of 2, started torchrun-style)")
+            if rc == 0 or refusal not in text:
+                return self.fail(f"{what}: CPU training on rank {r} exited {rc}:\n{text[-3000:]}")
+        if self.nothing_left(what):
+            self.ok(f"{what}: CPU training refuses on both ranks with its one line")
+
+    def on_both_hosts(self, cmd, env):
+        procs = []
+        for r, h in enumerate("ab"):
+            e = dict(self.env, RANK=str(r), LOCAL_RANK="0", LOCAL_WORLD_SIZE="1", **env)
+            procs.append(subprocess.Popen(self.hosts.exec_as(h) + [str(c) for c in cmd],
+                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                          text=True, env=e, start_new_session=True))
+        out = []
+        for p in procs:
+            try:
+                out.append((p.communicate(timeout=60)[0], p.returncode)[::-1])
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                out.append((-9, "(killed after 60 s)\n" + p.communicate()[0]))
+        return out
+
+
+def metrics(out):
+    """step -> (loss, grad_norm) as written: bitwise comparable."""
+    path = out / "metrics.jsonl"
+    if not path.exists():
+        return {}
+    rows = []
+    for line in path.read_text().splitlines():
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            break  # a line being written
+    return {j["step"]: (j["loss"], j["grad_norm"]) for j in rows}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--zerotrain", required=True)
+    ap.add_argument("--tests-binary", required=True, help="zerotrain_tests (the rendezvous case)")
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--json", help="write the measured figures here")
+    args = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that the namespaces go
+    try:
+        check_can_run()
+        with Hosts() as hosts:
+            t0 = time.time()
+            r = Rehearsal(args, hosts)
+            r.matches_single_host(2)
+            r.matches_single_host(4)
+            r.torchrun_style()
+            r.link_down()
+            r.figures["seconds"] = round(time.time() - t0, 1)
+    except Skip as e:
+        print(f"SKIP two_hosts: {e}", flush=True)
+        return SKIP
+    print(json.dumps(r.figures, indent=1))
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(r.figures, indent=1) + "\n")
+    if r.failures:
+        print(f"{len(r.failures)} failure(s)", flush=True)
+        return 1
+    print("two_hosts: all passed", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
