@@ -6,9 +6,12 @@ pair act as two nodes, each with its own address and host name.
              (netns_rsh_agent.sh) as ssh would start it; 2 ranks (one per host) and 4 ranks (two
              per host) train the asset model: losses, gradient norms and final weights equal the
              same run under a single-host mpirun, bitwise.
-  link down  the veth is taken down while the 2-host run trains: every rank exits non-zero within
-             ZEROTRAIN_COMM_TIMEOUT (+ a margin) with the line naming the peer it waits for and
-             that peer's host, mpirun exits non-zero, and no process is left in either namespace.
+  link down  the veth is taken down while a 2-host run trains. With ZEROTRAIN_COMM_TIMEOUT=6:
+             every rank exits non-zero within the timeout (+ a margin) with the line naming the
+             peer it waits for and that peer's host, mpirun exits non-zero, and no process is
+             left in either namespace (the hosts' tcp_retries2 lowered to 5, see below). With a
+             long timeout and the kernel's defaults: OpenMPI's daemons notice the lost node by
+             keepalive, mpirun names it and ends the job, and nothing is left.
   torchrun   one process per host started torchrun-style (RANK, WORLD_SIZE, MASTER_ADDR,
              MASTER_PORT): the ranks meet at MASTER_ADDR:MASTER_PORT across the hosts (the TCP
              rendezvous that bootstraps NCCL), and CPU training refuses with its one line, since
@@ -49,11 +52,13 @@ KEEPALIVE = ["--mca", "oob_tcp_keepalive_time", "10", "--mca", "oob_tcp_keepaliv
              "--mca", "oob_tcp_keepalive_probes", "3"]
 
 
-# An OpenMPI daemon whose node is cut off holds unacknowledged data (its ranks' exit reports), so
-# keepalive never fires: it gives up when the kernel does, after tcp_retries2 retransmissions (15
-# by default: about 15 minutes). The hosts here give up after 5 (about 13 s, doubling from 200 ms);
-# docs/LAUNCH.md says what a cluster needs.
-TCP_RETRIES2 = 5
+# After the ranks' own timeout, mpirun and the cut-off node's daemon hold unacknowledged data (the
+# abort order, the ranks' exit reports), so keepalive never fires: they give up when the kernel
+# does, after tcp_retries2 retransmissions (15 by default: about 15 minutes). In the timeout case
+# the hosts give up after 5 (about 13 s, doubling from 200 ms); docs/LAUNCH.md says what a cluster
+# needs.
+TCP_RETRIES2_FAST = 5
+TCP_RETRIES2_DEFAULT = 15
 
 
 class Skip(Exception):
@@ -87,8 +92,6 @@ class Hosts:
                 sh("ip", "-n", self.ns[h], "addr", "add", f"{self.ip[h]}/24", "dev", self.dev[h])
                 sh("ip", "-n", self.ns[h], "link", "set", self.dev[h], "up")
                 sh("ip", "-n", self.ns[h], "link", "set", "lo", "up")
-                sh("ip", "netns", "exec", self.ns[h], "sh", "-c",
-                   f"echo {TCP_RETRIES2} > /proc/sys/net/ipv4/tcp_retries2")
         except subprocess.CalledProcessError as e:
             self.__exit__()
             raise Skip(f"could not connect two network namespaces: {' '.join(e.cmd)}: "
@@ -109,8 +112,13 @@ class Hosts:
             out += [int(x) for x in p.stdout.split()]
         return out
 
-    def link_down(self):
-        sh("ip", "-n", self.ns["b"], "link", "set", self.dev["b"], "down")
+    def set_link(self, state):
+        sh("ip", "-n", self.ns["b"], "link", "set", self.dev["b"], state)
+
+    def set_tcp_retries2(self, retries):
+        for ns in self.ns.values():
+            sh("ip", "netns", "exec", ns, "sh", "-c",
+               f"echo {retries} > /proc/sys/net/ipv4/tcp_retries2")
 
     def exec_as(self, h):
         """The prefix that runs a command on host h: its namespace and its own host name."""
@@ -244,11 +252,12 @@ class Rehearsal:
             self.ok(f"{what}: ranks on {placed}; {STEPS} losses, gradient norms and the final "
                     f"weights equal the single-host run bitwise")
 
-    def link_down(self):
-        what = "link down mid-run, 2 ranks on 2 hosts"
-        out = self.work / "down"
+    def cut_mid_run(self, name, what, comm_timeout_s, limit):
+        """Takes the link down after step 3 of a long 2-host run; (mpirun's exit code, output,
+        seconds from the cut to mpirun's exit, steps done, rank status dir), or None."""
+        out = self.work / name
         cmd, status = self.two_host_mpirun(
-            2, "down", ["-x", f"ZEROTRAIN_COMM_TIMEOUT={COMM_TIMEOUT_S}"])
+            2, name, ["-x", f"ZEROTRAIN_COMM_TIMEOUT={comm_timeout_s}"])
         p = subprocess.Popen(cmd + self.train_args(out, steps=100000), stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True, env=self.env,
                              start_new_session=True)
@@ -258,11 +267,9 @@ class Rehearsal:
         if p.poll() is not None or len(metrics(out)) < 3:
             p.kill()
             return self.fail(f"{what}: the run never reached step 3:\n{p.communicate()[0][-3000:]}")
-        self.hosts.link_down()
+        self.hosts.set_link("down")
         t_down = time.time()
-        failures_before = len(self.failures)
         step_down = len(metrics(out))
-        limit = COMM_TIMEOUT_S + 40
         try:
             text, _ = p.communicate(timeout=limit)
         except subprocess.TimeoutExpired:
@@ -273,6 +280,19 @@ class Rehearsal:
         if p.returncode == 0:
             self.fail(f"{what}: mpirun exited 0")
         self.nothing_left(what)
+        self.hosts.set_link("up")
+        return p.returncode, text, mpirun_s, step_down, status, t_down
+
+    def link_down_rank_timeout(self):
+        """The ranks' collective timeout ends them before OpenMPI notices the lost node."""
+        what = "link down mid-run, the ranks' timeout first"
+        self.hosts.set_tcp_retries2(TCP_RETRIES2_FAST)
+        failures_before = len(self.failures)
+        cut = self.cut_mid_run("down", what, COMM_TIMEOUT_S, COMM_TIMEOUT_S + 40)
+        self.hosts.set_tcp_retries2(TCP_RETRIES2_DEFAULT)
+        if cut is None:
+            return
+        code, text, mpirun_s, step_down, status, t_down = cut
         ns = {r: (status / f"rank{r}.ns").read_text().strip() for r in range(2)}
         exits = {}
         for r in range(2):
@@ -281,9 +301,9 @@ class Rehearsal:
             if not rc_file.exists():
                 self.fail(f"{what}: rank {r} recorded no exit (killed?)")
                 continue
-            code, when = rc_file.read_text().split()
+            rank_code, when = rc_file.read_text().split()
             exits[r] = float(when) - t_down
-            if int(code) == 0:
+            if int(rank_code) == 0:
                 self.fail(f"{what}: rank {r} exited 0")
             if exits[r] > COMM_TIMEOUT_S + EXIT_MARGIN_S:
                 self.fail(f"{what}: rank {r} exited {exits[r]:.1f} s after the link went "
@@ -301,10 +321,35 @@ class Rehearsal:
             self.figures["link_down"] = {
                 "comm_timeout_s": COMM_TIMEOUT_S, "steps_done_at_link_down": step_down,
                 "rank_exit_s": {str(r): round(s, 2) for r, s in exits.items()},
-                "mpirun_exit_s": round(mpirun_s, 2), "mpirun_exit_code": p.returncode}
+                "mpirun_exit_s": round(mpirun_s, 2), "mpirun_exit_code": code,
+                "tcp_retries2": TCP_RETRIES2_FAST}
             self.ok(f"{what} after step {step_down}: ranks exited in "
                     f"{', '.join(f'{s:.1f}' for s in exits.values())} s naming each other's "
-                    f"host, mpirun exited {p.returncode} in {mpirun_s:.1f} s, nothing left")
+                    f"host, mpirun exited {code} in {mpirun_s:.1f} s, nothing left")
+
+    def link_down_daemon_keepalive(self):
+        """A long collective timeout: OpenMPI's daemons notice the lost node first (keepalive on
+        their idle connections, the kernel's default tcp_retries2) and end the job whole."""
+        what = "link down mid-run, OpenMPI's keepalive first"
+        failures_before = len(self.failures)
+        cut = self.cut_mid_run("down-keepalive", what, 120, 60)
+        if cut is None:
+            return
+        code, text, mpirun_s, step_down, status, t_down = cut
+        if not re.search(rf"ORTE has lost communication with a remote daemon\.[\s\S]*Remote "
+                         rf"daemon: \[\[\d+,0\],1\] on node {re.escape(NET)}\.2", text):
+            self.fail(f"{what}: mpirun's output does not name the lost node {NET}.2:\n"
+                      f"{text[-3000:]}")
+        for r in range(2):
+            rc_file = status / f"rank{r}.rc"
+            if rc_file.exists() and int(rc_file.read_text().split()[0]) == 0:
+                self.fail(f"{what}: rank {r} exited 0")
+        if len(self.failures) == failures_before:
+            self.figures["link_down_keepalive"] = {
+                "comm_timeout_s": 120, "steps_done_at_link_down": step_down,
+                "mpirun_exit_s": round(mpirun_s, 2), "mpirun_exit_code": code}
+            self.ok(f"{what} after step {step_down}: mpirun named node {NET}.2 and exited {code} "
+                    f"in {mpirun_s:.1f} s, the ranks were ended, nothing left")
 
     def torchrun_style(self):
         what = "torchrun-style across 2 hosts"
@@ -374,7 +419,8 @@ def main():
             r.matches_single_host(2)
             r.matches_single_host(4)
             r.torchrun_style()
-            r.link_down()
+            r.link_down_rank_timeout()
+            r.link_down_daemon_keepalive()
             r.figures["seconds"] = round(time.time() - t0, 1)
     except Skip as e:
         print(f"SKIP two_hosts: {e}", flush=True)
