@@ -60,8 +60,9 @@ TEST(TcpRendezvous, BadArguments) {
 
 // One rank of a job started torchrun-style (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT in this
 // process's environment), run by tests/hosts/two_hosts.py once per host: every rank receives rank
-// 0's bytes through the rendezvous at MASTER_ADDR:MASTER_PORT, and CPU collectives, which need an
-// MPI world, refuse ([Note: which world] in comm/process_group.h).
+// 0's bytes through the rendezvous at MASTER_ADDR:MASTER_PORT, then host() joins the ranks into one
+// MPI world ([Note: joining torchrun-style ranks] in comm/mpi_join.h) whose all_reduce sums in
+// rank order.
 TEST(TcpRendezvous, DISABLED_RanksStartedTorchrunStyleMeet) {
   auto pg = init_process_group();
   ASSERT_GT(pg->world_size(), 1) << "set RANK, WORLD_SIZE > 1, MASTER_ADDR and MASTER_PORT";
@@ -73,7 +74,16 @@ TEST(TcpRendezvous, DISABLED_RanksStartedTorchrunStyleMeet) {
   std::printf("[rendezvous] rank %d of %d received \"%s\"\n", pg->rank(), pg->world_size(),
               std::string(got.begin(), got.end()).c_str());
   EXPECT_FALSE(pg->has_host_communicator());
-  EXPECT_THROW(pg->host(), DeviceError);
+  Communicator& host = pg->host();
+  ASSERT_EQ(host.rank(), pg->rank());
+  ASSERT_EQ(host.size(), pg->world_size());
+  std::vector<int32_t> values = {pg->rank() + 1, 10 * (pg->rank() + 1)};
+  host.all_reduce(values.data(), values.data(), values.size(), DType::i32, ReduceOp::sum,
+                  Stream::host());
+  const int n = pg->world_size();
+  EXPECT_EQ(values, (std::vector<int32_t>{n * (n + 1) / 2, 10 * n * (n + 1) / 2}));
+  std::printf("[mpi world] rank %d of %d: all_reduce %d %d\n", host.rank(), host.size(),
+              values[0], values[1]);
 }
 
 }  // namespace

@@ -14,8 +14,8 @@ pair act as two nodes, each with its own address and host name.
              keepalive, mpirun names it and ends the job, and nothing is left.
   torchrun   one process per host started torchrun-style (RANK, WORLD_SIZE, MASTER_ADDR,
              MASTER_PORT): the ranks meet at MASTER_ADDR:MASTER_PORT across the hosts (the TCP
-             rendezvous that bootstraps NCCL), and CPU training refuses with its one line, since
-             CPU collectives need an MPI world (docs/LAUNCH.md).
+             rendezvous that bootstraps NCCL) and join one MPI world through OpenMPI's name server
+             (comm/mpi_join.h); CPU training so started equals the single-host mpirun run bitwise.
 
 Run as root: two_hosts.py --zerotrain BIN --tests-binary zerotrain_tests --work DIR
 Exits 77 (ctest: skipped) with a message where the namespaces cannot be made (not root, no `ip`,
@@ -352,25 +352,34 @@ class Rehearsal:
                     f"in {mpirun_s:.1f} s, the ranks were ended, nothing left")
 
     def torchrun_style(self):
-        what = "torchrun-style across 2 hosts"
+        what = "torchrun-style, 2 ranks on 2 hosts"
         port = 29500 + os.getpid() % 1000
         base = dict(WORLD_SIZE="2", MASTER_ADDR=self.hosts.ip["a"], MASTER_PORT=str(port),
-                    ZEROTRAIN_COMM_TIMEOUT="20")
+                    ZEROTRAIN_COMM_TIMEOUT="30")
         rendezvous = [self.tests_binary, "--gtest_also_run_disabled_tests",
                       "--gtest_filter=TcpRendezvous.DISABLED_RanksStartedTorchrunStyleMeet"]
         texts = self.on_both_hosts(rendezvous, base)
         for r, (rc, text) in enumerate(texts):
-            if rc != 0 or f'[rendezvous] rank {r} of 2 received "rank 0 of 2 at {NET}.1"' not in text:
+            if rc != 0 or f'[rendezvous] rank {r} of 2 received "rank 0 of 2 at {NET}.1"' not in text \
+                    or f"[mpi world] rank {r} of 2: all_reduce 3 30" not in text:
                 return self.fail(f"{what}: rank {r} of the rendezvous exited {rc}:\n{text[-3000:]}")
-        self.ok(f"{what}: both ranks met at {NET}.1:{port} and received rank 0's bytes")
-        texts = self.on_both_hosts(self.train_args(self.work / "torchrun"), base)
+        self.ok(f"{what}: both ranks met at {NET}.1:{port}, joined one MPI world and all-reduced")
+        ref, out = self.work / "single-2", self.work / "torchrun"
+        if not metrics(ref):
+            return self.fail(f"{what}: no single-host run to compare with")
+        texts = self.on_both_hosts(self.train_args(out), base)
         for r, (rc, text) in enumerate(texts):
-            refusal = (f"[comm] CPU collectives need an MPI world: run under mpirun or `zerotrain "
-                       f"launch --mpi` (this is rank {r} of 2, started torchrun-style)")
-            if rc == 0 or refusal not in text:
+            if rc != 0:
                 return self.fail(f"{what}: CPU training on rank {r} exited {rc}:\n{text[-3000:]}")
+        a, b = metrics(ref), metrics(out)
+        if len(a) != STEPS or a != b:
+            return self.fail(f"{what}: metrics differ from the single-host mpirun run:\n{a}\n{b}")
+        if (ref / "model/model.safetensors").read_bytes() != \
+                (out / "model/model.safetensors").read_bytes():
+            return self.fail(f"{what}: final weights differ from the single-host mpirun run")
         if self.nothing_left(what):
-            self.ok(f"{what}: CPU training refuses on both ranks with its one line")
+            self.ok(f"{what}: CPU training equals the single-host mpirun run bitwise ({STEPS} "
+                    f"losses, gradient norms, final weights); nothing left (ompi-server included)")
 
     def on_both_hosts(self, cmd, env):
         procs = []

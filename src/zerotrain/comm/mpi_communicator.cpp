@@ -248,17 +248,22 @@ int MpiRuntime::world_size() const {
   return s;
 }
 
+std::unique_ptr<Communicator> make_mpi_job_communicator(MPI_Comm job, double timeout_s) {
+  if (!(timeout_s > 0)) throw ValueError("comm", str("timeout must be > 0 s, got ", timeout_s));
+  int size = 1;
+  ZT_MPI_CHECK(MPI_Comm_size(job, &size));
+  std::vector<int> world(static_cast<size_t>(size));
+  std::iota(world.begin(), world.end(), 0);
+  auto hosts = std::make_shared<const std::vector<std::string>>(
+      detail::gather_host_names(job, timeout_s));
+  return std::make_unique<MpiCommunicator>(job, std::move(world), std::move(hosts), timeout_s);
+}
+
 std::unique_ptr<Communicator> make_mpi_world_communicator(double timeout_s) {
   if (!(timeout_s > 0)) throw ValueError("comm", str("timeout must be > 0 s, got ", timeout_s));
   MPI_Comm dup = MPI_COMM_NULL;
   ZT_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
-  int size = 1;
-  ZT_MPI_CHECK(MPI_Comm_size(dup, &size));
-  std::vector<int> world(static_cast<size_t>(size));
-  std::iota(world.begin(), world.end(), 0);
-  auto hosts = std::make_shared<const std::vector<std::string>>(
-      detail::gather_host_names(dup, timeout_s));
-  return std::make_unique<MpiCommunicator>(dup, std::move(world), std::move(hosts), timeout_s);
+  return make_mpi_job_communicator(dup, timeout_s);
 }
 
 }  // namespace zt::comm
