@@ -381,13 +381,75 @@ class Rehearsal:
             self.ok(f"{what}: CPU training equals the single-host mpirun run bitwise ({STEPS} "
                     f"losses, gradient norms, final weights); nothing left (ompi-server included)")
 
-    def on_both_hosts(self, cmd, env):
+    def link_down_torchrun_style(self):
+        """Ranks started torchrun-style, one per host, each with its own MPI job: the cut ends
+        each at its own collective deadline, naming the other rank and its host."""
+        what = "link down mid-run, torchrun-style"
+        port = 29500 + os.getpid() % 1000 + 1
+        out = self.work / "down-torchrun"
+        status = self.work / "down-torchrun.status"
+        status.mkdir()
+        env = dict(WORLD_SIZE="2", MASTER_ADDR=self.hosts.ip["a"], MASTER_PORT=str(port),
+                   ZEROTRAIN_COMM_TIMEOUT=str(COMM_TIMEOUT_S), ZT_RANK_STATUS_DIR=str(status))
+        procs = self.start_on_both_hosts([RANK_STATUS] + self.train_args(out, steps=100000), env)
+        t_start = time.time()
+        while len(metrics(out)) < 3 and time.time() - t_start < 60 and \
+                all(p.poll() is None for p in procs):
+            time.sleep(0.05)
+        if len(metrics(out)) < 3:
+            for p in procs:
+                os.killpg(p.pid, signal.SIGKILL)
+            return self.fail(f"{what}: the run never reached step 3:\n"
+                             f"{procs[0].communicate()[0][-3000:]}")
+        self.hosts.set_link("down")
+        t_down = time.time()
+        failures_before = len(self.failures)
+        step_down = len(metrics(out))
+        texts = []
+        for p in procs:
+            try:
+                texts.append(p.communicate(timeout=COMM_TIMEOUT_S + 30)[0])
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                texts.append(p.communicate()[0])
+                self.fail(f"{what}: a rank still ran {COMM_TIMEOUT_S + 30} s after the cut")
+        self.nothing_left(what)
+        self.hosts.set_link("up")
+        exits = {}
+        for r in range(2):
+            peer, ns = 1 - r, self.hosts.ns
+            rc_file = status / f"rank{r}.rc"
+            if not rc_file.exists():
+                self.fail(f"{what}: rank {r} recorded no exit:\n{texts[r][-2000:]}")
+                continue
+            rank_code, when = rc_file.read_text().split()
+            exits[r] = float(when) - t_down
+            if int(rank_code) == 0 or exits[r] > COMM_TIMEOUT_S + EXIT_MARGIN_S:
+                self.fail(f"{what}: rank {r} exited {rank_code} {exits[r]:.1f} s after the cut")
+            host, peer_host = ns["ab"[r]], ns["ab"[peer]]
+            if not re.search(rf"\[comm\] .* did not complete in {COMM_TIMEOUT_S} s \(rank {r} on "
+                             rf"{host} still waits for rank {peer} on {peer_host}: ", texts[r]):
+                self.fail(f"{what}: rank {r} does not name rank {peer} on {peer_host}:\n"
+                          f"{texts[r][-2000:]}")
+        if len(self.failures) == failures_before:
+            self.figures["link_down_torchrun_style"] = {
+                "comm_timeout_s": COMM_TIMEOUT_S, "steps_done_at_link_down": step_down,
+                "rank_exit_s": {str(r): round(s, 2) for r, s in exits.items()}}
+            self.ok(f"{what} after step {step_down}: ranks exited in "
+                    f"{', '.join(f'{s:.1f}' for s in exits.values())} s naming each other's "
+                    f"host, nothing left")
+
+    def start_on_both_hosts(self, cmd, env):
         procs = []
         for r, h in enumerate("ab"):
             e = dict(self.env, RANK=str(r), LOCAL_RANK="0", LOCAL_WORLD_SIZE="1", **env)
             procs.append(subprocess.Popen(self.hosts.exec_as(h) + [str(c) for c in cmd],
                                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                           text=True, env=e, start_new_session=True))
+        return procs
+
+    def on_both_hosts(self, cmd, env):
+        procs = self.start_on_both_hosts(cmd, env)
         out = []
         for p in procs:
             try:
@@ -428,6 +490,7 @@ def main():
             r.matches_single_host(2)
             r.matches_single_host(4)
             r.torchrun_style()
+            r.link_down_torchrun_style()
             r.link_down_rank_timeout()
             r.link_down_daemon_keepalive()
             r.figures["seconds"] = round(time.time() - t0, 1)
