@@ -9,6 +9,8 @@ PKGS=(build-essential cmake ninja-build pkg-config git python3
       libopenblas-dev libomp-dev libgtest-dev libgmock-dev libbenchmark-dev
       nlohmann-json3-dev libcli11-dev openmpi-bin libopenmpi-dev zlib1g-dev liburing-dev
       python3-torch python3-venv python3-pip)
+# tests/hosts/two_hosts.py: network namespaces and a veth pair (`ip netns`, `ip link`).
+PKGS+=(iproute2)
 # The fuzz step of scripts/test.sh (fuzz/, tools/fuzz_all.sh): clang with libFuzzer's runtime.
 PKGS+=(clang libclang-rt-dev)
 # The chat fine-tune check of scripts/parity_cpu.sh builds its data from the referenced verses.

@@ -82,17 +82,22 @@ TEST(ProcessGroup, TimeoutFromEnvAndOption) {
   EXPECT_THROW(ProcessGroup(ProcessGroupOptions{0.0, EnvMap{}}), ValueError);
 }
 
-TEST(ProcessGroup, TorchrunStyleWorldHasNoHostCommunicator) {
+// A torchrun-style world joins MPI only when host() is first called (mpi_join.h); without
+// MASTER_PORT its ranks have nowhere to meet, which host() says before touching MPI.
+TEST(ProcessGroup, TorchrunStyleWorldHasNoHostCommunicatorUntilJoined) {
   ProcessGroup pg(ProcessGroupOptions{
       std::nullopt, EnvMap{{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"}}});
   EXPECT_EQ(pg.rank(), 1);
   EXPECT_FALSE(pg.has_host_communicator());
   try {
     pg.host();
-    FAIL() << "expected DeviceError";
-  } catch (const DeviceError& e) {
-    EXPECT_NE(std::string(e.what()).find("CPU collectives need an MPI world"), std::string::npos);
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("no MASTER_ADDR/MASTER_PORT to meet at"),
+              std::string::npos)
+        << e.what();
   }
+  EXPECT_FALSE(pg.has_host_communicator());
   // No MASTER_PORT: the rendezvous cannot happen.
   EXPECT_THROW(pg.broadcast_bytes({}), ValueError);
 }

@@ -1,10 +1,14 @@
 // comm/tcp_rendezvous: rank 0's bytes reach every rank (ranks as threads of this process); a
-// missing rank 0 times out with a typed error.
+// missing rank 0 times out with a typed error. DISABLED_RanksStartedTorchrunStyleMeet runs as
+// separate processes on two hosts (tests/hosts/two_hosts.py, two network namespaces).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "zerotrain/comm/process_group.h"
 #include "zerotrain/comm/tcp_rendezvous.h"
 #include "zerotrain/core/error.h"
 
@@ -52,6 +56,34 @@ TEST(TcpRendezvous, BadArguments) {
   EXPECT_THROW(tcp_broadcast("127.0.0.1", 0, 0, 2, {}, 1.0), ValueError);
   EXPECT_THROW(tcp_broadcast("127.0.0.1", 1234, 2, 2, {}, 1.0), ValueError);
   EXPECT_THROW(tcp_broadcast("no.such.host.invalid", 1234, 1, 2, {}, 1.0), ValueError);
+}
+
+// One rank of a job started torchrun-style (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT in this
+// process's environment), run by tests/hosts/two_hosts.py once per host: every rank receives rank
+// 0's bytes through the rendezvous at MASTER_ADDR:MASTER_PORT, then host() joins the ranks into one
+// MPI world ([Note: joining torchrun-style ranks] in comm/mpi_join.h) whose all_reduce sums in
+// rank order.
+TEST(TcpRendezvous, DISABLED_RanksStartedTorchrunStyleMeet) {
+  auto pg = init_process_group();
+  ASSERT_GT(pg->world_size(), 1) << "set RANK, WORLD_SIZE > 1, MASTER_ADDR and MASTER_PORT";
+  const std::string text = str("rank 0 of ", pg->world_size(), " at ", pg->env().master_addr);
+  const std::vector<uint8_t> sent(text.begin(), text.end());
+  const std::vector<uint8_t> got =
+      pg->broadcast_bytes(pg->rank() == 0 ? sent : std::vector<uint8_t>{});
+  EXPECT_EQ(got, sent);
+  std::printf("[rendezvous] rank %d of %d received \"%s\"\n", pg->rank(), pg->world_size(),
+              std::string(got.begin(), got.end()).c_str());
+  EXPECT_FALSE(pg->has_host_communicator());
+  Communicator& host = pg->host();
+  ASSERT_EQ(host.rank(), pg->rank());
+  ASSERT_EQ(host.size(), pg->world_size());
+  std::vector<int32_t> values = {pg->rank() + 1, 10 * (pg->rank() + 1)};
+  host.all_reduce(values.data(), values.data(), values.size(), DType::i32, ReduceOp::sum,
+                  Stream::host());
+  const int n = pg->world_size();
+  EXPECT_EQ(values, (std::vector<int32_t>{n * (n + 1) / 2, 10 * n * (n + 1) / 2}));
+  std::printf("[mpi world] rank %d of %d: all_reduce %d %d\n", host.rank(), host.size(),
+              values[0], values[1]);
 }
 
 }  // namespace

@@ -103,8 +103,9 @@ void add_launch_command(CLI::App& app, std::function<int()>& action) {
       ->required()
       ->check(CLI::Range(1, 4096));
   cmd->add_flag("--mpi", a->mpi,
-                "start the ranks with mpirun, so they share an MPI world (needed for CPU "
-                "collectives); otherwise torchrun-style variables only");
+                "start the ranks with mpirun, so they share an MPI world from the start; "
+                "otherwise torchrun-style variables only (CPU ranks then join one MPI world "
+                "through rank 0's ompi-server)");
   cmd->add_option("--port", a->port, "MASTER_PORT for the ranks (default: a free port)")
       ->check(CLI::Range(1, 65535));
   cmd->add_option("--grace", a->grace_s, "seconds between SIGTERM and SIGKILL when stopping ranks")

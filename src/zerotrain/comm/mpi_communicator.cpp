@@ -6,10 +6,13 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <memory>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "zerotrain/comm/host_reduce.h"
+#include "zerotrain/comm/mpi_host_names.h"
 #include "zerotrain/comm/mpi_wait.h"
 #include "zerotrain/comm/shard_layout.h"
 #include "zerotrain/core/error.h"
@@ -34,9 +37,15 @@ int byte_count(size_t count, DType dtype, const char* what) {
 
 class MpiCommunicator final : public Communicator {
  public:
-  // Takes ownership of `comm` (freed on destruction). world_ranks[i]: world rank of rank i.
-  MpiCommunicator(MPI_Comm comm, std::vector<int> world_ranks, double timeout_s)
-      : Communicator(timeout_s), comm_(comm), world_ranks_(std::move(world_ranks)) {
+  // Takes ownership of `comm` (freed on destruction). world_ranks[i]: world rank of rank i;
+  // world_hosts[w]: the host of world rank w, shared by the communicators split from the world.
+  using HostTable = std::shared_ptr<const std::vector<std::string>>;
+  MpiCommunicator(MPI_Comm comm, std::vector<int> world_ranks, HostTable world_hosts,
+                  double timeout_s)
+      : Communicator(timeout_s),
+        comm_(comm),
+        world_ranks_(std::move(world_ranks)),
+        world_hosts_(std::move(world_hosts)) {
     ZT_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
     ZT_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
     ZT_MPI_CHECK(MPI_Comm_size(comm_, &size_));
@@ -113,7 +122,7 @@ class MpiCommunicator final : public Communicator {
     ZT_MPI_CHECK(MPI_Ibarrier(comm_, &req));
     p.add(req, -1);
     detail::wait_all(p, {str("barrier on ranks ", describe_ranks(world_ranks_)),
-                         world_ranks_[rank_], timeout_s_});
+                         world_ranks_[rank_], timeout_s_, world_hosts_.get()});
   }
 
   std::unique_ptr<Communicator> split(int color, int key) override {
@@ -125,8 +134,8 @@ class MpiCommunicator final : public Communicator {
     MPI_Request req;
     ZT_MPI_CHECK(MPI_Iallgather(mine.data(), 2, MPI_INT, all.data(), 2, MPI_INT, comm_, &req));
     p.add(req, -1);
-    detail::wait_all(
-        p, {str("split on ranks ", describe_ranks(world_ranks_)), world_ranks_[rank_], timeout_s_});
+    detail::wait_all(p, {str("split on ranks ", describe_ranks(world_ranks_)), world_ranks_[rank_],
+                         timeout_s_, world_hosts_.get()});
     MPI_Comm sub = MPI_COMM_NULL;
     ZT_MPI_CHECK(MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &sub));
     if (color < 0) return nullptr;
@@ -138,14 +147,14 @@ class MpiCommunicator final : public Communicator {
     std::vector<int> world;
     for (int r : members)
       world.push_back(world_ranks_[r]);
-    return std::make_unique<MpiCommunicator>(sub, std::move(world), timeout_s_);
+    return std::make_unique<MpiCommunicator>(sub, std::move(world), world_hosts_, timeout_s_);
   }
 
  private:
   CollectiveInfo describe(const char* what, size_t count, DType dtype) const {
     return {str(what, " of ", count, " ", dtype_name(dtype), " on ranks ",
                 describe_ranks(world_ranks_)),
-            world_ranks_[rank_], timeout_s_};
+            world_ranks_[rank_], timeout_s_, world_hosts_.get()};
   }
 
   // Every rank sends chunk r of `send` (layout l, real elements only) to rank r; this rank sums
@@ -205,6 +214,7 @@ class MpiCommunicator final : public Communicator {
 
   MPI_Comm comm_;
   std::vector<int> world_ranks_;
+  HostTable world_hosts_;
   int rank_ = 0;
   int size_ = 1;
 };
@@ -238,15 +248,22 @@ int MpiRuntime::world_size() const {
   return s;
 }
 
+std::unique_ptr<Communicator> make_mpi_job_communicator(MPI_Comm job, double timeout_s) {
+  if (!(timeout_s > 0)) throw ValueError("comm", str("timeout must be > 0 s, got ", timeout_s));
+  int size = 1;
+  ZT_MPI_CHECK(MPI_Comm_size(job, &size));
+  std::vector<int> world(static_cast<size_t>(size));
+  std::iota(world.begin(), world.end(), 0);
+  auto hosts = std::make_shared<const std::vector<std::string>>(
+      detail::gather_host_names(job, timeout_s));
+  return std::make_unique<MpiCommunicator>(job, std::move(world), std::move(hosts), timeout_s);
+}
+
 std::unique_ptr<Communicator> make_mpi_world_communicator(double timeout_s) {
   if (!(timeout_s > 0)) throw ValueError("comm", str("timeout must be > 0 s, got ", timeout_s));
   MPI_Comm dup = MPI_COMM_NULL;
   ZT_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
-  int size = 1;
-  ZT_MPI_CHECK(MPI_Comm_size(dup, &size));
-  std::vector<int> world(static_cast<size_t>(size));
-  std::iota(world.begin(), world.end(), 0);
-  return std::make_unique<MpiCommunicator>(dup, std::move(world), timeout_s);
+  return make_mpi_job_communicator(dup, timeout_s);
 }
 
 }  // namespace zt::comm

@@ -3,6 +3,8 @@
 // timeout aborts the job ([Note: collective timeout]). Tested by tests/mpi/ under mpirun.
 #pragma once
 
+#include <mpi.h>
+
 #include <memory>
 
 #include "zerotrain/comm/communicator.h"
@@ -27,5 +29,9 @@ class MpiRuntime {
 
 // A communicator over (a duplicate of) MPI_COMM_WORLD. MPI must be initialized.
 std::unique_ptr<Communicator> make_mpi_world_communicator(double timeout_s);
+
+// A communicator over `job`, a communicator of every rank of the job in rank order (the world of
+// ranks started torchrun-style, mpi_join.h); takes ownership of it. Collective.
+std::unique_ptr<Communicator> make_mpi_job_communicator(MPI_Comm job, double timeout_s);
 
 }  // namespace zt::comm

@@ -1,11 +1,13 @@
 // Deadline-polled MPI waits. See [Note: collective timeout] in mpi_wait.h.
 #include "zerotrain/comm/mpi_wait.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <thread>
 
 #include "zerotrain/comm/communicator.h"
+#include "zerotrain/comm/peer_hosts.h"
 #include "zerotrain/core/error.h"
 
 namespace zt::comm::detail {
@@ -26,17 +28,21 @@ namespace {
     if (pending.requests[i] == MPI_REQUEST_NULL) continue;
     if (pending.peers[i] < 0)
       collective_wait = true;
-    else if (waiting_for.empty() || waiting_for.back() != pending.peers[i])
+    else
       waiting_for.push_back(pending.peers[i]);
   }
-  std::string who =
-      collective_wait || waiting_for.empty()
-          ? std::string("the other ranks")
-          : str(waiting_for.size() == 1 ? "rank " : "ranks ", describe_ranks(waiting_for));
+  static const std::vector<std::string> no_hosts;
+  const std::vector<std::string>& hosts = info.world_hosts ? *info.world_hosts : no_hosts;
+  std::sort(waiting_for.begin(), waiting_for.end());
+  waiting_for.erase(std::unique(waiting_for.begin(), waiting_for.end()), waiting_for.end());
+  std::string who = collective_wait || waiting_for.empty()
+                        ? std::string("the other ranks")
+                        : describe_ranks_on_hosts(waiting_for, hosts);
+  std::string me = str(info.world_rank, on_host_suffix(info.world_rank, hosts));
   std::fprintf(stderr,
-               "[comm] %s did not complete in %g s (rank %d still waits for %s: a peer died, "
-               "hangs, or skipped the call); aborting\n",
-               info.description.c_str(), info.timeout_s, info.world_rank, who.c_str());
+               "[comm] %s did not complete in %g s (rank %s still waits for %s: a peer died, "
+               "hangs, is cut off, or skipped the call); aborting\n",
+               info.description.c_str(), info.timeout_s, me.c_str(), who.c_str());
   std::fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::_Exit(1);  // MPI_Abort does not return; this keeps [[noreturn]] honest

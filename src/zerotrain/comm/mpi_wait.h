@@ -34,6 +34,8 @@ struct CollectiveInfo {
   std::string description;
   int world_rank = 0;
   double timeout_s = 0;
+  // The host of each world rank (mpi_host_names.h); null or one host: the message names no hosts.
+  const std::vector<std::string>* world_hosts = nullptr;
 };
 
 // [Note: collective timeout]
@@ -41,8 +43,11 @@ struct CollectiveInfo {
 // communicator's timeout (ZEROTRAIN_COMM_TIMEOUT or the constructor option). When the deadline
 // passes, this prints one line to stderr, e.g.
 //   [comm] all_reduce of 4096 f32 on ranks 0-3 did not complete in 30 s (rank 2 still waits for
-//   rank 1: a peer died, hangs, or skipped the call); aborting
-// and calls MPI_Abort, which ends every rank of the job with a non-zero exit. Throwing instead
+//   rank 1: a peer died, hangs, is cut off, or skipped the call); aborting
+// The ranks named are those whose point-to-point transfers with this rank are still outstanding
+// (a barrier or split waits on every rank: "the other ranks"). When the job spans several hosts,
+// each rank is named with its host ("rank 0 on node-a still waits for rank 1 on node-b"), from
+// the names gathered once when the world communicator is made. Then it calls MPI_Abort, which ends every rank of the job with a non-zero exit. Throwing instead
 // would leave the peers blocked in the same collective: a dead peer must never mean a silent hang.
 void wait_all(PendingRequests& pending, const CollectiveInfo& info);
 

@@ -2,6 +2,7 @@
 #include "zerotrain/comm/process_group.h"
 
 #include "zerotrain/comm/mpi_communicator.h"
+#include "zerotrain/comm/mpi_join.h"
 #include "zerotrain/comm/self_communicator.h"
 #include "zerotrain/comm/tcp_rendezvous.h"
 #include "zerotrain/core/error.h"
@@ -32,6 +33,12 @@ ProcessGroup::~ProcessGroup() {
 }
 
 Communicator& ProcessGroup::host() {
+  if (!host_ && env_.source == LaunchSource::torchrun && env_.world_size > 1) {
+    JoinedWorld world = join_torchrun_style_ranks(env_, timeout_s_);
+    name_server_ = std::move(world.name_server);
+    mpi_ = std::move(world.mpi);
+    host_ = std::move(world.communicator);
+  }
   if (!host_)
     throw DeviceError("comm", str("CPU collectives need an MPI world: run under mpirun or "
                                   "`zerotrain launch --mpi` (this is rank ",

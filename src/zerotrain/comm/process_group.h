@@ -15,6 +15,7 @@
 namespace zt::comm {
 
 class MpiRuntime;
+class OmpiNameServer;
 
 struct ProcessGroupOptions {
   // Collective timeout; unset: ZEROTRAIN_COMM_TIMEOUT or 600 s.
@@ -27,9 +28,11 @@ struct ProcessGroupOptions {
 // - mpirun / srun: MPI is initialized and host() is an MPI communicator over all ranks.
 // - one process (no launcher, or a launcher with world size 1): host() is a SelfCommunicator;
 //   MPI is not touched.
-// - torchrun-style with world size > 1 (`zerotrain launch` without --mpi, torchrun): there is no
-//   MPI world, host() throws "CPU collectives need an MPI world ..."; device communicators are
-//   bootstrapped through the TCP rendezvous on MASTER_ADDR:MASTER_PORT instead.
+// - torchrun-style with world size > 1 (`zerotrain launch` without --mpi, torchrun, by hand on
+//   several hosts): MPI is not touched at start; device communicators are bootstrapped through the
+//   TCP rendezvous on MASTER_ADDR:MASTER_PORT. The first call of host() (collective) joins the
+//   ranks into one MPI world through OpenMPI's name server ([Note: joining torchrun-style ranks]
+//   in mpi_join.h), so CPU collectives work there too.
 class ProcessGroup {
  public:
   explicit ProcessGroup(const ProcessGroupOptions& options = {});
@@ -44,7 +47,8 @@ class ProcessGroup {
   double timeout_seconds() const { return timeout_s_; }
 
   bool has_host_communicator() const { return host_ != nullptr; }
-  // The communicator for host buffers over every rank (see [Note: which world]).
+  // The communicator for host buffers over every rank (see [Note: which world]). Collective the
+  // first time under a torchrun-style launch (it joins the ranks into one MPI world).
   Communicator& host();
 
   // cuda:(local_rank mod visible devices); throws DeviceError without CUDA.
@@ -59,6 +63,7 @@ class ProcessGroup {
  private:
   ProcessEnv env_;
   double timeout_s_;
+  std::unique_ptr<OmpiNameServer> name_server_;  // rank 0 of a torchrun-style MPI world; after mpi_
   std::unique_ptr<MpiRuntime> mpi_;
   std::unique_ptr<Communicator> host_;
 };
