@@ -379,6 +379,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     inject_gradient_fault(injected, step + 1, *engine, stream);
     if (c.comm) loss = engine->sum_over_ranks(loss);
     loss = inject_loss_fault(injected, step + 1, loss);
+    inject_leak_fault(injected);
     wall.lap(Phase::comm);
     // One norm for every stage ([Note: chunked gradient norm]); a non-finite one stops the run or
     // skips the step ([Note: non-finite check], [Note: fp16 step]).
@@ -441,6 +442,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
       r.peak_mem_gib = mem.peak_allocated_gib;
       r.reserved_gib = mem.reserved_gib;
       r.memory_peak = gib_of(memory.peak_report());
+      r.host_memory = host_memory_snapshot();
       sum.peak_mem_gib = std::max(sum.peak_mem_gib, r.peak_mem_gib);
       if (!logged) sum.first_loss = r.loss;
       logged = true;
