@@ -229,6 +229,7 @@ def soak(a):
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     prepare(a.zerotrain, work)
+    measured_commit = commit()  # at the start: the tree may move on while the soak runs
     step_s = seconds_per_step(a.zerotrain, work)
     save_every = max(4, round(a.checkpoint_seconds / step_s))
     log_every = max(1, round(a.sample_seconds / step_s))
@@ -312,7 +313,7 @@ def soak(a):
     summary = {
         "command": " ".join(["tests/faults/soak.py"] + sys.argv[1:]),
         "train_command": " ".join(cmd[1:]),
-        "commit": commit(), "machine": machine(),
+        "commit": measured_commit, "machine": machine(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "minutes": a.minutes, "leak_bytes_per_step": a.leak_bytes,
         "ms_per_step_calibrated": round(step_s * 1000, 2),
