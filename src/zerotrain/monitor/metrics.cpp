@@ -72,6 +72,14 @@ std::vector<std::pair<std::string, double>> metric_fields(const StepMetrics& m) 
   return f;
 }
 
+std::vector<std::pair<std::string, double>> eval_fields(const EvalMetrics& m) {
+  return {{"eval_loss", m.loss},
+          {"eval_perplexity", m.perplexity},
+          {"eval_tokens", static_cast<double>(m.tokens)},
+          {"eval_sequences", static_cast<double>(m.sequences)},
+          {"eval_seconds", m.seconds}};
+}
+
 std::string format_metric(double value) {
   std::string s;
   append_number(s, value);

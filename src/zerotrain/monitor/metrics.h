@@ -84,6 +84,10 @@ std::vector<std::pair<std::string, double>> metric_fields(const StepMetrics& m);
 // A field value as the files write it: "%.9g", "null" for NaN.
 std::string format_metric(double value);
 
+// An evaluation's columns in file order, after its step: eval_loss, eval_perplexity, eval_tokens,
+// eval_sequences, eval_seconds (the keys of its JSON line).
+std::vector<std::pair<std::string, double>> eval_fields(const EvalMetrics& m);
+
 // {"step":12,"loss":2.5,"lr":0.0003,...} (metric_fields, NaN as null) on one line, without the
 // newline.
 std::string to_json_line(const StepMetrics& m);

@@ -286,7 +286,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     saver.prepare_buffers(plan.specs());
   }
   TrainSummary sum;
-  RunLog log(c.paths.out, c.reporting, writer_rank, resumed.step,
+  RunLog log(c.paths.out, c.reporting, evaluator.has_value(), writer_rank, resumed.step,
              c.data.micro_batch * c.data.grad_accum * world);
   sum.metrics_path = log.jsonl_path();
   sum.csv_path = log.csv_path();
