@@ -1,5 +1,6 @@
 // core/host_memory_stats.h: the resident set and malloc's in-use bytes follow an allocation that is
-// touched and then freed, and the peak never falls below the current resident set.
+// touched and then freed (the freeing part only with glibc's malloc: a sanitizer's quarantine keeps
+// freed blocks resident), and the peak never falls below the current resident set.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -32,8 +33,8 @@ TEST(HostMemoryStats, ResidentSetFollowsATouchedAllocation) {
   (void)sink;
   std::free(block);
   const HostMemoryStats after = read_host_memory_stats();
-  EXPECT_LE(after.rss_bytes, held.rss_bytes - 60 * kMiB);  // an mmapped block goes back at once
-  if (after.heap_known) {
+  if (after.heap_known) {  // glibc's malloc unmaps the block at once; a sanitizer's holds it back
+    EXPECT_LE(after.rss_bytes, held.rss_bytes - 60 * kMiB);
     EXPECT_LE(after.heap_in_use_bytes, held.heap_in_use_bytes - 64 * kMiB);
   }
 }
