@@ -22,7 +22,8 @@ inline std::filesystem::path scratch_path(const std::string& stem, const std::st
   if (made.empty())
     std::atexit([] {
       std::error_code ec;
-      for (const std::filesystem::path& p : made) std::filesystem::remove_all(p, ec);
+      for (const std::filesystem::path& p : made)
+        std::filesystem::remove_all(p, ec);
     });
   const char* tmp = std::getenv("TMPDIR");
   made.push_back(std::filesystem::path(tmp ? tmp : "/tmp") /

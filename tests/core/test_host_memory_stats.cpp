@@ -43,13 +43,15 @@ TEST(HostMemoryStats, HeapInUseCountsSmallBlocks) {
   const HostMemoryStats before = read_host_memory_stats();
   if (!before.heap_known) GTEST_SKIP() << "malloc is not glibc's here (a sanitizer's allocator)";
   std::vector<void*> blocks;
-  for (int i = 0; i < 4096; ++i) blocks.push_back(std::malloc(1024));  // in the arena, not mmapped
+  for (int i = 0; i < 4096; ++i)
+    blocks.push_back(std::malloc(1024));  // in the arena, not mmapped
   const HostMemoryStats held = read_host_memory_stats();
   EXPECT_GE(held.heap_in_use_bytes - before.heap_in_use_bytes, 4 * kMiB);
   EXPECT_LE(held.heap_in_use_bytes - before.heap_in_use_bytes, 8 * kMiB);
   EXPECT_EQ(held.heap_mmap_bytes, before.heap_mmap_bytes);
   EXPECT_GE(held.heap_arena_bytes, held.heap_in_use_bytes - held.heap_mmap_bytes);
-  for (void* p : blocks) std::free(p);
+  for (void* p : blocks)
+    std::free(p);
   const HostMemoryStats after = read_host_memory_stats();
   EXPECT_LE(after.heap_in_use_bytes - before.heap_in_use_bytes, kMiB / 4);
 }

@@ -60,10 +60,12 @@ TEST(MonitorMetrics, HostMemoryColumnsComeLast) {
   m.host_memory = monitor::HostMemoryGib{0.25, 0.5, 0.125, 0.0625, NAN};
   const auto with = monitor::metric_fields(m);
   ASSERT_EQ(with.size(), without.size() + 5);
-  for (size_t i = 0; i < without.size(); ++i) EXPECT_EQ(with[i].first, without[i].first);
+  for (size_t i = 0; i < without.size(); ++i)
+    EXPECT_EQ(with[i].first, without[i].first);
   const std::vector<std::string> added = {"host_rss_gib", "host_peak_rss_gib", "heap_in_use_gib",
                                           "heap_arena_gib", "heap_mmap_gib"};
-  for (size_t i = 0; i < added.size(); ++i) EXPECT_EQ(with[without.size() + i].first, added[i]);
+  for (size_t i = 0; i < added.size(); ++i)
+    EXPECT_EQ(with[without.size() + i].first, added[i]);
   const nlohmann::json j = nlohmann::json::parse(monitor::to_json_line(m));
   EXPECT_DOUBLE_EQ(j.at("host_rss_gib").get<double>(), 0.25);
   EXPECT_DOUBLE_EQ(j.at("host_peak_rss_gib").get<double>(), 0.5);

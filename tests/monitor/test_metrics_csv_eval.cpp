@@ -85,7 +85,8 @@ TEST(MetricsCsvEval, EvaluationsAreRowsWithTheirOwnColumns) {
   ASSERT_EQ(header.size(), steps + 5);
   EXPECT_EQ(header[steps], "eval_loss");
   EXPECT_EQ(header.back(), "eval_seconds");
-  for (const Row& r : rows) ASSERT_EQ(r.size(), header.size());
+  for (const Row& r : rows)
+    ASSERT_EQ(r.size(), header.size());
   const size_t loss = column(header, "loss"), eval_loss = column(header, "eval_loss");
   // The early evaluation, step 2, its evaluation, step 4: in the order they happened.
   EXPECT_EQ(rows[1][0], "1");

@@ -6,7 +6,7 @@
 //                                      +Inf) in its first element, on every rank holding it;
 //   ZT_FAULT_NAN_LOSS=STEP             the loss of step STEP reads NaN;
 //   ZT_FAULT_LEAK_BYTES=BYTES          every optimizer step keeps BYTES more of written host memory
-//                                      (malloc'd) until the process exits: a leak the soak must see.
+//                                      (malloc'd) until the process exits, a leak for the soak.
 // Tested by tests/train/test_faults.cpp and used by tests/faults/fault_harness.py and soak.py.
 #pragma once
 

@@ -5,8 +5,8 @@
 
 namespace zt::train {
 
-RunLog::RunLog(const std::filesystem::path& out, const ReportConfig& r, bool evaluates,
-               bool active, int64_t resumed_step, int64_t global_batch_rows)
+RunLog::RunLog(const std::filesystem::path& out, const ReportConfig& r, bool evaluates, bool active,
+               int64_t resumed_step, int64_t global_batch_rows)
     : out_(out), global_batch_rows_(global_batch_rows) {
   if (!active) return;
   const bool resuming = resumed_step > 0;

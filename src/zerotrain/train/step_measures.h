@@ -1,7 +1,7 @@
 // What the training loop measures each step: the FLOPs per token and MFU counted as
-// ../shared/DEVICE.md and the FSDP2 peer count them, tokens/s, the allocator's memory, the process's
-// host memory (resident set and malloc's heap) and a step timer. The numbers go into monitor::StepMetrics (monitor/metrics.h).
-// Tested by tests/train/test_step_measures.cpp.
+// ../shared/DEVICE.md and the FSDP2 peer count them, tokens/s, the allocator's memory, the
+// process's host memory (resident set and malloc's heap) and a step timer. The numbers go into
+// monitor::StepMetrics (monitor/metrics.h). Tested by tests/train/test_step_measures.cpp.
 //
 // [Note: MFU convention]
 // FLOPs per trained token = 6 * N + 12 * layers * heads * head_dim * seq, where N counts the

@@ -303,7 +303,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   sum.model_dir = c.paths.out / "model";
   WallClockBreakdown wall(c.reporting.wall_clock_breakdown,
                           stream);                // [Note: wall-clock breakdown]
-  std::vector<monitor::LossPoint> plot_points;  // one per step on the writer, for the loss curve
+  std::vector<monitor::LossPoint> plot_points;    // one per step on the writer, for the loss curve
 
   nn::StepContext ctx;
   ctx.device = c.device;
