@@ -14,7 +14,7 @@ stopped with SIGTERM (it exits 143 with a checkpoint of its last step) and no pr
 
   soak.py --zerotrain BIN --work DIR [--minutes 20] [--checkpoint-seconds 60] [--json OUT]
   soak.py ... --minutes 1 --checkpoint-seconds 6            the short mode ctest runs (soak_short)
-  soak.py ... --leak-bytes 262144 --expect-leak             ZT_FAULT_LEAK_BYTES makes each step
+  soak.py ... --leak-bytes 1048576 --expect-leak            ZT_FAULT_LEAK_BYTES makes each step
                                                             keep that much: the soak must say
                                                             "not flat" (soak_short_leak)
   soak.py --selftest                                        the decision on synthetic series
