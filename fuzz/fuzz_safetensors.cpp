@@ -4,15 +4,12 @@
 // data section, each holds numel x dtype bytes), and every small tensor is read as f32
 // (the conversion the model loader runs). Any input must open or throw a zt::Error. See
 // docs/fuzzing.md.
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <string>
 
+#include "fuzz_scratch.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/io/safetensors.h"
 
@@ -21,21 +18,12 @@ std::filesystem::path g_file;
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  const char* tmp = std::getenv("TMPDIR");
-  g_file = std::filesystem::path(tmp ? tmp : "/tmp") /
-           ("zt-fuzz-" + std::to_string(::getpid()) + ".safetensors");
-  std::atexit([] {
-    std::error_code ec;
-    std::filesystem::remove(g_file, ec);
-  });
+  g_file = zt::fuzz::scratch_path("zt-fuzz", ".safetensors");
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  {
-    std::ofstream out(g_file, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
-  }
+  zt::fuzz::write_input(g_file, data, size);
   try {
     const zt::io::SafetensorsReader reader(g_file);
     uint64_t next = 0;

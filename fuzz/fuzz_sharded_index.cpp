@@ -2,8 +2,6 @@
 // directory that also holds two valid shards (made once), then opened by io::ShardedReader: the
 // weight_map's file names must stay inside the directory, name existing shards holding their
 // tensors; any input must open or throw a zt::Error. See docs/fuzzing.md.
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -11,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "fuzz_scratch.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/io/safetensors_header.h"
 #include "zerotrain/io/sharded_safetensors.h"
@@ -36,23 +35,15 @@ void write_shard(const fs::path& path, const std::string& tensor) {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  const char* tmp = std::getenv("TMPDIR");
-  g_dir = fs::path(tmp ? tmp : "/tmp") / ("zt-fuzz-index-" + std::to_string(::getpid()));
+  g_dir = zt::fuzz::scratch_path("zt-fuzz-index");
   fs::create_directories(g_dir);
   write_shard(g_dir / "model-00001-of-00002.safetensors", "a.weight");
   write_shard(g_dir / "model-00002-of-00002.safetensors", "b.weight");
-  std::atexit([] {
-    std::error_code ec;
-    fs::remove_all(g_dir, ec);
-  });
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  {
-    std::ofstream out(g_dir / zt::io::kWeightsIndexFile, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
-  }
+  zt::fuzz::write_input(g_dir / zt::io::kWeightsIndexFile, data, size);
   try {
     const zt::io::ShardedReader reader(g_dir);
     for (const std::string& name : reader.names()) {

@@ -3,17 +3,14 @@
 // size, eos id against the file's size), then every id is checked against the vocabulary
 // (TokenFile::check_tokens, and a version 2 file's flags) and the first tokens (and flags) are
 // read. Any input must open or throw a zt::Error. See docs/fuzzing.md.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <string>
 #include <vector>
 
+#include "fuzz_scratch.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/data/token_file.h"
 
@@ -22,21 +19,12 @@ std::filesystem::path g_file;
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  const char* tmp = std::getenv("TMPDIR");
-  g_file = std::filesystem::path(tmp ? tmp : "/tmp") /
-           ("zt-fuzz-tokens-" + std::to_string(::getpid()) + ".bin");
-  std::atexit([] {
-    std::error_code ec;
-    std::filesystem::remove(g_file, ec);
-  });
+  g_file = zt::fuzz::scratch_path("zt-fuzz-tokens", ".bin");
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  {
-    std::ofstream out(g_file, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
-  }
+  zt::fuzz::write_input(g_file, data, size);
   try {
     const zt::data::TokenFile tokens(g_file);
     tokens.check_tokens(4096);

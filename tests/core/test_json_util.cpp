@@ -27,6 +27,16 @@ TEST(JsonUtil, DepthAtTheLimitParses) {
   EXPECT_NO_THROW(parse_json(nested_arrays(kMaxJsonDepth), "test", "ok.json"));
 }
 
+// The one depth check every reader's parse callback calls, and its one message.
+TEST(JsonUtil, DepthCheckStopsAtTheFirstLevelPastTheLimit) {
+  using Event = nlohmann::json::parse_event_t;
+  EXPECT_NO_THROW(check_json_depth(kMaxJsonDepth - 1, Event::array_start));
+  EXPECT_NO_THROW(check_json_depth(kMaxJsonDepth + 5, Event::value));
+  EXPECT_THROW(check_json_depth(kMaxJsonDepth, Event::array_start), JsonTooDeep);
+  EXPECT_THROW(check_json_depth(kMaxJsonDepth, Event::object_start), JsonTooDeep);
+  EXPECT_EQ(json_too_deep_message(), "not valid JSON: nested deeper than 64 levels");
+}
+
 TEST(JsonUtil, DeeperThanTheLimitIsOneLine) {
   for (const std::string& text :
        {nested_arrays(kMaxJsonDepth + 1), nested_arrays(70000),

@@ -133,9 +133,9 @@ int green_pixels(const monitor::plot::RgbImage& img) {
 }
 
 TEST(EvalMonitors, LossPlotDrawsTheEvaluationsAsASecondCurve) {
-  std::vector<monitor::StepMetrics> records;
+  std::vector<monitor::LossPoint> records;
   for (int s = 1; s <= 100; ++s) {
-    monitor::StepMetrics m;
+    monitor::LossPoint m;
     m.step = s;
     m.loss = 5.0 / std::sqrt(static_cast<double>(s));
     m.tokens_per_s = 1000;

@@ -23,14 +23,14 @@
 namespace zt {
 namespace {
 
-using monitor::StepMetrics;
+using monitor::LossPoint;
 
-std::vector<StepMetrics> falling_loss(int n) {
+std::vector<LossPoint> falling_loss(int n) {
   std::mt19937 rng(11);
   std::normal_distribution<double> noise(0.0, 0.08);
-  std::vector<StepMetrics> out;
+  std::vector<LossPoint> out;
   for (int s = 1; s <= n; ++s) {
-    StepMetrics m;
+    LossPoint m;
     m.step = s;
     m.loss = 2.0 + 8.0 * std::exp(-s / 60.0) + noise(rng);
     m.tokens_per_s = 40000.0 + 3000.0 * std::sin(s / 10.0);
@@ -117,7 +117,7 @@ double mean_blue_row(const monitor::plot::RgbImage& img, int x0, int x1, int y_e
 }
 
 TEST(TrainLossPlot, WritesAPngOfTheDataAtTheRequestedSize) {
-  const std::vector<StepMetrics> records = falling_loss(300);
+  const std::vector<LossPoint> records = falling_loss(300);
   monitor::LossPlotOptions o;
   o.title = "llama-1b: loss";
   o.width = 800;
@@ -151,8 +151,8 @@ TEST(TrainLossPlot, WritesAPngOfTheDataAtTheRequestedSize) {
   EXPECT_LT(orange_high, orange_low / 5);  // the header text only
 
   // A rising loss puts the right side higher instead.
-  std::vector<StepMetrics> rising = records;
-  for (StepMetrics& m : rising)
+  std::vector<LossPoint> rising = records;
+  for (LossPoint& m : rising)
     m.loss = 12.0 - m.loss;
   const monitor::plot::RgbImage up = monitor::render_loss_plot(rising, o);
   EXPECT_GT(mean_blue_row(up, 100, 300, upper, &left_n),
@@ -160,15 +160,15 @@ TEST(TrainLossPlot, WritesAPngOfTheDataAtTheRequestedSize) {
 }
 
 TEST(TrainLossPlot, HandlesSparseAndDegenerateData) {
-  std::vector<StepMetrics> one(1);
+  std::vector<LossPoint> one(1);
   one[0].step = 7;
   one[0].loss = 3.0;
   const monitor::plot::RgbImage img = monitor::render_loss_plot(one);  // zero-width axes widened
   EXPECT_EQ(img.width, 960);
-  std::vector<StepMetrics> gaps = falling_loss(40);
+  std::vector<LossPoint> gaps = falling_loss(40);
   for (size_t i = 0; i < gaps.size(); i += 3)
     gaps[i].loss = NAN;  // skipped, not plotted as 0
-  for (StepMetrics& m : gaps)
+  for (LossPoint& m : gaps)
     m.tokens_per_s = NAN;  // no throughput at all
   EXPECT_NO_THROW(monitor::render_loss_plot(gaps));
   monitor::LossPlotOptions raw;
@@ -177,10 +177,10 @@ TEST(TrainLossPlot, HandlesSparseAndDegenerateData) {
 }
 
 TEST(TrainLossPlot, RejectsNoDataAndBadOptions) {
-  std::vector<StepMetrics> none(3);  // losses are NaN by default
+  std::vector<LossPoint> none(3);  // losses are NaN by default
   EXPECT_THROW(monitor::render_loss_plot(none), ValueError);
   EXPECT_THROW(monitor::render_loss_plot({}), ValueError);
-  const std::vector<StepMetrics> data = falling_loss(10);
+  const std::vector<LossPoint> data = falling_loss(10);
   monitor::LossPlotOptions o;
   o.width = 100;
   EXPECT_THROW(monitor::render_loss_plot(data, o), ValueError);

@@ -52,6 +52,28 @@ TEST(MonitorMetrics, JsonLineHasEveryFieldAndNullsForUnknowns) {
   EXPECT_DOUBLE_EQ(k.at("mfu").get<double>(), 0.381952);
 }
 
+// Host memory adds its columns after every other one, so the existing columns keep their places.
+TEST(MonitorMetrics, HostMemoryColumnsComeLast) {
+  monitor::StepMetrics m;
+  m.memory_peak = monitor::MemorySplitGib{};
+  const auto without = monitor::metric_fields(m);
+  m.host_memory = monitor::HostMemoryGib{0.25, 0.5, 0.125, 0.0625, NAN};
+  const auto with = monitor::metric_fields(m);
+  ASSERT_EQ(with.size(), without.size() + 5);
+  for (size_t i = 0; i < without.size(); ++i)
+    EXPECT_EQ(with[i].first, without[i].first);
+  const std::vector<std::string> added = {"host_rss_gib", "host_peak_rss_gib", "heap_in_use_gib",
+                                          "heap_arena_gib", "heap_mmap_gib"};
+  for (size_t i = 0; i < added.size(); ++i)
+    EXPECT_EQ(with[without.size() + i].first, added[i]);
+  const nlohmann::json j = nlohmann::json::parse(monitor::to_json_line(m));
+  EXPECT_DOUBLE_EQ(j.at("host_rss_gib").get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(j.at("host_peak_rss_gib").get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(j.at("heap_in_use_gib").get<double>(), 0.125);
+  EXPECT_DOUBLE_EQ(j.at("heap_arena_gib").get<double>(), 0.0625);
+  EXPECT_TRUE(j.at("heap_mmap_gib").is_null());
+}
+
 std::vector<nlohmann::json> read_lines(const fs::path& p) {
   std::ifstream in(p);
   std::vector<nlohmann::json> out;

@@ -213,6 +213,15 @@ TEST(Evaluation, TrainingWithEvaluationsIsBitwiseTheRunWithout) {
       EXPECT_NEAR(evals[i]["eval_loss"].get<double>(), s.evals[i].loss, 1e-8 * s.evals[i].loss);
     }
     EXPECT_EQ(a[2]["type"], "eval");  // right after step 2's record
+    // metrics.csv: the same 9 rows under one header, eval_loss filled on the evaluations' rows.
+    const std::vector<std::string> csv = test::text_lines(dir / "with" / "metrics.csv");
+    ASSERT_EQ(csv.size(), 10u);
+    EXPECT_NE(csv[0].find(",eval_loss,eval_perplexity,eval_tokens,eval_sequences,eval_seconds"),
+              std::string::npos)
+        << csv[0];
+    EXPECT_EQ(csv[3].rfind("2,,", 0), 0u) << csv[3];  // step 2's evaluation: no training columns
+    EXPECT_EQ(test::text_lines(dir / "without" / "metrics.csv")[0].find("eval_loss"),
+              std::string::npos);
     EXPECT_TRUE(fs::exists(dir / "with" / "loss.png"));
   }
 }

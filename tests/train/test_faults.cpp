@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -113,6 +114,34 @@ TEST(Faults, BadInjectionIsNamed) {
   }
   const ScopedEnv env("ZT_FAULT_NAN_LOSS", "x");
   EXPECT_NE(error_of(c).find("ZT_FAULT_NAN_LOSS=\"x\""), std::string::npos) << error_of(c);
+}
+
+// ZT_FAULT_LEAK_BYTES keeps that much more host memory per step, and the metrics see it: the
+// resident set and malloc's in-use bytes of the last record exceed the first by the steps between.
+TEST(Faults, InjectedLeakShowsInTheLoggedHostMemory) {
+  test::TempDir dir;
+  train::TrainConfig c = fault_config(dir.path());
+  c.steps = 6;
+  c.reporting.save_every = 0;
+  c.reporting.log_every = 1;
+  constexpr int64_t kLeak = int64_t{16} << 20;
+  const ScopedEnv env("ZT_FAULT_LEAK_BYTES", std::to_string(kLeak));
+  train::train(c);
+  const std::vector<std::string> lines = test::text_lines(c.paths.out / "metrics.jsonl");
+  ASSERT_EQ(lines.size(), 6u);
+  const nlohmann::json first = nlohmann::json::parse(lines.front());
+  const nlohmann::json last = nlohmann::json::parse(lines.back());
+  const double leaked_gib = 5.0 * static_cast<double>(kLeak) / (1 << 30);
+  EXPECT_GE(last["host_rss_gib"].get<double>() - first["host_rss_gib"].get<double>(),
+            0.9 * leaked_gib);
+  if (!first["heap_in_use_gib"].is_null()) {
+    EXPECT_GE(last["heap_in_use_gib"].get<double>() - first["heap_in_use_gib"].get<double>(),
+              leaked_gib);
+  }
+  const ScopedEnv bad("ZT_FAULT_LEAK_BYTES", "-3");
+  EXPECT_NE(error_of(c).find("ZT_FAULT_LEAK_BYTES=\"-3\": expected bytes per step"),
+            std::string::npos)
+      << error_of(c);
 }
 
 TEST(Faults, SigtermStopsAfterTheStepWithACheckpointThatResumesBitwise) {

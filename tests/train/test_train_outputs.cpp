@@ -118,6 +118,15 @@ TEST(TrainOutputs, CsvMatchesJsonlAndBreakdownOnlyWhenEnabled) {
   EXPECT_EQ(j[1]["loss_scale"], 1.0);
   EXPECT_EQ(j[1]["tokens_per_s"], j[1]["tokens_per_s_per_gpu"]);
   EXPECT_FALSE(j[1].contains("forward_ms"));
+  // The process's host memory closes every record: a resident set, its peak, malloc's heap (null
+  // where a sanitizer's allocator stands in for glibc's).
+  EXPECT_EQ(header.back(), "heap_mmap_gib");
+  EXPECT_GT(j[1]["host_rss_gib"].get<double>(), 0.0);
+  EXPECT_GE(j[1]["host_peak_rss_gib"].get<double>(), j[1]["host_rss_gib"].get<double>());
+  if (!j[1]["heap_in_use_gib"].is_null()) {
+    EXPECT_GT(j[1]["heap_in_use_gib"].get<double>(), 0.0);
+    EXPECT_GE(j[1]["heap_arena_gib"].get<double>(), 0.0);
+  }
 
   c.paths.out = dir / "breakdown";
   c.reporting.wall_clock_breakdown = true;

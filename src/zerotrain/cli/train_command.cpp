@@ -619,6 +619,7 @@ void add_train_command(CLI::App& app, std::function<int()>& action,
                       m.skipped ? str(" (", m.skipped, " skipped)") : "");
         line += str(" | MFU ", train::format_mfu(m.mfu), " | mem ", fmt("%.2f", m.peak_mem_gib),
                     " GiB");
+        if (m.host_memory) line += str(" | rss ", fmt("%.2f", m.host_memory->rss), " GiB");
         if (m.wall_clock)
           line +=
               str(" | ms fwd ", fmt("%.1f", m.wall_clock->forward_ms), " bwd ",

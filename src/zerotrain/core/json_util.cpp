@@ -11,9 +11,6 @@ namespace zt {
 
 namespace {
 
-// Thrown out of the parser's callback to stop at the first level past kMaxJsonDepth.
-struct TooDeep {};
-
 constexpr size_t kExcerptChars = 40;
 
 // A bounded preview of `v` appended to `out`: stops once `out` passes the excerpt length and
@@ -64,6 +61,10 @@ std::string json_syntax_error(const nlohmann::json::exception& e, std::string_vi
   return why;
 }
 
+std::string json_too_deep_message() {
+  return str("not valid JSON: nested deeper than ", kMaxJsonDepth, " levels");
+}
+
 nlohmann::json parse_json(std::string_view text, std::string_view component,
                           const std::string& source) {
   // One set of keys per open object, to refuse repeated keys (nlohmann would keep the last).
@@ -71,8 +72,7 @@ nlohmann::json parse_json(std::string_view text, std::string_view component,
   std::string duplicate;
   auto callback = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
     using Event = nlohmann::json::parse_event_t;
-    if ((event == Event::object_start || event == Event::array_start) && depth >= kMaxJsonDepth)
-      throw TooDeep{};
+    check_json_depth(depth, event);
     if (event == Event::object_start) keys.emplace_back();
     if (event == Event::object_end && !keys.empty()) keys.pop_back();
     if (event == Event::key && !keys.empty() && duplicate.empty() &&
@@ -83,9 +83,8 @@ nlohmann::json parse_json(std::string_view text, std::string_view component,
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text.begin(), text.end(), callback);
-  } catch (const TooDeep&) {
-    throw FormatError(
-        component, str(source, ": not valid JSON: nested deeper than ", kMaxJsonDepth, " levels"));
+  } catch (const JsonTooDeep&) {
+    throw FormatError(component, str(source, ": ", json_too_deep_message()));
   } catch (const nlohmann::json::exception& e) {
     throw FormatError(component, str(source, ": not valid JSON: ", json_syntax_error(e, text)));
   }

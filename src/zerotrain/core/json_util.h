@@ -15,6 +15,21 @@ namespace zt {
 // Deeper than any config, header, index or tokenizer file holds (they nest 2 to 6 levels).
 inline constexpr int kMaxJsonDepth = 64;
 
+// Thrown by check_json_depth out of a parse callback: nlohmann recurses once per level of
+// structure, so a hostile file nested 70,000 levels deep would overflow the stack.
+struct JsonTooDeep {};
+
+// For every parse callback (parse_json, the tokenizer's reader, a JSON Lines record): throws
+// JsonTooDeep at an object or array opening at `depth` >= kMaxJsonDepth.
+inline void check_json_depth(int depth, nlohmann::json::parse_event_t event) {
+  using Event = nlohmann::json::parse_event_t;
+  if ((event == Event::object_start || event == Event::array_start) && depth >= kMaxJsonDepth)
+    throw JsonTooDeep{};
+}
+
+// What a reader says on JsonTooDeep: "not valid JSON: nested deeper than 64 levels".
+std::string json_too_deep_message();
+
 // Parses `text`; a syntax error, a repeated key in any object or nesting deeper than kMaxJsonDepth
 // is a FormatError naming `source`.
 nlohmann::json parse_json(std::string_view text, std::string_view component,

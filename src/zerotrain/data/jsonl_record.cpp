@@ -35,17 +35,15 @@ const std::string* jsonl_string_field(const json& record, const std::string& fie
 
 std::optional<json> parse_jsonl_object(std::string_view line, std::string& error) {
   json record;
-  struct TooDeep {};  // describing a deeper value would recurse as deep
+  // Describing a deeper value would recurse as deep.
   const auto depth_limit = [](int depth, json::parse_event_t event, json&) {
-    if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
-        depth >= kMaxJsonDepth)
-      throw TooDeep{};
+    check_json_depth(depth, event);
     return true;
   };
   try {
     record = json::parse(line, depth_limit);
-  } catch (const TooDeep&) {
-    error = str("not valid JSON: nested deeper than ", kMaxJsonDepth, " levels");
+  } catch (const JsonTooDeep&) {
+    error = json_too_deep_message();
     return std::nullopt;
   } catch (const json::parse_error& e) {
     // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 5: ...".

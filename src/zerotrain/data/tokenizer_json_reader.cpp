@@ -22,11 +22,9 @@ json TokenizerJsonReader::parse(std::string_view text) const {
   };
   std::vector<Frame> frames;
   std::string last_key, duplicate_path, duplicate_key;
-  struct TooDeep {};  // thrown out of the callback at the first level past kMaxJsonDepth
   auto callback = [&](int depth, json::parse_event_t event, json& parsed) {
     using Event = json::parse_event_t;
-    if ((event == Event::object_start || event == Event::array_start) && depth >= kMaxJsonDepth)
-      throw TooDeep{};
+    check_json_depth(depth, event);
     if (event == Event::object_start || event == Event::array_start) {
       std::string path;
       if (!frames.empty())
@@ -47,9 +45,8 @@ json TokenizerJsonReader::parse(std::string_view text) const {
   json j;
   try {
     j = json::parse(text.begin(), text.end(), callback);
-  } catch (const TooDeep&) {
-    throw TokenizerError(
-        str(source_, ": not valid JSON: nested deeper than ", kMaxJsonDepth, " levels"));
+  } catch (const JsonTooDeep&) {
+    throw TokenizerError(str(source_, ": ", json_too_deep_message()));
   } catch (const json::exception& e) {
     throw TokenizerError(str(source_, ": not valid JSON: ", json_syntax_error(e, text)));
   }

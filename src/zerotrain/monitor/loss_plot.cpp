@@ -112,12 +112,12 @@ std::vector<double> ema_smooth(const std::vector<double>& xs, double weight) {
   return out;
 }
 
-plot::RgbImage render_loss_plot(const std::vector<StepMetrics>& records,
+plot::RgbImage render_loss_plot(const std::vector<LossPoint>& points,
                                 const LossPlotOptions& options) {
-  return render_loss_plot(records, {}, options);
+  return render_loss_plot(points, {}, options);
 }
 
-plot::RgbImage render_loss_plot(const std::vector<StepMetrics>& records,
+plot::RgbImage render_loss_plot(const std::vector<LossPoint>& points,
                                 const std::vector<EvalMetrics>& evals,
                                 const LossPlotOptions& options) {
   check_options(options);
@@ -127,7 +127,7 @@ plot::RgbImage render_loss_plot(const std::vector<StepMetrics>& records,
       eval.x.push_back(static_cast<double>(e.step));
       eval.y.push_back(e.loss);
     }
-  for (const StepMetrics& m : records) {
+  for (const LossPoint& m : points) {
     const auto step = static_cast<double>(m.step);
     if (std::isfinite(m.loss)) {
       loss.x.push_back(step);
@@ -139,7 +139,7 @@ plot::RgbImage render_loss_plot(const std::vector<StepMetrics>& records,
     }
   }
   if (loss.x.empty())
-    throw ValueError(kComponent, str("no record with a finite loss among ", records.size()));
+    throw ValueError(kComponent, str("no point with a finite loss among ", points.size()));
   Series smooth{loss.x, options.smoothing > 0 ? ema_smooth(loss.y, options.smoothing) : loss.y};
 
   // The step axis spans both series; value axes are expanded to whole ticks.
@@ -225,14 +225,14 @@ plot::RgbImage render_loss_plot(const std::vector<StepMetrics>& records,
   return c.image();
 }
 
-void write_loss_plot(const std::filesystem::path& path, const std::vector<StepMetrics>& records,
+void write_loss_plot(const std::filesystem::path& path, const std::vector<LossPoint>& points,
                      const LossPlotOptions& options) {
-  plot::write_png(path, render_loss_plot(records, options));
+  plot::write_png(path, render_loss_plot(points, options));
 }
 
-void write_loss_plot(const std::filesystem::path& path, const std::vector<StepMetrics>& records,
+void write_loss_plot(const std::filesystem::path& path, const std::vector<LossPoint>& points,
                      const std::vector<EvalMetrics>& evals, const LossPlotOptions& options) {
-  plot::write_png(path, render_loss_plot(records, evals, options));
+  plot::write_png(path, render_loss_plot(points, evals, options));
 }
 
 }  // namespace zt::monitor

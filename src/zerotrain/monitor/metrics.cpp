@@ -62,7 +62,22 @@ std::vector<std::pair<std::string, double>> metric_fields(const StepMetrics& m) 
       f.emplace_back("peak_swap_gib", p.nvme);
     }
   }
+  if (m.host_memory) {
+    f.emplace_back("host_rss_gib", m.host_memory->rss);
+    f.emplace_back("host_peak_rss_gib", m.host_memory->peak_rss);
+    f.emplace_back("heap_in_use_gib", m.host_memory->heap_in_use);
+    f.emplace_back("heap_arena_gib", m.host_memory->heap_arena);
+    f.emplace_back("heap_mmap_gib", m.host_memory->heap_mmap);
+  }
   return f;
+}
+
+std::vector<std::pair<std::string, double>> eval_fields(const EvalMetrics& m) {
+  return {{"eval_loss", m.loss},
+          {"eval_perplexity", m.perplexity},
+          {"eval_tokens", static_cast<double>(m.tokens)},
+          {"eval_sequences", static_cast<double>(m.sequences)},
+          {"eval_seconds", m.seconds}};
 }
 
 std::string format_metric(double value) {

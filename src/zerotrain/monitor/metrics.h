@@ -33,6 +33,13 @@ struct MemorySplitGib {
   double host_params = 0, host_grads = 0, host_optimizer = 0, nvme = 0;
 };
 
+// This process's host memory at the end of the step (core/host_memory_stats.h), in GiB: the
+// resident set, its peak so far and malloc's heap (NaN where malloc's statistics are not known).
+struct HostMemoryGib {
+  double rss = 0, peak_rss = 0;
+  double heap_in_use = 0, heap_arena = 0, heap_mmap = 0;
+};
+
 // One logged step. NaN marks a value that is not known (written as null).
 struct StepMetrics {
   int64_t step = 0;
@@ -51,6 +58,7 @@ struct StepMetrics {
   double reserved_gib = 0;
   std::optional<WallClockTimes> wall_clock;   // only with wall_clock_breakdown
   std::optional<MemorySplitGib> memory_peak;  // set by the trainer
+  std::optional<HostMemoryGib> host_memory;   // set by the trainer
 };
 
 // One evaluation of the held-out data (train/evaluation.h, [Note: evaluation]).
@@ -70,10 +78,15 @@ struct EvalMetrics {
 // peak_params_gib, peak_grads_gib, peak_optimizer_gib, peak_activations_gib, peak_other_gib when it
 // has a memory split, then peak_host_params_gib, peak_host_grads_gib, peak_host_optimizer_gib
 // and peak_swap_gib when that split holds offloaded bytes (a run with offload holds them from its
-// setup on, so every record of the run has the same columns).
+// setup on, so every record of the run has the same columns), then host_rss_gib,
+// host_peak_rss_gib, heap_in_use_gib, heap_arena_gib, heap_mmap_gib when it has host memory.
 std::vector<std::pair<std::string, double>> metric_fields(const StepMetrics& m);
 // A field value as the files write it: "%.9g", "null" for NaN.
 std::string format_metric(double value);
+
+// An evaluation's columns in file order, after its step: eval_loss, eval_perplexity, eval_tokens,
+// eval_sequences, eval_seconds (the keys of its JSON line).
+std::vector<std::pair<std::string, double>> eval_fields(const EvalMetrics& m);
 
 // {"step":12,"loss":2.5,"lr":0.0003,...} (metric_fields, NaN as null) on one line, without the
 // newline.

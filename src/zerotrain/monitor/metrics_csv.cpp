@@ -97,20 +97,61 @@ void drop_csv_rows_after(const fs::path& path, int64_t max_first) {
   write_file_atomic(path, kept);
 }
 
-CsvMetricsWriter::CsvMetricsWriter(const fs::path& path, bool append)
-    : path_(path), out_(open_for(path, append)), header_(append && has_content(path)) {}
+// The column names of a CSV file's first line; none for a missing or empty file.
+std::vector<std::string> header_columns(const fs::path& path) {
+  std::vector<std::string> columns;
+  if (!has_content(path)) return columns;
+  std::istringstream in(read_text_file(path, kComponent));
+  std::string line, name;
+  std::getline(in, line);
+  std::istringstream names(line);
+  while (std::getline(names, name, ','))
+    columns.push_back(name);
+  return columns;
+}
+
+CsvMetricsWriter::CsvMetricsWriter(const fs::path& path, bool append, bool evaluates)
+    : path_(path),
+      out_(open_for(path, append)),
+      evaluates_(evaluates),
+      columns_(append ? header_columns(path) : std::vector<std::string>{}) {}
 
 void CsvMetricsWriter::write(const StepMetrics& m) {
   const auto fields = metric_fields(m);
-  if (!header_) {
-    for (size_t i = 0; i < fields.size(); ++i)
-      out_ << (i ? "," : "") << fields[i].first;
+  if (columns_.empty()) {
+    for (const auto& field : fields)
+      columns_.push_back(field.first);
+    if (evaluates_)
+      for (const auto& field : eval_fields(EvalMetrics{}))
+        columns_.push_back(field.first);
+    for (size_t i = 0; i < columns_.size(); ++i)
+      out_ << (i ? "," : "") << columns_[i];
     out_ << '\n';
-    header_ = true;
+    for (const EvalMetrics& e : pending_)
+      write_row(e.step, eval_fields(e));
+    pending_.clear();
   }
-  out_ << m.step;
-  for (size_t i = 1; i < fields.size(); ++i)
-    out_ << ',' << format_metric(fields[i].second);
+  write_row(m.step, fields);
+}
+
+void CsvMetricsWriter::write(const EvalMetrics& m) {
+  if (columns_.empty())
+    pending_.push_back(m);
+  else
+    write_row(m.step, eval_fields(m));
+}
+
+void CsvMetricsWriter::write_row(int64_t step,
+                                 const std::vector<std::pair<std::string, double>>& fields) {
+  out_ << step;
+  for (size_t i = 1; i < columns_.size(); ++i) {
+    out_ << ',';
+    for (const auto& [name, value] : fields)
+      if (name == columns_[i]) {
+        out_ << format_metric(value);
+        break;
+      }
+  }
   out_ << '\n';
   out_.flush();
   check_written(out_, path_);

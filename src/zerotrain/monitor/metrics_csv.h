@@ -1,7 +1,10 @@
-// CSV files of the training metrics: <out>/metrics.csv (the columns of metric_fields, a header
-// once, a row per logged step, appended to on --resume like metrics.jsonl) and DeepSpeed's
-// csv_monitor layout (see [Note: csv_monitor layout]). Tested by
-// tests/train/test_train_outputs.cpp.
+// CSV files of the training metrics: <out>/metrics.csv (the columns of metric_fields and, in a
+// run that evaluates, those of eval_fields after them; a header once, a row per logged step with
+// the eval columns empty and a row per evaluation with its step and eval columns and the others
+// empty, so `eval_loss` is filled exactly on evaluation rows; appended to on --resume like
+// metrics.jsonl, under the header already there) and DeepSpeed's csv_monitor layout (see
+// [Note: csv_monitor layout]). Tested by tests/train/test_train_outputs.cpp and
+// tests/train/test_eval_csv.cpp.
 //
 // [Note: csv_monitor layout]
 // As deepspeed/monitor/csv_monitor.py: a directory <output_path>/<job_name>/ (output_path ""
@@ -42,15 +45,24 @@ void drop_csv_rows_after(const std::filesystem::path& path, int64_t max_first);
 // metrics.csv. Throws zt::Error("metrics") when the file cannot be opened or written.
 class CsvMetricsWriter {
  public:
-  // append: keep the rows already there; the header goes into a new or empty file only.
-  CsvMetricsWriter(const std::filesystem::path& path, bool append);
+  // append: keep the rows already there; the header goes into a new or empty file only, and a
+  // header already there decides the columns (a value without a column is left out: metrics.jsonl
+  // has every value). evaluates: the run evaluates, so the header ends with the eval columns.
+  CsvMetricsWriter(const std::filesystem::path& path, bool append, bool evaluates);
   void write(const StepMetrics& m);
+  // Before the first logged step the header is not known yet (its columns follow the first step's
+  // record): such an evaluation is written with that step's row, just before it.
+  void write(const EvalMetrics& m);
   const std::filesystem::path& path() const { return path_; }
 
  private:
+  void write_row(int64_t step, const std::vector<std::pair<std::string, double>>& fields);
+
   std::filesystem::path path_;
   std::ofstream out_;
-  bool header_ = false;  // a header is in the file
+  bool evaluates_;
+  std::vector<std::string> columns_;  // the header's; empty until there is one
+  std::vector<EvalMetrics> pending_;  // evaluations waiting for the header
 };
 
 // The csv_monitor files of [Note: csv_monitor layout] under `dir` (created).

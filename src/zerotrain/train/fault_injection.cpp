@@ -2,7 +2,10 @@
 #include "zerotrain/train/fault_injection.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <limits>
+#include <memory>
+#include <vector>
 
 #include "zerotrain/core/error.h"
 #include "zerotrain/core/json_util.h"
@@ -40,6 +43,14 @@ InjectedFaults injected_faults_from_env() {
   }
   if (const char* v = std::getenv("ZT_FAULT_NAN_LOSS"); v && *v)
     f.loss_step = parse_step(v, "ZT_FAULT_NAN_LOSS", v);
+  if (const char* v = std::getenv("ZT_FAULT_LEAK_BYTES"); v && *v) {
+    char* end = nullptr;
+    const long long bytes = std::strtoll(v, &end, 10);
+    if (*end != '\0' || bytes < 1 || bytes > (int64_t{1} << 30))
+      throw ValueError("train", str("ZT_FAULT_LEAK_BYTES=", quote_excerpt(v),
+                                    ": expected bytes per step, 1 to 2^30"));
+    f.leak_bytes_per_step = bytes;
+  }
   return f;
 }
 
@@ -64,6 +75,16 @@ void inject_gradient_fault(const InjectedFaults& f, int64_t step, zero::ZeroStag
 
 double inject_loss_fault(const InjectedFaults& f, int64_t step, double loss) {
   return f.loss_step == step ? std::numeric_limits<double>::quiet_NaN() : loss;
+}
+
+void inject_leak_fault(const InjectedFaults& f) {
+  if (f.leak_bytes_per_step <= 0) return;
+  // Reachable until exit (so a leak checker stays quiet), never used again: what a leak looks like
+  // from outside. Written, so every page is resident.
+  static std::vector<std::unique_ptr<char[]>> kept;
+  const auto bytes = static_cast<size_t>(f.leak_bytes_per_step);
+  kept.push_back(std::make_unique_for_overwrite<char[]>(bytes));
+  std::memset(kept.back().get(), 0x5a, bytes);
 }
 
 }  // namespace zt::train

@@ -1,7 +1,8 @@
 // The metrics files of one training run, written by rank 0 at each logged step and evaluation:
-// <out>/metrics.jsonl, <out>/metrics.csv (same columns) and, with csv_monitor, DeepSpeed's
-// per-metric CSV files (metrics_csv.h), with tensorboard its event file (tensorboard_monitor.h)
-// and with wandb an offline wandb run under <out>/wandb (wandb_monitor.h; closed with the RunLog).
+// <out>/metrics.jsonl, <out>/metrics.csv (the same columns, an evaluation's as a row of its own)
+// and, with csv_monitor, DeepSpeed's per-metric CSV files (metrics_csv.h), with tensorboard its
+// event file (tensorboard_monitor.h) and with wandb an offline wandb run under <out>/wandb
+// (wandb_monitor.h; closed with the RunLog).
 // A resumed run first drops what the interrupted run logged after its checkpoint, then appends.
 // Tested by tests/train/test_train_outputs.cpp, test_tfevents.cpp and test_wandb_offline.cpp.
 #pragma once
@@ -20,16 +21,17 @@ namespace zt::train {
 
 class RunLog {
  public:
-  // out: the run's output directory; r: the reporting section (which monitors). active: this rank
-  // writes (rank 0); else every call does nothing. resumed_step: the checkpoint's step on --resume
-  // (0: a new run, the files start empty). global_batch_rows: sequences per optimizer step over
-  // all ranks (the csv_monitor's samples).
-  RunLog(const std::filesystem::path& out, const ReportConfig& r, bool active, int64_t resumed_step,
-         int64_t global_batch_rows);
+  // out: the run's output directory; r: the reporting section (which monitors). evaluates: the
+  // run evaluates held-out data (metrics.csv gets the eval columns). active: this rank writes
+  // (rank 0); else every call does nothing. resumed_step: the checkpoint's step on --resume (0: a
+  // new run, the files start empty). global_batch_rows: sequences per optimizer step over all
+  // ranks (the csv_monitor's samples).
+  RunLog(const std::filesystem::path& out, const ReportConfig& r, bool evaluates, bool active,
+         int64_t resumed_step, int64_t global_batch_rows);
 
   void write(const monitor::StepMetrics& m);
-  // An evaluation: its record in metrics.jsonl and its events in the csv_monitor, tensorboard and
-  // wandb monitors (metrics.csv holds the steps' columns only).
+  // An evaluation: its record in metrics.jsonl, its row in metrics.csv and its events in the
+  // csv_monitor, tensorboard and wandb monitors.
   void write(const monitor::EvalMetrics& m);
   std::filesystem::path jsonl_path() const { return out_ / "metrics.jsonl"; }
   std::filesystem::path csv_path() const { return out_ / "metrics.csv"; }

@@ -1,4 +1,4 @@
-// FLOPs, MFU, tokens/s, allocator memory and the step timer; see step_measures.h.
+// FLOPs, MFU, tokens/s, allocator and host memory and the step timer; see step_measures.h.
 // Tested by tests/train/test_step_measures.cpp.
 #include "zerotrain/train/step_measures.h"
 
@@ -8,6 +8,7 @@
 
 #include "zerotrain/core/allocator.h"
 #include "zerotrain/core/error.h"
+#include "zerotrain/core/host_memory_stats.h"
 
 namespace zt::train {
 
@@ -83,6 +84,19 @@ MemorySnapshot memory_snapshot(Device device) {
 
 void reset_peak_memory(Device device) {
   default_allocator(device).reset_peak();
+}
+
+monitor::HostMemoryGib host_memory_snapshot() {
+  const HostMemoryStats s = read_host_memory_stats();
+  const double unknown = std::numeric_limits<double>::quiet_NaN();
+  auto gib = [](int64_t bytes) { return static_cast<double>(bytes) / kGiB; };
+  monitor::HostMemoryGib m;
+  m.rss = gib(s.rss_bytes);
+  m.peak_rss = gib(s.peak_rss_bytes);
+  m.heap_in_use = s.heap_known ? gib(s.heap_in_use_bytes) : unknown;
+  m.heap_arena = s.heap_known ? gib(s.heap_arena_bytes) : unknown;
+  m.heap_mmap = s.heap_known ? gib(s.heap_mmap_bytes) : unknown;
+  return m;
 }
 
 double StepTimer::lap() {

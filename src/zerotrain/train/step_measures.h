@@ -1,7 +1,7 @@
 // What the training loop measures each step: the FLOPs per token and MFU counted as
-// ../shared/DEVICE.md and the FSDP2 peer count them, tokens/s, the allocator's memory and a step
-// timer. The numbers go into monitor::StepMetrics (monitor/metrics.h).
-// Tested by tests/train/test_step_measures.cpp.
+// ../shared/DEVICE.md and the FSDP2 peer count them, tokens/s, the allocator's memory, the
+// process's host memory (resident set and malloc's heap) and a step timer. The numbers go into
+// monitor::StepMetrics (monitor/metrics.h). Tested by tests/train/test_step_measures.cpp.
 //
 // [Note: MFU convention]
 // FLOPs per trained token = 6 * N + 12 * layers * heads * head_dim * seq, where N counts the
@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "zerotrain/core/device.h"
+#include "zerotrain/monitor/metrics.h"
 
 namespace zt::train {
 
@@ -52,6 +53,10 @@ struct MemorySnapshot {
 };
 MemorySnapshot memory_snapshot(Device device);
 void reset_peak_memory(Device device);
+
+// This process's host memory now (core/host_memory_stats.h) in GiB, heap fields NaN where malloc's
+// statistics are not known.
+monitor::HostMemoryGib host_memory_snapshot();
 
 // Wall-clock seconds between laps (the caller synchronizes the device before reading it).
 class StepTimer {

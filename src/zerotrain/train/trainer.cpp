@@ -82,7 +82,7 @@ void warn(const TrainCallbacks& cb, const std::string& line) {
 }
 
 // The loss curve; a failure to draw it is a warning, never a lost checkpoint or model.
-void write_plot_or_warn(const fs::path& path, const std::vector<monitor::StepMetrics>& points,
+void write_plot_or_warn(const fs::path& path, const std::vector<monitor::LossPoint>& points,
                         const std::vector<monitor::EvalMetrics>& evals, const TrainCallbacks& cb) {
   try {
     monitor::write_loss_plot(path, points, evals);
@@ -286,7 +286,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     saver.prepare_buffers(plan.specs());
   }
   TrainSummary sum;
-  RunLog log(c.paths.out, c.reporting, writer_rank, resumed.step,
+  RunLog log(c.paths.out, c.reporting, evaluator.has_value(), writer_rank, resumed.step,
              c.data.micro_batch * c.data.grad_accum * world);
   sum.metrics_path = log.jsonl_path();
   sum.csv_path = log.csv_path();
@@ -303,7 +303,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   sum.model_dir = c.paths.out / "model";
   WallClockBreakdown wall(c.reporting.wall_clock_breakdown,
                           stream);                // [Note: wall-clock breakdown]
-  std::vector<monitor::StepMetrics> plot_points;  // one per step, for the loss curve
+  std::vector<monitor::LossPoint> plot_points;    // one per step on the writer, for the loss curve
 
   nn::StepContext ctx;
   ctx.device = c.device;
@@ -379,6 +379,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     inject_gradient_fault(injected, step + 1, *engine, stream);
     if (c.comm) loss = engine->sum_over_ranks(loss);
     loss = inject_loss_fault(injected, step + 1, loss);
+    inject_leak_fault(injected);
     wall.lap(Phase::comm);
     // One norm for every stage ([Note: chunked gradient norm]); a non-finite one stops the run or
     // skips the step ([Note: non-finite check], [Note: fp16 step]).
@@ -412,13 +413,8 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     interval_norms.push_back(norm);
     const int64_t step_tokens = c.data.micro_batch * c.data.seq_len * c.data.grad_accum;
     sum.tokens += step_tokens;
-    monitor::StepMetrics point;
-    point.step = step + 1;
-    point.loss = loss;
-    point.lr = lr;
-    point.tokens_per_s_per_gpu = tokens_per_second(step_tokens, step_timer.lap());
-    point.tokens_per_s = point.tokens_per_s_per_gpu * world;
-    plot_points.push_back(point);
+    const double step_tokens_per_s = tokens_per_second(step_tokens, step_timer.lap()) * world;
+    if (writer_rank) plot_points.push_back({step + 1, loss, step_tokens_per_s});
 
     const bool last = step + 1 == c.steps;
     if ((step + 1) % c.reporting.log_every == 0 || last) {
@@ -441,6 +437,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
       r.peak_mem_gib = mem.peak_allocated_gib;
       r.reserved_gib = mem.reserved_gib;
       r.memory_peak = gib_of(memory.peak_report());
+      r.host_memory = host_memory_snapshot();
       sum.peak_mem_gib = std::max(sum.peak_mem_gib, r.peak_mem_gib);
       if (!logged) sum.first_loss = r.loss;
       logged = true;
