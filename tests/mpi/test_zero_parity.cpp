@@ -386,13 +386,14 @@ TEST(ZeroParity, LlamaF32OffloadParamsToNvmeOptimizerOnTheDevice) {
   run_parity(k);
 }
 
-// One cache buffer beside two staging buffers (buffer_size 1: a unit per group; 7000 elements
-// hold one buffer of the largest bf16 shard at 2 and at 4 ranks, not two): units are evicted and
-// read again every step while the host optimizer stores into cached and evicted units alike.
+// Cache buffers beside one staging buffer (buffer_size 1: a unit per group of four; a buffer of
+// the largest bf16 shard holds 8192 elements at 2 ranks, 4096 at 4, so 10000 elements make one
+// or two cache buffers): units are evicted and read again every step while the host optimizer
+// stores into cached and evicted units alike.
 TEST(ZeroParity, Bf16OffloadParamsToNvmeWithASmallMaxInCpuEvicts) {
   const fs::path nvme = test::shared_temp_dir("zero_nvme_params_cache");
   ParityCase k{"llama_bf16_nvme_params_cache", test::tiny_llama(), DType::bf16, 2};
-  k.offload = with_params_on_nvme(nvme_offload(nvme), nvme, 1, 2, 7000);
+  k.offload = with_params_on_nvme(nvme_offload(nvme), nvme, 1, 1, 10'000);
   run_parity(k);
 }
 
