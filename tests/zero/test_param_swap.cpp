@@ -235,6 +235,20 @@ TEST(ParamSwap, ACacheSmallerThanTheUnitsEvictsTheLeastRecentlyUsed) {
   }
 }
 
+TEST(ParamSwap, AllStagingAndCacheBuffersPinnedIsOneLine) {
+  test::TempDir dir;
+  ParamSwap swap(four_shards(), target(dir, 1, 1, 3072), {}, Device::cpu());
+  store_random(swap, four_shards(), 61);
+  swap.pin(0);
+  swap.pin(1);  // into the cache buffer, allocated now
+  test::expect_error<ValueError>([&] { swap.pin(2); },
+                                 {"[config] zero_optimization.offload_param.buffer_count: all 2 "
+                                  "staging and cache buffers are in use at once"});
+  swap.unpin(1, {});
+  EXPECT_EQ(pin_reads(swap, 2), 4096);  // into the buffer of unit 1
+  swap.unpin(0, {});
+}
+
 TEST(ParamSwap, MaxInCpuZeroIsTheStagingBuffersAlone) {
   test::TempDir dir;
   ParamSwap swap(four_shards(), target(dir, 1, 2, 0), {}, Device::cpu());

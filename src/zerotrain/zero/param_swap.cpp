@@ -115,8 +115,10 @@ ParamSwap::Buffer& ParamSwap::free_buffer(std::unique_lock<std::mutex>& lock) {
     }
     if (best) break;
     if (mine)
-      throw ValueError("config", str("zero_optimization.offload_param.buffer_count: all ",
-                                     buffers_.size(), " staging buffers are in use at once"));
+      throw ValueError("config",
+                       str("zero_optimization.offload_param.buffer_count: all ", buffers_.size(),
+                           buffers_.size() > staging_count_ ? " staging and cache" : " staging",
+                           " buffers are in use at once"));
     unpinned_.wait(lock);
   }
   if (best->copies) best->copies->synchronize();  // the device has what it copied from it
