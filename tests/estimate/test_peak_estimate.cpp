@@ -283,12 +283,22 @@ TEST(PeakEstimate, NvmeSwapsStatesAndStagesThroughHostBuffers) {
   s.offload_buffers.sub_group_size = 1e8;
   s.offload_param = OffloadDevice::nvme;
   s.offload_buffers.param_buffer_size = 1e7;  // below the largest block: a buffer holds one
+  s.offload_buffers.param_max_in_cpu = 0;      // staging buffers alone
   const PeakEstimate both = estimate_peak(s);
   EXPECT_DOUBLE_EQ(both.disk_per_gpu, 14.0 * p);
   // ... plus 5 parameter buffers of the largest block and the values of one sub-group (the
   // largest block again, above the 1e8 sub-group) that the host optimizer steps.
   EXPECT_DOUBLE_EQ(both.host_per_gpu, 4.0 * p + 4 * largest * 4 + 5 * largest * 2 + largest * 2);
   EXPECT_DOUBLE_EQ(both.peak_allocated, cpu.peak_allocated);
+  // max_in_cpu adds cache buffers of the same size: as many as it fills (1.5 buffers: one), at
+  // most the shard's buffers beyond the 5 staging ones.
+  s.offload_buffers.param_max_in_cpu = 1.5 * largest;
+  EXPECT_DOUBLE_EQ(estimate_peak(s).host_per_gpu, both.host_per_gpu + largest * 2);
+  s.offload_buffers.param_max_in_cpu = 1e15;
+  const double buffers = std::ceil(p / largest);
+  EXPECT_DOUBLE_EQ(estimate_peak(s).host_per_gpu,
+                   both.host_per_gpu + (buffers - 5) * largest * 2);
+  s.offload_buffers.param_max_in_cpu = 0;
   // Without offload_optimizer the device steps a copy of the value shard.
   s.offload_optimizer = OffloadDevice::none;
   EXPECT_DOUBLE_EQ(estimate_peak(s).peak_allocated, cpu.peak_allocated + 12.0 * p + 2.0 * p);

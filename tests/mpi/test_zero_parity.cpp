@@ -350,12 +350,16 @@ TEST(ZeroParity, LlamaBf16OffloadOptimizerToNvmeAccumulation2) {
 // through buffer_count buffers; a small buffer_size reads one group at a time, a large one packs
 // every group into one read. With the optimizer state on NVMe too, partly on the host, or on the
 // device (DeepSpeed's inference configs set offload_param nvme alone: the device steps a copy).
+// max_in_cpu 0 unless a case says otherwise (staging buffers alone, every unit read from the file
+// each time); a small one keeps a few units in cache buffers and evicts the rest.
 zero::OffloadPolicy with_params_on_nvme(zero::OffloadPolicy p, const fs::path& dir,
-                                        int64_t buffer_size, int64_t buffer_count) {
+                                        int64_t buffer_size, int64_t buffer_count,
+                                        int64_t max_in_cpu = 0) {
   p.params.device = zero::OffloadDevice::nvme;
   p.params.nvme_path = dir.string();
   p.params.buffer_size = buffer_size;
   p.params.buffer_count = buffer_count;
+  p.params.max_in_cpu = max_in_cpu;
   return p;
 }
 
@@ -379,6 +383,17 @@ TEST(ZeroParity, LlamaBf16OffloadParamsToNvmePartialOptimizerOffload) {
 TEST(ZeroParity, LlamaF32OffloadParamsToNvmeOptimizerOnTheDevice) {
   ParityCase k{"llama_f32_nvme_params_only", test::tiny_llama(), DType::f32, 2};
   k.offload = with_params_on_nvme({}, test::shared_temp_dir("zero_nvme_params_only"), 1, 1);
+  run_parity(k);
+}
+
+// Cache buffers beside one staging buffer (buffer_size 1: a unit per group of four; a buffer of
+// the largest bf16 shard holds 8192 elements at 2 ranks, 4096 at 4, so 10000 elements make one
+// or two cache buffers): units are evicted and read again every step while the host optimizer
+// stores into cached and evicted units alike.
+TEST(ZeroParity, Bf16OffloadParamsToNvmeWithASmallMaxInCpuEvicts) {
+  const fs::path nvme = test::shared_temp_dir("zero_nvme_params_cache");
+  ParityCase k{"llama_bf16_nvme_params_cache", test::tiny_llama(), DType::bf16, 2};
+  k.offload = with_params_on_nvme(nvme_offload(nvme), nvme, 1, 1, 10'000);
   run_parity(k);
 }
 

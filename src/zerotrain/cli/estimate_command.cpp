@@ -39,7 +39,7 @@ struct EstimateArgs {
   std::string offload_optimizer = "none", offload_param = "none", dtype = "bf16";
   std::string grad_accum_dtype = "f32", comm_dtype = "f32", precision = "mixed";
   std::string gpu_memory = "80GiB", host_memory;
-  std::string sub_group_size = "1e9", param_buffer_size = "1e8";
+  std::string sub_group_size = "1e9", param_buffer_size = "1e8", param_max_in_cpu = "1e9";
   int64_t optimizer_buffer_count = 4, param_buffer_count = 5;
   std::string reduce_bucket = "5e8", allgather_bucket = "5e8", prefetch_bucket = "5e7",
               max_live = "1e9";
@@ -134,6 +134,7 @@ int run_peak(const EstimateArgs& a) {
   s.offload_param = offload_device(a.offload_param);
   s.offload_buffers.sub_group_size = parse_count(a.sub_group_size, "--sub-group-size");
   s.offload_buffers.param_buffer_size = parse_count(a.param_buffer_size, "--param-buffer-size");
+  s.offload_buffers.param_max_in_cpu = parse_count(a.param_max_in_cpu, "--param-max-in-cpu");
   s.offload_buffers.optimizer_buffer_count = a.optimizer_buffer_count;
   s.offload_buffers.param_buffer_count = a.param_buffer_count;
   s.dtype = a.dtype == "f32" ? DType::f32 : DType::bf16;
@@ -217,6 +218,10 @@ void add_estimate_command(CLI::App& app, std::function<int()>& action) {
       ->capture_default_str();
   cmd->add_option("--param-buffer-count", a->param_buffer_count,
                   "offload_param.buffer_count (nvme staging buffers)")
+      ->capture_default_str();
+  cmd->add_option("--param-max-in-cpu", a->param_max_in_cpu,
+                  "offload_param.max_in_cpu: parameter elements kept in host memory beside the "
+                  "nvme staging buffers")
       ->capture_default_str();
   cmd->add_option("--host-memory", a->host_memory,
                   "host memory per node the offloads may hold (sizes as --gpu-memory); the "

@@ -2,6 +2,7 @@
 #include "zerotrain/estimate/peak_estimate.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "zerotrain/estimate/checks.h"
 #include "zerotrain/optim/state_slots.h"
@@ -59,6 +60,7 @@ void validate(const RunSetup& s) {
   require_positive(s.offload_buffers.optimizer_buffer_count, "offload_optimizer.buffer_count");
   require_positive(s.offload_buffers.param_buffer_count, "offload_param.buffer_count");
   require_positive(s.offload_buffers.param_buffer_size, "offload_param.buffer_size");
+  require_non_negative(s.offload_buffers.param_max_in_cpu, "offload_param.max_in_cpu");
   require_non_negative(s.buckets.reduce_bucket_size, "reduce_bucket_size");
   require_positive(s.buckets.allgather_bucket_size, "allgather_bucket_size");
   require_non_negative(s.buckets.prefetch_bucket_size, "prefetch_bucket_size");
@@ -77,6 +79,14 @@ double sharded_params(const ParamCount& p, int64_t w) {
 double staging_elements(double wanted, const ParamCount& p, int64_t w, double shard) {
   const double largest = static_cast<double>((p.largest_unit() + w - 1) / w);
   return std::min(shard, std::max(wanted, largest));
+}
+
+// Buffers of `n` elements the parameter cache of max_in_cpu holds: as many as max_in_cpu fills,
+// at most the shard's buffers beyond the staging ones ([Note: parameter swap cache]).
+double param_cache_buffers(const OffloadBuffers& ob, double n, double shard) {
+  const double units = std::ceil(shard / n);
+  const double beyond = std::max(0.0, units - static_cast<double>(ob.param_buffer_count));
+  return std::min(beyond, std::floor(ob.param_max_in_cpu / n));
 }
 
 }  // namespace
@@ -142,6 +152,11 @@ PeakEstimate estimate_peak(const RunSetup& s) {
     add_host(str("parameter staging (", dtype_name(s.dtype), ")"),
              static_cast<double>(ob.param_buffer_count) * n * vb,
              str(ob.param_buffer_count, " buffers of ", static_cast<int64_t>(n), " elements"));
+    const double cached = param_cache_buffers(ob, n, shard);
+    if (cached > 0)
+      add_host(str("parameter cache (", dtype_name(s.dtype), ")"), cached * n * vb,
+               str(static_cast<int64_t>(cached), " buffers of ", static_cast<int64_t>(n),
+                   " elements (max_in_cpu)"));
     if (offloaded(s.offload_optimizer)) {
       const double m = staging_elements(ob.sub_group_size, e.params, s.gpus, shard);
       add_host(str("parameter values of a sub-group (", dtype_name(s.dtype), ")"), vb * m,

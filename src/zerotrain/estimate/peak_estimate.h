@@ -68,8 +68,10 @@ inline bool offloaded(OffloadDevice d) {
 //   offload_param nvme: the value shard lives in swap files; the host holds buffer_count staging
 //     buffers of max(buffer_size, the largest block's shard) elements (at most the shard) in the
 //     value dtype and, with offload_optimizer, the values of the sub-group being stepped
-//     (max(sub_group_size, the largest block's shard) elements, at most the shard). max_in_cpu is
-//     not counted.
+//     (max(sub_group_size, the largest block's shard) elements, at most the shard), plus the
+//     parameter cache of max_in_cpu: as many more buffers of that size as max_in_cpu elements
+//     hold, at most the shard's buffers beyond buffer_count ([Note: parameter swap cache] in
+//     zero/param_swap.h).
 // pin_memory changes where host bytes live, not how many.
 
 struct ZeroBuckets {  // DeepSpeed's defaults, in elements
@@ -80,12 +82,13 @@ struct ZeroBuckets {  // DeepSpeed's defaults, in elements
 };
 
 // The nvme staging buffers (DeepSpeed's defaults): zero_optimization.sub_group_size,
-// offload_optimizer.buffer_count, offload_param.buffer_count and buffer_size.
+// offload_optimizer.buffer_count, offload_param.buffer_count, buffer_size and max_in_cpu.
 struct OffloadBuffers {
   double sub_group_size = 1e9;  // elements
   int64_t optimizer_buffer_count = 4;
   int64_t param_buffer_count = 5;
   double param_buffer_size = 1e8;  // elements
+  double param_max_in_cpu = 1e9;   // elements of the parameter cache beside the staging buffers
 };
 
 struct RunSetup {

@@ -144,6 +144,7 @@ estimate::RunSetup run_setup(const TrainConfig& c, const nn::ModelConfig& model,
     s.offload_buffers.optimizer_buffer_count = p.optimizer.buffer_count;
     s.offload_buffers.param_buffer_count = p.params.buffer_count;
     s.offload_buffers.param_buffer_size = static_cast<double>(p.params.buffer_size);
+    s.offload_buffers.param_max_in_cpu = static_cast<double>(p.params.max_in_cpu);
   }
   return s;
 }

@@ -27,7 +27,7 @@ struct ParamSwap::Buffer {
   int64_t bytes = 0;
   size_t unit = kNoUnit;
   int pins = 0;
-  std::thread::id pinner;  // the thread holding the pins
+  std::thread::id pinner;           // the thread holding the pins
   uint64_t used = 0;                // clock of the last use, for least recently used
   std::optional<CudaEvent> copies;  // the last copies queued from it (GPU only)
 };
@@ -58,25 +58,34 @@ ParamSwap::ParamSwap(std::vector<Shard> shards, const ParamOffload& target,
   for (const Unit& u : units_)
     buffer = std::max(buffer, u.bytes);
   dir_ = std::make_unique<io::SwapDirectory>(io::SwapDirectory::create(target.nvme_path, total));
-  file_ = std::make_unique<io::SwapFile>(*dir_, "parameters.swap", std::max<int64_t>(total, 1),
-                                         aio);
-  const std::string pin_key = target.pin_memory ? "offload_param.pin_memory" : "";
-  const auto count = static_cast<size_t>(
-      std::min<int64_t>(target.buffer_count, std::max<int64_t>(1, static_cast<int64_t>(units_.size()))));
-  for (size_t i = 0; i < count; ++i) {
-    auto b = std::make_unique<Buffer>();
-    b->bytes = std::max<int64_t>(buffer, io::kSwapAlignment);
-    if (!pin_key.empty()) b->pinned = host_buffer(b->bytes, DType::u8, pin_key);
-    if (b->pinned.defined() && io::is_swap_aligned(b->pinned.data())) {
-      b->data = static_cast<std::byte*>(b->pinned.data());
-    } else {
-      b->pinned = Tensor();
-      b->plain = io::AlignedHostBuffer(b->bytes);
-      b->data = b->plain.data();
-    }
-    if (device.is_cuda()) b->copies.emplace(device);
-    buffers_.push_back(std::move(b));
+  file_ =
+      std::make_unique<io::SwapFile>(*dir_, "parameters.swap", std::max<int64_t>(total, 1), aio);
+  pin_key_ = target.pin_memory ? "offload_param.pin_memory" : "";
+  device_ = device;
+  buffer_size_bytes_ = std::max<int64_t>(buffer, io::kSwapAlignment);
+  const auto unit_count = std::max<int64_t>(1, static_cast<int64_t>(units_.size()));
+  const int64_t staging = std::min<int64_t>(target.buffer_count, unit_count);
+  const int64_t cached =
+      std::min(unit_count - staging, target.max_in_cpu / (buffer_size_bytes_ / widest));
+  staging_count_ = static_cast<size_t>(staging);
+  buffer_limit_ = static_cast<size_t>(staging + cached);
+  for (size_t i = 0; i < staging_count_; ++i)
+    add_buffer();
+}
+
+void ParamSwap::add_buffer() {
+  auto b = std::make_unique<Buffer>();
+  b->bytes = buffer_size_bytes_;
+  if (!pin_key_.empty()) b->pinned = host_buffer(b->bytes, DType::u8, pin_key_);
+  if (b->pinned.defined() && io::is_swap_aligned(b->pinned.data())) {
+    b->data = static_cast<std::byte*>(b->pinned.data());
+  } else {
+    b->pinned = Tensor();
+    b->plain = io::AlignedHostBuffer(b->bytes);
+    b->data = b->plain.data();
   }
+  if (device_.is_cuda()) b->copies.emplace(device_);
+  buffers_.push_back(std::move(b));
 }
 
 ParamSwap::~ParamSwap() = default;
@@ -88,6 +97,15 @@ ParamSwap::Buffer* ParamSwap::holding(size_t unit) {
 }
 
 ParamSwap::Buffer& ParamSwap::free_buffer(std::unique_lock<std::mutex>& lock) {
+  if (buffers_.size() < buffer_limit_) {  // an unused buffer, else a new cache buffer
+    for (auto& b : buffers_)
+      if (b->pins == 0 && b->unit == kNoUnit) {
+        if (b->copies) b->copies->synchronize();
+        return *b;
+      }
+    add_buffer();
+    return *buffers_.back();
+  }
   Buffer* best = nullptr;
   for (;;) {
     bool mine = true;  // every pinned buffer is this thread's: waiting would never end
@@ -97,8 +115,10 @@ ParamSwap::Buffer& ParamSwap::free_buffer(std::unique_lock<std::mutex>& lock) {
     }
     if (best) break;
     if (mine)
-      throw ValueError("config", str("zero_optimization.offload_param.buffer_count: all ",
-                                     buffers_.size(), " staging buffers are in use at once"));
+      throw ValueError("config",
+                       str("zero_optimization.offload_param.buffer_count: all ", buffers_.size(),
+                           buffers_.size() > staging_count_ ? " staging and cache" : " staging",
+                           " buffers are in use at once"));
     unpinned_.wait(lock);
   }
   if (best->copies) best->copies->synchronize();  // the device has what it copied from it
@@ -178,10 +198,11 @@ int64_t ParamSwap::file_bytes() const {
 }
 
 int64_t ParamSwap::buffer_bytes() const {
-  int64_t b = 0;
-  for (const auto& buf : buffers_)
-    b += buf->bytes;
-  return b;
+  return static_cast<int64_t>(staging_count_) * buffer_size_bytes_;
+}
+
+int64_t ParamSwap::cache_bytes() const {
+  return static_cast<int64_t>(buffer_limit_ - staging_count_) * buffer_size_bytes_;
 }
 
 int64_t ParamSwap::bytes_read() const {

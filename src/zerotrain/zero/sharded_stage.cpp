@@ -209,7 +209,7 @@ MemoryBytes ShardedStage::memory() const {
   m.host_grads = optimizer_->host_grad_bytes();
   m.nvme = optimizer_->nvme_bytes();
   if (param_swap_) {
-    m.host_params += param_swap_->buffer_bytes();
+    m.host_params += param_swap_->buffer_bytes() + param_swap_->cache_bytes();
     m.nvme += param_swap_->file_bytes();
   }
   return m;
