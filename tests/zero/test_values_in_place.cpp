@@ -4,7 +4,8 @@
 // embeddings, f32 and bf16, groups of worlds 1, 2 and 4), the model's parameters point into it, and
 // engines of stages 0, 1 and 2 built either way hold the same values and report the same memory.
 // The trainer's seeded run (built in place) trains bitwise as the same values loaded from a
-// checkpoint (the model's values copied in), stages 0 and 2. Bad buffers are typed errors.
+// checkpoint (the model's values copied in), stages 0 and 2. On a GPU (skipped without one) the
+// engines built in place hold the host's copied-in bits. Bad buffers are typed errors.
 // Multi-rank: tests/mpi/test_zero_init.cpp.
 #include <gtest/gtest.h>
 
@@ -89,8 +90,13 @@ struct Engine {
   bool model_had_values = false;
 };
 
-Engine engine_of(const nn::ModelConfig& mc, DType dtype, int stage, bool in_place) {
-  nn::Transformer model(mc, {.param_dtype = dtype, .allocate = !in_place, .allocate_grads = false});
+Engine engine_of(const nn::ModelConfig& mc, DType dtype, int stage, bool in_place,
+                 Device device = Device::cpu()) {
+  const Stream stream = device.is_cuda() ? Stream::default_for(device) : Stream{};
+  nn::Transformer model(mc, {.param_dtype = dtype,
+                             .device = device,
+                             .allocate = !in_place,
+                             .allocate_grads = false});
   zero::SeededInitSource source(mc, test::kZeroInitSeed);
   Engine out;
   for (nn::Parameter* p : model.parameters())
@@ -100,8 +106,9 @@ Engine engine_of(const nn::ModelConfig& mc, DType dtype, int stage, bool in_plac
   o.config.stage = stage;
   o.initial_values = in_place ? &source : nullptr;
   o.initial_values_dtype = dtype;
-  const auto engine = zero::make_zero_stage(o, model.blocks(),
-                                            zero::ZeroContext::one_process(Device::cpu(), {}));
+  const auto engine =
+      zero::make_zero_stage(o, model.blocks(), zero::ZeroContext::one_process(device, stream));
+  synchronize(stream);
   for (const auto& g : engine->groups())
     out.groups.push_back(bytes_of(*g));
   out.memory = engine->memory();
@@ -126,6 +133,23 @@ TEST(ValuesInPlace, StagesZeroToTwoBuildTheSameEngine) {
         EXPECT_EQ(built.memory.grads, copied.memory.grads) << what;
         EXPECT_EQ(built.memory.optimizer, copied.memory.optimizer) << what;
       }
+}
+
+// On a GPU the values are generated there, into the group buffers: the CPU's copied-in bits.
+TEST(ValuesInPlaceCuda, StagesZeroToTwoOnAGpuHoldTheBitsCopiedInOnTheHost) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  for (DType dtype : {DType::f32, DType::bf16})
+    for (int stage : {0, 1, 2}) {
+      const nn::ModelConfig mc = test::zero_init_config(nn::Family::gpt2);
+      const std::string what = str(dtype_name(dtype), " stage ", stage);
+      const Engine host = engine_of(mc, dtype, stage, false);
+      const Engine gpu = engine_of(mc, dtype, stage, true, Device::cuda(0));
+      EXPECT_FALSE(gpu.model_had_values) << what;
+      ASSERT_EQ(gpu.groups.size(), host.groups.size()) << what;
+      for (size_t g = 0; g < host.groups.size(); ++g)
+        EXPECT_TRUE(gpu.groups[g] == host.groups[g]) << what << " group " << g;
+      EXPECT_EQ(gpu.memory.params, host.memory.params) << what;
+    }
 }
 
 std::vector<double> losses_of(const fs::path& metrics) {
