@@ -58,8 +58,8 @@ TEST(ValuesInPlace, FullBuffersEqualTheModelsCopiedInBitwise) {
       for (int world : {1, 2, 4})
         for (int rank = 0; rank < world; ++rank) {
           const nn::ModelConfig mc = test::zero_init_config(family);
-          const std::string what = str(family_name(family), " ", dtype_name(dtype), " world ",
-                                       world, " rank ", rank);
+          const std::string what =
+              str(family_name(family), " ", dtype_name(dtype), " world ", world, " rank ", rank);
           nn::Transformer copied(mc, {.param_dtype = dtype});
           copied.init_random(test::kZeroInitSeed);
           nn::Transformer built(mc, {.param_dtype = dtype, .allocate = false});
@@ -93,10 +93,8 @@ struct Engine {
 Engine engine_of(const nn::ModelConfig& mc, DType dtype, int stage, bool in_place,
                  Device device = Device::cpu()) {
   const Stream stream = device.is_cuda() ? Stream::default_for(device) : Stream{};
-  nn::Transformer model(mc, {.param_dtype = dtype,
-                             .device = device,
-                             .allocate = !in_place,
-                             .allocate_grads = false});
+  nn::Transformer model(
+      mc, {.param_dtype = dtype, .device = device, .allocate = !in_place, .allocate_grads = false});
   zero::SeededInitSource source(mc, test::kZeroInitSeed);
   Engine out;
   for (nn::Parameter* p : model.parameters())
@@ -120,8 +118,7 @@ TEST(ValuesInPlace, StagesZeroToTwoBuildTheSameEngine) {
     for (DType dtype : {DType::f32, DType::bf16})
       for (int stage : {0, 1, 2}) {
         const nn::ModelConfig mc = test::zero_init_config(family);
-        const std::string what =
-            str(family_name(family), " ", dtype_name(dtype), " stage ", stage);
+        const std::string what = str(family_name(family), " ", dtype_name(dtype), " stage ", stage);
         const Engine copied = engine_of(mc, dtype, stage, false);
         const Engine built = engine_of(mc, dtype, stage, true);
         EXPECT_TRUE(copied.model_had_values) << what;
