@@ -205,8 +205,8 @@ int main(int argc, char** argv) {
     zo.config.offload = off.policy();
     zo.grad_dtype = DType::f32;
     if (shard_init) {
-      zo.shard_init = source;
-      zo.shard_init_dtype = dtype;
+      zo.initial_values = source;
+      zo.initial_values_dtype = dtype;
     }
     zo.optimizer.config.beta2 = 0.999;  // torch.optim.AdamW's defaults, no weight decay
     zo.optimizer.config.weight_decay = 0.0;

@@ -6,6 +6,8 @@
 // checkpoint (exactly its elements' bytes; each byte once over the ranks). A stage-3 training run
 // with zero.Init from a sharded checkpoint gives bitwise stage 0's losses and final weights (the
 // seeded-init runs of tests/mpi/test_zero_parity.cpp use zero.Init too: it is stage 3's default).
+// Stages 0-2 built from the seeded source hold on every rank the values of rank 0's initialized
+// model broadcast ([Note: values built in place]).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -55,8 +57,8 @@ EngineShards engine_shards(const nn::ModelConfig& mc, DType dtype, const fs::pat
   }
   zero::ZeroOptions o;
   o.config.stage = 3;
-  o.shard_init = source.get();
-  o.shard_init_dtype = dtype;
+  o.initial_values = source.get();
+  o.initial_values_dtype = dtype;
   const auto engine =
       zero::make_zero_stage(o, model.blocks(), zero::ZeroContext(comm, Device::cpu(), {}));
   EngineShards out;
@@ -134,6 +136,38 @@ TEST(ZeroInitRanks, CheckpointShardsEqualTheFullPathReadingOnlySlices) {
   check_case({"single_gpt2", nn::Family::gpt2, DType::f32, true, DType::bf16});
   check_case({"sharded_llama", nn::Family::llama, DType::f32, true, DType::bf16, 40'000});
   check_case({"sharded_gpt2", nn::Family::gpt2, DType::bf16, true, DType::f32, 60'000});
+}
+
+// Every parameter's value bytes of a stage 0-2 engine, its values built in place on every rank
+// ([Note: values built in place]) or rank 0's initialized model broadcast into the groups.
+std::vector<std::string> replicated_values(const nn::ModelConfig& mc, DType dtype, int stage,
+                                           bool in_place) {
+  comm::Communicator& comm = test::process_group().host();
+  nn::Transformer model(mc, {.param_dtype = dtype, .allocate = !in_place});
+  zero::SeededInitSource source(mc, test::kZeroInitSeed);
+  if (!in_place) model.init_random(test::kZeroInitSeed);
+  zero::ZeroOptions o;
+  o.config.stage = stage;
+  o.initial_values = in_place ? &source : nullptr;
+  o.initial_values_dtype = dtype;
+  const auto engine =
+      zero::make_zero_stage(o, model.blocks(), zero::ZeroContext(comm, Device::cpu(), {}));
+  engine->check_parameters_identical();
+  std::vector<std::string> out;
+  for (nn::Parameter* p : model.parameters())
+    out.push_back(test::host_bytes(p->value));
+  return out;
+}
+
+TEST(ZeroInitRanks, StagesZeroToTwoBuildTheFullValuesInPlaceOnEveryRank) {
+  for (int stage : {0, 1, 2})
+    for (DType dtype : {DType::f32, DType::bf16}) {
+      const nn::ModelConfig mc = test::zero_init_config(nn::Family::gpt2);
+      EXPECT_TRUE(replicated_values(mc, dtype, stage, true) ==
+                  replicated_values(mc, dtype, stage, false))
+          << "stage " << stage << " " << dtype_name(dtype) << " rank "
+          << test::process_group().host().rank();
+    }
 }
 
 TEST(ZeroInitRanks, Stage3TrainingFromASplitCheckpointMatchesStage0) {

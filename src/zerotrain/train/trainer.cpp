@@ -171,23 +171,28 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   mo.device = c.device;
   mo.allocate_grads = false;  // the ZeRO stage's buffers hold the gradients
   // zero.Init: the model gets no values; the stage-3 engine builds only this rank's shards (from
-  // the checkpoint when resuming).
+  // the checkpoint when resuming). Stages 0-2 generate a seeded init straight into their group
+  // buffers, the model getting no values either ([Note: values built in place] in
+  // zero/shard_init.h).
   const bool zero_init = c.zero.stage == 3 && c.zero.zero_init;
-  mo.allocate = !zero_init;
+  const bool seeded_in_place = c.zero.stage < 3 && !resuming && source.weights.empty();
+  mo.allocate = !zero_init && !seeded_in_place;
   nn::Transformer model(mc, mo);
   const Stream stream = c.device.is_cuda() ? Stream::default_for(c.device) : Stream{};
-  std::unique_ptr<zero::ShardSource> shard_source;
+  std::unique_ptr<zero::ShardSource> value_source;
   if (resuming) {
     // Values and optimizer state come from the shards (ZeroStage::load_shard below).
     if (zero_init)
-      shard_source = std::make_unique<zero::SavedShardSource>(
+      value_source = std::make_unique<zero::SavedShardSource>(
           *saved, str("the checkpoint ", saved->dir().string()));
   } else if (zero_init) {
     if (!source.weights.empty())
-      shard_source =
+      value_source =
           std::make_unique<zero::PretrainedSource>(mc, model.parameters(), source.weights);
     else
-      shard_source = std::make_unique<zero::SeededInitSource>(mc, c.data.seed);
+      value_source = std::make_unique<zero::SeededInitSource>(mc, c.data.seed);
+  } else if (seeded_in_place) {
+    value_source = std::make_unique<zero::SeededInitSource>(mc, c.data.seed);
   } else if (!source.weights.empty()) {
     io::load_pretrained(model, source.weights, stream);
   } else {
@@ -217,8 +222,8 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   zo.config = c.zero;
   zo.grad_dtype = c.precision.grad_accum_dtype;
   zo.comm_dtype = c.precision.comm_dtype;
-  zo.shard_init = shard_source.get();
-  zo.shard_init_dtype = c.precision.dtype;
+  zo.initial_values = value_source.get();
+  zo.initial_values_dtype = c.precision.dtype;
   zo.optimizer.config = c.optimizer;
   zo.optimizer.precision = c.precision.mode;
   if (rank == 0) zo.optimizer.guard = optim::make_precision_guard(cb.on_warning);
@@ -295,7 +300,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   sum.wandb_run_dir = log.wandb_run_dir();
   sum.world_size = world;
   sum.zero_stage = c.zero.stage;
-  if (shard_source) sum.zero_init = shard_source->describe();
+  if (zero_init && value_source) sum.zero_init = value_source->describe();
   sum.init = resuming ? str("the checkpoint ", saved->dir().string())
                       : str(source.description,
                             source.weights.empty() ? str(", seed ", c.data.seed) : std::string());

@@ -46,7 +46,7 @@ DataParallel::DataParallel(std::vector<std::unique_ptr<nn::Block>>& blocks,
       ready_events_.emplace_back(device);
     comm_done_.emplace(device);
   }
-  broadcast_parameters();
+  if (options_.broadcast_values) broadcast_parameters();
 }
 
 DataParallel::~DataParallel() = default;

@@ -15,8 +15,9 @@
 //   collective runs on a dedicated comm stream after an event from the compute stream, and
 //   finish_gradient_sync() makes the compute stream wait for it; host backends reduce in place
 //   before the hook returns.
-// - Parameters start identical: rank 0's values are broadcast at construction, and
-//   check_parameters_identical() compares a checksum of every rank's values on demand.
+// - Parameters start identical: rank 0's values are broadcast at construction (unless every rank
+//   built the same ones, DataParallelOptions::broadcast_values), and check_parameters_identical()
+//   compares a checksum of every rank's values on demand.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +44,9 @@ struct DataParallelOptions {
   // The dtype buckets are all-reduced in (communication_data_type); unset: the buckets' dtype.
   // See [Note: communication dtype] in grad_comm.h.
   std::optional<DType> comm_dtype;
+  // Broadcast rank 0's values at construction; off when every rank built the same values itself
+  // (a seeded init, [Note: values built in place] in shard_init.h).
+  bool broadcast_values = true;
 };
 
 class DataParallel {
@@ -50,7 +54,7 @@ class DataParallel {
   // `comm` reduces buffers on `device` (NCCL for cuda, MPI/self for the host); it and the blocks
   // must outlive this object. reduce_stream: where the all-reduces run with overlap_comm (the
   // engine's side stream, zero/comm_streams.h; it outlives this object); null: on `compute`.
-  // Broadcasts rank 0's parameter values (a collective).
+  // Broadcasts rank 0's parameter values (a collective) unless options.broadcast_values is off.
   DataParallel(std::vector<std::unique_ptr<nn::Block>>& blocks, comm::Communicator& comm,
                Device device, Stream compute, DataParallelOptions options = {},
                CudaStream* reduce_stream = nullptr);

@@ -71,30 +71,48 @@ void ParamGroup::point_values() {
   }
 }
 
+void ParamGroup::hold_replicated(Tensor full) {
+  full_ = std::move(full);
+  materialized_ = true;
+  replicated_ = true;
+  value_shard_ = full_.slice(0, shard_offset(), shard_offset() + shard_);
+  point_values();
+  state_ = ParamState::gathered;
+}
+
 void ParamGroup::materialize(bool replicated, Stream stream) {
   ZT_ASSERT(!materialized_, kComponent, "group of block ", block_, " materialized twice");
   device_ = params_.front()->value.device();
-  full_ = Tensor::zeros({padded_numel()}, value_dtype_, device_, stream);
+  Tensor full = Tensor::zeros({padded_numel()}, value_dtype_, device_, stream);
   for (size_t i = 0; i < params_.size(); ++i) {
     nn::Parameter& p = *params_[i];
     if (!p.value.defined() || !p.value.is_contiguous())
       throw ValueError(kComponent, str(p.name, ": value must be defined and contiguous"));
-    full_.slice(0, offsets_[i], offsets_[i] + numel_of(p.shape))
+    full.slice(0, offsets_[i], offsets_[i] + numel_of(p.shape))
         .copy_from(p.value.flatten(), stream);
   }
-  materialized_ = true;
-  replicated_ = replicated;
   if (replicated) {
-    value_shard_ = full_.slice(0, shard_offset(), shard_offset() + shard_);
-    point_values();
-    state_ = ParamState::gathered;
+    hold_replicated(std::move(full));
     return;
   }
-  value_shard_ = full_.slice(0, shard_offset(), shard_offset() + shard_).clone(stream);
-  full_ = Tensor();
+  materialized_ = true;
+  replicated_ = false;
+  value_shard_ = full.slice(0, shard_offset(), shard_offset() + shard_).clone(stream);
   for (nn::Parameter* p : params_)
     p->value = Tensor();
   state_ = ParamState::sharded;
+}
+
+void ParamGroup::materialize_full(Tensor full) {
+  if (materialized_)
+    throw ValueError(kComponent, str("group of block ", block_, " materialized twice"));
+  if (!full.defined() || full.dim() != 1 || full.numel() != padded_numel() ||
+      !is_floating(full.dtype()))
+    throw ValueError(kComponent, str("block ", block_, ": a full value buffer must be [",
+                                     padded_numel(), "] floating, got ", full.describe()));
+  value_dtype_ = full.dtype();
+  device_ = full.device();
+  hold_replicated(std::move(full));
 }
 
 void ParamGroup::materialize_shard(Tensor shard) {

@@ -84,6 +84,11 @@ class ParamGroup {
   // Moves the parameters' current values into group storage: the full buffer (replicated, state
   // Gathered) or this rank's shard only (state Sharded, values undefined).
   void materialize(bool replicated, Stream stream);
+  // Stages 0-2 built from a ShardSource (shard_init.h, [Note: values built in place]): takes the
+  // full buffer ([padded_numel], any floating dtype, which becomes the group's value dtype) built
+  // without the parameters' values; replicated, state Gathered, the values pointing into it.
+  // Throws ValueError for a buffer of another size or a group materialized already.
+  void materialize_full(Tensor full);
   // zero.Init (shard_init.h): takes this rank's value shard ([shard_numel], any floating dtype,
   // which becomes the group's value dtype) built without the full values, which stay undefined;
   // state Sharded. Throws ValueError for a shard of another size or a group materialized already.
@@ -139,6 +144,7 @@ class ParamGroup {
 
  private:
   void point_values();
+  void hold_replicated(Tensor full);  // full_ = full; replicated, Gathered
 
   size_t block_;
   std::vector<nn::Parameter*> params_;

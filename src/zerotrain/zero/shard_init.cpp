@@ -52,16 +52,37 @@ std::string PretrainedSource::describe() const {
   return str("safetensors ", reader_.dir().string());
 }
 
-Tensor build_value_shard(const ParamGroup& group, ShardSource& source, DType dtype, Device device,
-                         Stream stream) {
+namespace {
+
+// Elements [lo, hi) of the group's flat layout ([Note: param group layout]), zero outside its
+// parameters, each parameter's part of the range filled from `source`.
+Tensor build_range(const ParamGroup& group, int64_t lo, int64_t hi, ShardSource& source,
+                   DType dtype, Device device, Stream stream) {
   if (!is_floating(dtype))
     throw DTypeError(kComponent, str("value dtype must be floating, got ", dtype_name(dtype)));
-  Tensor shard = Tensor::zeros({group.shard_numel()}, dtype, device, stream);
-  const int64_t base = group.shard_offset();
-  for (const ShardPiece& piece : group.shard_pieces())
-    source.fill(*piece.param, piece.begin - piece.param_offset, piece.end - piece.param_offset,
-                shard.slice(0, piece.begin - base, piece.end - base), stream);
-  return shard;
+  Tensor out = Tensor::zeros({hi - lo}, dtype, device, stream);
+  for (size_t i = 0; i < group.params().size(); ++i) {
+    const nn::Parameter& p = *group.params()[i];
+    const int64_t offset = group.offsets()[i];
+    const int64_t begin = std::max(lo, offset);
+    const int64_t end = std::min(hi, offset + numel_of(p.shape));
+    if (begin < end)
+      source.fill(p, begin - offset, end - offset, out.slice(0, begin - lo, end - lo), stream);
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor build_value_shard(const ParamGroup& group, ShardSource& source, DType dtype, Device device,
+                         Stream stream) {
+  return build_range(group, group.shard_offset(), group.shard_offset() + group.shard_numel(),
+                     source, dtype, device, stream);
+}
+
+Tensor build_full_values(const ParamGroup& group, ShardSource& source, DType dtype, Device device,
+                         Stream stream) {
+  return build_range(group, 0, group.padded_numel(), source, dtype, device, stream);
 }
 
 }  // namespace zt::zero

@@ -1,8 +1,10 @@
 // zero.Init for ZeRO stage 3: each rank materializes only its value shards, never the full model.
 // The model is built without values (nn::TransformerOptions::allocate = false); Stage3 then builds
 // every ParamGroup's shard from a ShardSource, one parameter piece at a time, with no broadcast
-// (every rank computes or reads the same bits). Tested by tests/zero/test_shard_init.cpp (one
-// process, and ParamGroups of worlds 2 and 4 built rank by rank) and tests/mpi/test_zero_init.cpp.
+// (every rank computes or reads the same bits). Stages 0-2 build their full group buffers from a
+// source the same way ([Note: values built in place]). Tested by tests/zero/test_shard_init.cpp
+// (one process, and ParamGroups of worlds 2 and 4 built rank by rank), tests/mpi/test_zero_init.cpp
+// and tests/zero/test_values_in_place.cpp.
 //
 // [Note: zero.Init]
 // The shard of a group is the flat range [rank x shard_numel, (rank + 1) x shard_numel) of its
@@ -14,6 +16,17 @@
 // full build then ParamGroup::materialize gives, and setup holds one shard (plus, for the
 // pretrained source, one piece's host staging).
 // Resuming from a zerotrain checkpoint keeps the full-load path (train/trainer.cpp).
+//
+// [Note: values built in place]
+// Stages 0-2 hold every group's values whole (replicated). Built from a source, a group's full
+// buffer is allocated zeroed ([padded_numel]; on the host a fresh mapping, so nothing is written
+// before the source writes it) and each parameter's whole range [0, numel) is filled into its
+// slice at its flat offset: bitwise the buffer that materialize() copies from a model whose values
+// were filled by the same source, without the model's values (nn::TransformerOptions::allocate =
+// false), their first touch and the copy. The trainer builds a seeded run this way (the 1B shape's
+// start-up on a CPU: 4.6 GiB less touched, bench/startup.md); every rank computes the same bits,
+// so nothing is broadcast (check_parameters_identical still compares them). Pretrained weights and
+// resumed runs go through the model's values as before.
 #pragma once
 
 #include <cstdint>
@@ -96,6 +109,11 @@ class SavedShardSource final : public ShardSource {
 // This rank's value shard of `group` ([shard_numel] `dtype` on `device`, padding zero) with every
 // parameter piece filled from `source`.
 Tensor build_value_shard(const ParamGroup& group, ShardSource& source, DType dtype, Device device,
+                         Stream stream);
+
+// The whole flat buffer of `group` ([padded_numel] `dtype` on `device`, padding zero), every
+// parameter filled from `source`: for ParamGroup::materialize_full ([Note: values built in place]).
+Tensor build_full_values(const ParamGroup& group, ShardSource& source, DType dtype, Device device,
                          Stream stream);
 
 }  // namespace zt::zero

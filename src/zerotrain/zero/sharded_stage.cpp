@@ -27,7 +27,7 @@ ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks, cons
     if (ps.empty()) continue;
     if (ps.front()->grad.defined()) grad_dtype_ = ps.front()->grad.dtype();
     for (nn::Parameter* p : ps) {
-      if (world > 1 && !options.shard_init)  // every rank starts from rank 0's values
+      if (world > 1 && !options.initial_values)  // every rank starts from rank 0's values
         comm_.broadcast(p->value.data(), static_cast<size_t>(p->value.numel()), p->value.dtype(), 0,
                         stream);
       group_of[p] = groups_.size();
@@ -36,11 +36,15 @@ ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks, cons
     own_group_[b] = static_cast<int>(groups_.size());
     uses_[b].push_back(groups_.size());
     groups_.push_back(std::make_unique<ParamGroup>(b, std::move(ps), world, rank));
-    if (options.shard_init)  // zero.Init: only this rank's shard, see shard_init.h
-      groups_.back()->materialize_shard(build_value_shard(
-          *groups_.back(), *options.shard_init, options.shard_init_dtype, device, stream));
-    else
-      groups_.back()->materialize(replicated_values, stream);
+    ParamGroup& group = *groups_.back();
+    if (!options.initial_values)
+      group.materialize(replicated_values, stream);
+    else if (replicated_values)  // [Note: values built in place] in shard_init.h
+      group.materialize_full(build_full_values(group, *options.initial_values,
+                                               options.initial_values_dtype, device, stream));
+    else  // zero.Init: only this rank's shard, see shard_init.h
+      group.materialize_shard(build_value_shard(group, *options.initial_values,
+                                                options.initial_values_dtype, device, stream));
     if (params.device == OffloadDevice::cpu)
       groups_.back()->offload_shard(params.pin_memory ? "offload_param.pin_memory" : "", stream);
   }

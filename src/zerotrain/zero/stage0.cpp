@@ -3,6 +3,7 @@
 
 #include "zerotrain/core/error.h"
 #include "zerotrain/zero/grad_norm.h"
+#include "zerotrain/zero/shard_init.h"
 
 namespace zt::zero {
 
@@ -10,14 +11,21 @@ Stage0::Stage0(std::vector<std::unique_ptr<nn::Block>>& blocks, const ZeroContex
                const ZeroOptions& options, const optim::OptimizerState& initial)
     : ZeroStage(ctx) {
   const Stream stream = stream_;
-  // The values move into each block's group (a world of one: the whole block on every rank).
+  // The values move into each block's group (a world of one: the whole block on every rank), or
+  // are built there from the source ([Note: values built in place] in shard_init.h).
   for (size_t b = 0; b < blocks.size(); ++b) {
     std::vector<nn::Parameter*> ps = blocks[b]->parameters();
     if (ps.empty()) continue;
     groups_.push_back(std::make_unique<ParamGroup>(b, std::move(ps), 1, 0));
-    groups_.back()->materialize(true, stream);
+    ParamGroup& group = *groups_.back();
+    if (options.initial_values)
+      group.materialize_full(build_full_values(group, *options.initial_values,
+                                               options.initial_values_dtype, device_, stream));
+    else
+      group.materialize(true, stream);
   }
-  DataParallelOptions dpo;  // broadcasts rank 0's values into the groups
+  DataParallelOptions dpo;  // broadcasts rank 0's values into the groups, unless built alike
+  dpo.broadcast_values = !options.initial_values;
   dpo.bucket_elements = options.config.reduce_bucket_elements;
   dpo.overlap_comm = options.config.overlap_comm;
   dpo.grad_dtype = options.grad_dtype;

@@ -98,9 +98,6 @@ std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
                                            const ZeroContext& ctx,
                                            const optim::OptimizerState& initial) {
   validate_zero_config(options.config);  // the one check of the user's values
-  if (options.shard_init != nullptr && options.config.stage != 3)
-    throw ValueError(
-        "zero", str("zero.Init (shard_init) needs ZeRO stage 3, got stage ", options.config.stage));
   if (options.grad_dtype) check_grad_dtype("gradient accumulation dtype", *options.grad_dtype);
   if (options.comm_dtype) check_grad_dtype("communication dtype", *options.comm_dtype);
   switch (options.config.stage) {

@@ -164,12 +164,14 @@ struct ZeroOptions {
   // none is allocated) and the accumulation dtype. See [Note: communication dtype] in grad_comm.h.
   std::optional<DType> grad_dtype;
   std::optional<DType> comm_dtype;
-  // Stage 3 only, zero.Init ([Note: zero.Init] in shard_init.h): the model's values are undefined
-  // (built with nn::TransformerOptions::allocate = false) and each rank builds only its value
-  // shards, of shard_init_dtype, from this source (not owned; used during make_zero_stage only).
-  // Null: the shards are cut from the model's full values, broadcast from rank 0.
-  ShardSource* shard_init = nullptr;
-  DType shard_init_dtype = DType::f32;
+  // Where the groups' values come from, of initial_values_dtype (not owned; used during
+  // make_zero_stage only). Set: the model's values are undefined (built with
+  // nn::TransformerOptions::allocate = false) and every rank fills the stage's own buffers from
+  // the source, nothing broadcast: stage 3 only its value shards (zero.Init, [Note: zero.Init] in
+  // shard_init.h), stages 0-2 each group's full buffer ([Note: values built in place]). Null: the
+  // groups take the model's values, broadcast from rank 0.
+  ShardSource* initial_values = nullptr;
+  DType initial_values_dtype = DType::f32;
   // The optimizer: Adam settings, precision policy, precision guard.
   OptimizerOptions optimizer;
 };
@@ -178,9 +180,9 @@ struct ZeroOptions {
 // communicator outlive it. `initial`: the
 // optimizer state to start from, fresh (step 0, no tensors) or a full state read from a
 // checkpoint, of which each rank takes its shard (checked whole on every rank, see
-// optim::FlatOptimizer::load_state). Broadcasts rank 0's values. Throws ValueError for a stage
-// outside 0-3, a shard_init with a stage other than 3, a gradient / communication dtype other than f32,
-// bf16 or f16, or an offload policy other than none.
+// optim::FlatOptimizer::load_state). Broadcasts rank 0's values unless options.initial_values
+// builds them. Throws ValueError for a stage outside 0-3, a gradient / communication dtype other
+// than f32, bf16 or f16, or an offload policy other than none.
 std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
                                            std::vector<std::unique_ptr<nn::Block>>& blocks,
                                            const ZeroContext& ctx,
