@@ -148,7 +148,7 @@ TEST(PinnedAllocator, AllocatesHostMemory) {
 // mappings]): still page-locked host memory that one device copy fills end to end.
 TEST(PinnedAllocator, LargeBlocksAreRegisteredMappings) {
   ZT_SKIP_WITHOUT_CUDA();
-  const int64_t n = int64_t{80} << 20;  // past the mapping threshold (64 MiB)
+  const int64_t n = int64_t{80} << 20;  // past the mapping threshold (2 MiB)
   Tensor host = Tensor::empty({n}, DType::u8, pinned_host_allocator());
   cudaPointerAttributes attributes{};
   ASSERT_EQ(cudaPointerGetAttributes(&attributes, host.data()), cudaSuccess);
@@ -157,7 +157,7 @@ TEST(PinnedAllocator, LargeBlocksAreRegisteredMappings) {
   zero_bytes(device.data(), device.device(), static_cast<size_t>(n), Stream{});
   std::memset(host.data(), 7, static_cast<size_t>(n));
   host.copy_from(device);
-  synchronize(Stream{});
+  synchronize_device(Device::cuda(0));
   const auto* bytes = static_cast<const uint8_t*>(host.data());
   EXPECT_EQ(bytes[0], 0);
   EXPECT_EQ(bytes[n / 2], 0);

@@ -124,7 +124,9 @@ TEST(Faults, InjectedLeakShowsInTheLoggedHostMemory) {
   c.steps = 6;
   c.reporting.save_every = 0;
   c.reporting.log_every = 1;
-  constexpr int64_t kLeak = int64_t{16} << 20;
+  // Large against what else the process frees meanwhile (the resident set moves by tens of MB
+  // on a GPU run); the heap's in-use bytes below are the exact measure.
+  constexpr int64_t kLeak = int64_t{64} << 20;
   const ScopedEnv env("ZT_FAULT_LEAK_BYTES", std::to_string(kLeak));
   train::train(c);
   const std::vector<std::string> lines = test::text_lines(c.paths.out / "metrics.jsonl");
@@ -133,7 +135,7 @@ TEST(Faults, InjectedLeakShowsInTheLoggedHostMemory) {
   const nlohmann::json last = nlohmann::json::parse(lines.back());
   const double leaked_gib = 5.0 * static_cast<double>(kLeak) / (1 << 30);
   EXPECT_GE(last["host_rss_gib"].get<double>() - first["host_rss_gib"].get<double>(),
-            0.9 * leaked_gib);
+            0.75 * leaked_gib);
   if (!first["heap_in_use_gib"].is_null()) {
     EXPECT_GE(last["heap_in_use_gib"].get<double>() - first["heap_in_use_gib"].get<double>(),
               leaked_gib);

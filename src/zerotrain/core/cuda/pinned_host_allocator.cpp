@@ -24,8 +24,10 @@ namespace {
 // transparent huge pages, faulted in by half the host cores without any CUDA call (the loop runs
 // on), then registered whole with cudaHostRegister, the one call under the lock: 1.2 s in all for
 // 16 GiB, of which the loop waited 0.38 s; device-to-host copies into it run at the same 55 GB/s.
-// Whole, because one copy may not span two registrations.
-constexpr size_t kMappedBytes = size_t{64} << 20;
+// Whole, because one copy may not span two registrations. From 2 MiB up: a 1B model's shard has
+// hundreds of pieces of 4-64 MiB (4.2 GB in all), and made by cudaHostAlloc they still held the
+// loop up for about 2 s in all.
+constexpr size_t kMappedBytes = size_t{2} << 20;
 constexpr size_t kPageBytes = 4096;
 
 // nullptr (and why in `error`) when the mapping or the registration is refused.
