@@ -1,15 +1,18 @@
 // Helpers of the zero.Init tests (tests/zero/test_shard_init.cpp, tests/mpi/test_zero_init.cpp):
 // a model big enough that every rank of 4 owns part of most blocks, a saved checkpoint of it, and
 // the value shards of one rank built both ways: the full model cut by ParamGroup::materialize
-// (the path without zero.Init) and zero.Init's build_value_shard. Header-only: both test binaries
-// use it.
+// (the path without zero.Init) and zero.Init's build_value_shard; the losses of a run's
+// metrics.jsonl (the trainer tests of test_shard_init.cpp and test_values_in_place.cpp).
+// Header-only: both test binaries use it.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -20,7 +23,16 @@
 
 namespace zt::test {
 
-inline constexpr uint64_t kZeroInitSeed = 21;  // the seeded init; checkpoints use another seed
+inline constexpr uint64_t kZeroInitSeed = 21;
+
+// The "loss" of every line of a metrics.jsonl, in order.
+inline std::vector<double> losses_of(const std::filesystem::path& metrics) {
+  std::vector<double> out;
+  std::ifstream in(metrics);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.push_back(nlohmann::json::parse(line).at("loss").get<double>());
+  return out;
+}  // the seeded init; checkpoints use another seed
 
 // vocab 512, hidden 64, intermediate 128, 2 layers: blocks of 33k-37k elements (several norm
 // chunks of 4096), gpt2 with tied embeddings.

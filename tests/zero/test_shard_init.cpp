@@ -124,14 +124,6 @@ TEST(ZeroShardInit, Stage3EngineBuildsTheSameShardsWithZeroInit) {
   }
 }
 
-std::vector<double> losses_of(const fs::path& metrics) {
-  std::vector<double> out;
-  std::ifstream in(metrics);
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) out.push_back(nlohmann::json::parse(line).at("loss").get<double>());
-  return out;
-}
-
 TEST(ZeroShardInit, TrainerStage3WithZeroInitFromACheckpointMatchesStage0) {
   const test::TempDir dir;
   const nn::ModelConfig mc = test::tiny_config(nn::Family::llama);
@@ -156,10 +148,10 @@ TEST(ZeroShardInit, TrainerStage3WithZeroInitFromACheckpointMatchesStage0) {
   c.zero.zero_init = false;
   c.paths.out = dir / "stage3_full";
   EXPECT_TRUE(train::train(c).zero_init.empty());
-  const std::vector<double> ref = losses_of(dir / "stage0" / "metrics.jsonl");
+  const std::vector<double> ref = test::losses_of(dir / "stage0" / "metrics.jsonl");
   ASSERT_EQ(ref.size(), 2u);
-  EXPECT_EQ(losses_of(dir / "stage3" / "metrics.jsonl"), ref);
-  EXPECT_EQ(losses_of(dir / "stage3_full" / "metrics.jsonl"), ref);
+  EXPECT_EQ(test::losses_of(dir / "stage3" / "metrics.jsonl"), ref);
+  EXPECT_EQ(test::losses_of(dir / "stage3_full" / "metrics.jsonl"), ref);
   EXPECT_TRUE(test::read_bytes(dir / "stage3" / "model" / "model.safetensors") ==
               test::read_bytes(dir / "stage0" / "model" / "model.safetensors"));
 }

@@ -149,14 +149,6 @@ TEST(ValuesInPlaceCuda, StagesZeroToTwoOnAGpuHoldTheBitsCopiedInOnTheHost) {
     }
 }
 
-std::vector<double> losses_of(const fs::path& metrics) {
-  std::vector<double> out;
-  std::ifstream in(metrics);
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) out.push_back(nlohmann::json::parse(line).at("loss").get<double>());
-  return out;
-}
-
 // A seeded run builds its values in place; a checkpoint of the same values (written in f32, so
 // exactly) goes through the model's values and materialize(). Both train to the same bits.
 TEST(ValuesInPlace, TrainerSeededRunMatchesTheSameValuesLoaded) {
@@ -187,9 +179,9 @@ TEST(ValuesInPlace, TrainerSeededRunMatchesTheSameValuesLoaded) {
     c.paths.model = dir / "weights";
     c.paths.out = dir / loaded;
     const train::TrainSummary l = train::train(c);
-    const std::vector<double> ref = losses_of(dir / loaded / "metrics.jsonl");
+    const std::vector<double> ref = test::losses_of(dir / loaded / "metrics.jsonl");
     ASSERT_EQ(ref.size(), 3u);
-    EXPECT_EQ(losses_of(dir / seeded / "metrics.jsonl"), ref) << "stage " << stage;
+    EXPECT_EQ(test::losses_of(dir / seeded / "metrics.jsonl"), ref) << "stage " << stage;
     EXPECT_TRUE(test::read_bytes(dir / seeded / "model" / "model.safetensors") ==
                 test::read_bytes(dir / loaded / "model" / "model.safetensors"))
         << "stage " << stage;
