@@ -8,12 +8,11 @@
 #          asynchronous save blocks training against the device-to-host copy, the background
 #          write rate against the disk's raw write rate measured here (dd, fsync), a resume's
 #          read against the raw read rate (dd, O_DIRECT), the cost of --checkpoint-weights, and consolidation's peak RSS
-#   load3b the 3B shape's checkpoint read back and verified from a cold page cache, against dd
 #   firststeps  the first 20 steps of the 1B shape by train_bench (no checkpoint) and by zerotrain
 #          train (its save buffers made in the background from the start), step by step
 #   hf     tools/parity/check_consolidate.py with zerotrain's forward on the GPU: consolidated
 #          checkpoints load in the machine's transformers with the same logits
-# Usage: ZT_COMMIT=<sha> tools/device_run_checkpoint.sh [tests] [ckpt] [load3b] [firststeps] [hf]; results
+# Usage: ZT_COMMIT=<sha> tools/device_run_checkpoint.sh [tests] [ckpt] [firststeps] [hf]; results
 # under $OUT.
 set -uo pipefail
 source tools/device_env.sh
@@ -87,36 +86,6 @@ PY
   run ckpt_3b --model "$cfg3" --seq-len 4096 --micro-batch 1 --steps 8 --keep-checkpoints 1
   du -sb "$work/ckpt_3b/checkpoints" | tee -a "$OUT/ckpt_3b.log"
   rm -rf "$work/ckpt_3b"
-fi
-
-if [[ "$parts" == *" load3b "* ]]; then
-  echo "== 3B: 4 steps and the final save (45 GB), then the checkpoint read back by"
-  echo "   \`checkpoint inspect --verify\` (a resume's read and checksum path) from a cold page cache;"
-  echo "   a resume itself would save 45 GB more, which this 64 GB disk cannot hold beside the first"
-  cfg3="$work/llama3.2_3b.json"
-  python3 - tests/data/configs/llama3.2_1b_instruct.json "$cfg3" <<'PY'
-import json, sys
-c = json.load(open(sys.argv[1]))
-c.update(hidden_size=3072, intermediate_size=8192, num_hidden_layers=28, num_attention_heads=24,
-         num_key_value_heads=8, head_dim=128)
-json.dump(c, open(sys.argv[2], "w"))
-PY
-  dd if=/dev/zero of="$work/raw.bin" bs=64M count=128 conv=fsync 2>&1 | tail -1 | tee "$OUT/load3b_raw_write.txt"
-  sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null && echo "page cache dropped" || echo "page cache NOT dropped"
-  dd if="$work/raw.bin" of=/dev/null bs=64M iflag=direct 2>&1 | tail -1 | tee "$OUT/load3b_raw_read.txt"
-  rm -f "$work/raw.bin"
-  timeout 300 "$bin/zerotrain" train --init random --data .carry/kjv.bin --device cuda --dtype bf16 \
-    --model "$cfg3" --seq-len 4096 --micro-batch 1 --steps 4 --log-every 2 --keep-checkpoints 1 \
-    --out "$work/c3" > "$OUT/load3b_train.log" 2>&1
-  echo "rc $?" >> "$OUT/load3b_train.log"
-  grep -E "checkpoint saves|rc " "$OUT/load3b_train.log" | cut -c1-300
-  sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null && echo "page cache dropped" || echo "page cache NOT dropped"
-  /usr/bin/time -f "verify wall %e s, peak RSS %M KB" "$bin/zerotrain" checkpoint inspect --verify \
-    "$work/c3" > "$OUT/load3b_verify.log" 2>&1
-  echo "rc $?" >> "$OUT/load3b_verify.log"
-  tail -4 "$OUT/load3b_verify.log"
-  du -sb "$work/c3/checkpoints"
-  rm -rf "$work/c3"
 fi
 
 if [[ "$parts" == *" firststeps "* ]]; then
