@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include "zerotrain/core/error.h"
-#include "zerotrain/core/files.h"
 #include "zerotrain/core/io_error.h"
 
 namespace zt::checkpoint {
@@ -61,7 +60,6 @@ void CheckpointReader::verify(const Located& piece) {
     throw FormatError(kComponent, str(where, " holds ", e.numel(), " elements (", e.nbytes(),
                                       " bytes), the manifest says ", n, " ",
                                       dtype_name(piece.tensor.dtype)));
-  MappedFile::read_ahead(f.data(e), e.nbytes());  // the checksum's threads then find it read
   const uint32_t crc = crc32_of(f.data(e), e.nbytes());
   if (crc != piece.tensor.crc32)
     throw FormatError(kComponent, str(where, " fails its checksum (CRC-32 ", crc32_hex(crc),

@@ -8,7 +8,6 @@
 
 #include <atomic>
 #include <cerrno>
-#include <cstdint>
 #include <utility>
 
 #include "zerotrain/core/io_error.h"
@@ -49,14 +48,6 @@ MappedFile::MappedFile(const std::filesystem::path& path) : path_(path) {
   void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
   if (p == MAP_FAILED) throw_errno(kComponent, "cannot mmap", path);
   data_ = static_cast<const std::byte*>(p);
-}
-
-void MappedFile::read_ahead(const void* p, size_t n) {
-  if (n == 0) return;
-  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const auto begin = reinterpret_cast<uintptr_t>(p) / page * page;
-  const auto end = reinterpret_cast<uintptr_t>(p) + n;
-  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_WILLNEED);
 }
 
 MappedFile::~MappedFile() {

@@ -26,11 +26,6 @@ class MappedFile {
   const std::byte* data() const { return data_; }
   size_t size() const { return size_; }
   const std::filesystem::path& path() const { return path_; }
-  // Asks the kernel to read [p, p + n) of the mapping ahead, in large requests, before the pages
-  // are touched (MADV_WILLNEED): a pass over a large tensor by several threads, each faulting its
-  // own chunk, otherwise reads the disk in small scattered requests. Advice only: ignored where
-  // refused.
-  static void read_ahead(const void* p, size_t n);
 
  private:
   void release() noexcept;
