@@ -271,7 +271,7 @@ def window_loss_sum(model, windows, device, batch_pieces=64):
     return total, count
 
 
-def trainer_run(a, base_dir, rows, order, eval_windows, sizes):
+def trainer_run(a, base_dir, rows, order, eval_windows):
     import torch
     import transformers
     from transformers import AutoModelForCausalLM, Trainer, TrainerCallback, TrainingArguments
@@ -328,7 +328,7 @@ def trainer_run(a, base_dir, rows, order, eval_windows, sizes):
             self.last = time.time() if spent else now
 
     args = TrainingArguments(
-        output_dir=str(a.work / "trainer"), per_device_train_batch_size=sizes["micro_batch"],
+        output_dir=str(a.work / "trainer"), per_device_train_batch_size=a.micro_batch,
         max_steps=a.steps, learning_rate=a.lr, lr_scheduler_type="constant", weight_decay=0.0, adam_beta1=0.9,
         adam_beta2=0.999, adam_epsilon=1e-8, max_grad_norm=1.0, bf16=device.type == "cuda",
         logging_steps=1, save_strategy="no", report_to=[], seed=a.seed, dataloader_num_workers=0,
@@ -413,8 +413,7 @@ def run(a):
         run_["evals"].insert(0, {"step": 0, "eval_loss": zt_base_eval})
 
     # 4. The Trainer on the same rows in the same order.
-    sizes = {"micro_batch": a.micro_batch}
-    hf = trainer_run(a, base, rows, order, eval_windows, sizes)
+    hf = trainer_run(a, base, rows, order, eval_windows)
 
     # Trained tokens per step: the padded rows' unmasked targets (both padded runs); packed rows'
     # are counted from the windows zerotrain's packed loader visits.
