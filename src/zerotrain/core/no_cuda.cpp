@@ -1,6 +1,7 @@
 // CPU-only build: the CUDA entry points of core/ either work on the host or throw DeviceError.
 #include <cstring>
 
+#include "zerotrain/core/profile_range.h"
 #include "zerotrain/core/tensor.h"
 
 namespace zt {
@@ -18,6 +19,9 @@ size_t cuda_device_memory(int) {
 
 void synchronize(Stream) {}
 void synchronize_device(Device) {}
+
+void profile_range_push(const char*) {}
+void profile_range_pop() {}
 
 void copy_bytes(void* dst, Device dst_dev, const void* src, Device src_dev, size_t n, Stream) {
   if (n == 0) return;

@@ -1,7 +1,9 @@
 // Forward/backward over the blocks with optional activation checkpointing (see block_runner.h).
+// Each block's forward, backward and recomputation is a profiler range named after the block.
 #include "zerotrain/nn/block_runner.h"
 
 #include "zerotrain/core/error.h"
+#include "zerotrain/core/profile_range.h"
 #include "zerotrain/nn/decoder_layer.h"
 
 namespace zt::nn {
@@ -18,6 +20,7 @@ Tensor BlockRunner::forward(const StepContext& ctx) {
   inputs_.assign(blocks_.size(), Tensor{});
   Tensor x;
   for (size_t i = 0; i < blocks_.size(); ++i) {
+    const ProfileRange range("forward " + blocks_[i]->name());
     if (hooks_.before_forward) hooks_.before_forward(i);
     Tensor y = blocks_[i]->forward(x, ctx);
     if (hooks_.after_forward) hooks_.after_forward(i);
@@ -36,8 +39,10 @@ void BlockRunner::backward(const StepContext& ctx) {
   forward_done_ = false;
   Tensor dy;
   for (size_t i = blocks_.size(); i-- > 0;) {
+    const ProfileRange range("backward " + blocks_[i]->name());
     if (hooks_.before_backward) hooks_.before_backward(i);
     if (checkpointed(i)) {
+      const ProfileRange recompute("recompute " + blocks_[i]->name());
       blocks_[i]->forward(inputs_[i], ctx);  // rebuild the saved activations
       inputs_[i] = {};
     }

@@ -17,6 +17,7 @@
 #include "zerotrain/core/error.h"
 #include "zerotrain/core/io_error.h"
 #include "zerotrain/core/process_clock.h"
+#include "zerotrain/core/profile_range.h"
 #include "zerotrain/core/stream.h"
 #include "zerotrain/data/data_loader.h"
 #include "zerotrain/io/hf_config.h"
@@ -355,11 +356,15 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   };
   for (int64_t step = resumed.step; step < c.steps; ++step) {
     where = str("step ", step + 1);
+    const ProfileRange step_range(where);
     memory.begin_step(step + 1);
     engine->zero_grad();
     double loss = 0;  // each micro-batch's share of the global mean loss, summed
     const double loss_scale = scaler ? scaler->scale() : 1.0;
-    const std::vector<data::Batch> batches = next_batches(*loader, c.data.grad_accum);
+    const std::vector<data::Batch> batches = [&] {
+      const ProfileRange range("next batches");
+      return next_batches(*loader, c.data.grad_accum);
+    }();
     // See [Note: loss normalisation] in nn/head_block.h and [Note: data-parallel step]: the summed
     // gradients are loss_scale x those of the global batch's loss.
     ctx.num_items_in_batch = global_loss_targets(batches, *engine);
@@ -378,7 +383,10 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
       loss += micro_loss.to_floats(stream)[0];
       interval_tokens += batch.rows * c.data.seq_len;
     }
-    engine->finish_gradient_sync();
+    {
+      const ProfileRange range("finish gradient sync");
+      engine->finish_gradient_sync();
+    }
     ctx.num_items_in_batch = -1;  // the count and the documents were this step's batches' only
     ctx.documents = {};
     inject_gradient_fault(injected, step + 1, *engine, stream);
@@ -397,7 +405,10 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
     const double lr = scheduler->lr();
     if (const auto betas = scheduler->betas())
       engine->set_betas(static_cast<float>(betas->beta1), static_cast<float>(betas->beta2));
-    if (plan.update) engine->step(static_cast<float>(lr), plan.grad_scale);
+    if (plan.update) {
+      const ProfileRange range("optimizer step");
+      engine->step(static_cast<float>(lr), plan.grad_scale);
+    }
     if (plan.step_scheduler) scheduler->step();
     if (!plan.update) {
       ++interval_skipped;
