@@ -55,6 +55,12 @@ def cases():
                   "chat_template:1:13: integer \"5555"),
         chat_case("huge_integer", {"chat_template": "{{ " + "9" * 30 + " }}"},
                   "chat_template:1:4: integer \"9999"),
+        # Found by fuzzing: integer arithmetic past 64 bits overflowed (undefined behaviour). The
+        # one record is skipped, and a prepare that skipped every record is an error.
+        chat_case("integer_power_overflow", {"chat_template": "{{ 13888 ** 8 }}"},
+                  "chat_template:1:4: integer overflow in 13888 ** 8 (template integers are 64-bit)"),
+        chat_case("integer_product_overflow", {"chat_template": "{{ 3037000500 * 3037000500 }}"},
+                  "integer overflow in 3037000500 * 3037000500"),
         chat_case("deep_template", {"chat_template": "{{ " + "(" * 5000 + "1" + ")" * 5000 + " }}"},
                   "expression nested deeper than 200 levels"),
         chat_case("parquet_name", {"chat_template": "x"}, "Parquet is not supported",

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 
 #include "zerotrain/core/error.h"
 #include "zerotrain/data/chat_template_builtins.h"
@@ -186,7 +187,10 @@ TemplateValue apply_filter(const std::string& name, const TemplateValue& v,
     return TemplateValue::of(v.is_number() || v.is(Kind::Bool) ? as_number(v) : 0.0);
   }
   if (name == "abs") {
-    if (v.is(Kind::Int)) return TemplateValue::of(v.integer < 0 ? -v.integer : v.integer);
+    if (v.is(Kind::Int)) {
+      if (v.integer == INT64_MIN) fail("integer overflow in abs (template integers are 64-bit)");
+      return TemplateValue::of(v.integer < 0 ? -v.integer : v.integer);
+    }
     return TemplateValue::of(std::fabs(as_number(v)));
   }
   if (name == "list") return TemplateValue::of(iterate(v));

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 
 #include "zerotrain/data/chat_template_builtins.h"
@@ -264,8 +265,19 @@ class Renderer {
     auto integer = [](const TemplateValue& v) {
       return v.is(Kind::Bool) ? int64_t{v.boolean} : v.integer;
     };
+    // Python's integers are unbounded; ours are 64 bits, and a result past them is an error.
+    auto checked = [&](bool overflowed, int64_t value) {
+      if (overflowed)
+        fail(pos, str("integer overflow in ", integer(l), " ", op, " ", integer(r),
+                      " (template integers are 64-bit)"));
+      return TemplateValue::of(value);
+    };
     if (op == "+") {
-      if (ints) return TemplateValue::of(integer(l) + integer(r));
+      int64_t sum = 0;
+      if (ints) {
+        const bool overflowed = __builtin_add_overflow(integer(l), integer(r), &sum);
+        return checked(overflowed, sum);
+      }
       if (nums) return TemplateValue::of(num(l) + num(r));
       if (l.is(Kind::String) && r.is(Kind::String)) return TemplateValue::of(l.text + r.text);
       if (l.is(Kind::List) && r.is(Kind::List)) {
@@ -274,10 +286,18 @@ class Renderer {
         return TemplateValue::of(std::move(out));
       }
     } else if (op == "-") {
-      if (ints) return TemplateValue::of(integer(l) - integer(r));
+      int64_t difference = 0;
+      if (ints) {
+        const bool overflowed = __builtin_sub_overflow(integer(l), integer(r), &difference);
+        return checked(overflowed, difference);
+      }
       if (nums) return TemplateValue::of(num(l) - num(r));
     } else if (op == "*") {
-      if (ints) return TemplateValue::of(integer(l) * integer(r));
+      int64_t product = 0;
+      if (ints) {
+        const bool overflowed = __builtin_mul_overflow(integer(l), integer(r), &product);
+        return checked(overflowed, product);
+      }
       if (nums) return TemplateValue::of(num(l) * num(r));
       const TemplateValue& seq = l.is(Kind::Int) ? r : l;
       const TemplateValue& times = l.is(Kind::Int) ? l : r;
@@ -295,6 +315,7 @@ class Renderer {
         if (op == "/") return TemplateValue::of(num(l) / num(r));
         if (ints) {
           const int64_t a = integer(l), b = integer(r);
+          if (a == INT64_MIN && b == -1) return checked(true, 0);  // the one quotient past int64
           int64_t q = a / b, m = a % b;
           if (m != 0 && ((m < 0) != (b < 0))) {
             --q;
@@ -307,10 +328,14 @@ class Renderer {
       }
     } else if (op == "**") {
       if (ints && integer(r) >= 0) {
-        int64_t out = 1;
-        for (int64_t i = 0; i < integer(r) && i < 64; ++i)
-          out *= integer(l);
-        return TemplateValue::of(out);
+        // Square-and-multiply: at most 63 squarings before any base above 1 overflows.
+        int64_t out = 1, base = integer(l);
+        bool overflowed = false;
+        for (int64_t e = integer(r); e > 0 && !overflowed; e >>= 1) {
+          if (e & 1) overflowed = __builtin_mul_overflow(out, base, &out);
+          if (e > 1 && !overflowed) overflowed = __builtin_mul_overflow(base, base, &base);
+        }
+        return checked(overflowed, out);
       }
       if (nums) return TemplateValue::of(std::pow(num(l), num(r)));
     }

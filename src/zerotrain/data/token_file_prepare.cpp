@@ -198,6 +198,8 @@ PrepareSummary prepare_token_file(const Tokenizer& tokenizer, const PrepareOptio
   }
   PrepareSummary summary;
   summary.input_bytes = total_input_bytes(options.inputs);
+  uint64_t written = 0;
+  std::string first_skipped;  // where and why the first malformed record was skipped
 
   std::optional<uint32_t> eos;
   if (options.append_eos) {
@@ -265,13 +267,14 @@ PrepareSummary prepare_token_file(const Tokenizer& tokenizer, const PrepareOptio
     for (size_t i = 0; i < ids.size(); ++i) {
       if (jsonl && !skipped[i].empty()) {
         ++summary.skipped_records;
-        if (options.report_skipped) {
-          const PendingDocument& doc = chunk.docs[i];
-          options.report_skipped(
-              str(options.inputs[doc.input].string(), ":", doc.line, ": ", skipped[i]));
-        }
+        const PendingDocument& doc = chunk.docs[i];
+        const std::string where =
+            str(options.inputs[doc.input].string(), ":", doc.line, ": ", skipped[i]);
+        if (first_skipped.empty()) first_skipped = where;
+        if (options.report_skipped) options.report_skipped(where);
         continue;
       }
+      ++written;
       if (masked) {
         writer.write_document(ids[i], counts[i]);
       } else {
@@ -303,6 +306,10 @@ PrepareSummary prepare_token_file(const Tokenizer& tokenizer, const PrepareOptio
   }
   if (!chunk.docs.empty() || chunk.bytes > 0) encode_chunk(chunk);
 
+  // Records that were all malformed leave nothing to train on: an error, and no output file.
+  if (written == 0 && summary.skipped_records > 0)
+    throw ValueError("data", str("every record was skipped as malformed (", summary.skipped_records,
+                                 " of ", summary.skipped_records, "); the first: ", first_skipped));
   summary.header = writer.finish();
   summary.documents = summary.header.num_documents;
   summary.target_tokens = writer.target_tokens();
