@@ -281,6 +281,8 @@ struct Bench {
     for (AttentionPass pass : {AttentionPass::forward, AttentionPass::backward})
       if (why_not.empty()) why_not = cuda::cudnn_attention_prepare(q, k, opt, pass);
     if (why_not.empty()) {
+      std::printf("  attention cudnn: cuDNN %lld at run time\n",
+                  static_cast<long long>(cuda::cudnn_runtime_version()));
       add({"attention_fwd cudnn", shape, "bf16", 0, 0, fwd},
           [&] { cuda::cudnn_attention_forward(q, k, v, o, lse, opt, s); });
       add({"attention_bwd cudnn", shape, "bf16", 0, 0, 2.5 * fwd},

@@ -31,8 +31,11 @@ namespace {
 void report_fallback(const std::string& why) {
   static std::atomic<bool> reported{false};
   if (reported.exchange(true)) return;
+  std::string line = why;
+  for (char& c : line)
+    if (c == '\n' || c == '\r') c = ' ';
   std::fprintf(stderr, "[attention] cuDNN attention unavailable, using zerotrain's kernels: %s\n",
-               why.c_str());
+               line.c_str());
 }
 
 }  // namespace

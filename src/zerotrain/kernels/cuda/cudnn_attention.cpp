@@ -31,15 +31,16 @@ namespace zt::kernels::cuda {
 //             P = exp S; dV = P^T dO; dS = scale P (dO V^T - Dsum); dK = dS^T Q; dQ = dS K.
 //             With grouped heads, dK and dV are made per query head and summed over each group
 //             by a reduction in the graph.
-// Determinism: cuDNN's default backward accumulates dQ into a f32 buffer with atomics
-// (cudnn-frontend's graph then carries a non-virtual dQ accumulator and an identity to dQ). Writing
-// dQ directly from the matmul, as this graph does, selects the backward that keeps dP in the
-// workspace (b * h * s * s * 2 bytes) and computes dQ with an ordered GEMM: the form cudnn-frontend
-// forces for its deterministic backward on Hopper (scaled_dot_product_flash_attention.h,
-// "use_dp_workspace" under is_deterministic_algorithm). Engines noted NONDETERMINISTIC are skipped
-// as well. tests/kernels/test_attention_cudnn.cpp runs the backward twice and compares bitwise.
-// Up to cuDNN 9.15 the backward needs a padding mask when S is not a multiple of 128 (the
-// workaround cudnn-frontend applies up to 9.15): per-batch lengths, all S, bound the matmuls and
+// Determinism: the backward cudnn-frontend draws by default accumulates dQ in a f32 buffer of its
+// workspace (a non-virtual f32 dQ accumulator, then an identity to dQ), with atomics: not bitwise
+// repeatable. For its deterministic backward on Hopper (is_deterministic_algorithm) it draws dQ
+// straight from the dS K matmul instead ("use_dp_workspace" in
+// include/cudnn_frontend/node/scaled_dot_product_flash_attention.h), which makes cuDNN pick the
+// backward that keeps dP in its workspace (about b * h * s * s * 2 bytes) rather than accumulating
+// dQ. This graph is that one; engines cuDNN notes as NONDETERMINISTIC are skipped as well, and
+// tests/kernels/test_attention_cudnn.cpp runs the backward twice and compares bitwise.
+// Up to cuDNN 9.15.0 the backward needs a padding mask when S is not a multiple of 128 (the
+// workaround cudnn-frontend applies up to 9.15.0): per-batch lengths, all S, bound the matmuls and
 // mask the scores.
 
 namespace {
@@ -290,9 +291,9 @@ ExecutionPlan build_backward(cudnn::DeviceHandle& h, const PlanKey& p, bool padd
   return g.build_plan(true, pass_name(p.pass));
 }
 
-// The backward's padding-mask workaround applies up to cuDNN 9.15 when S is not a multiple of 128.
+// The backward's padding-mask workaround: up to cuDNN 9.15.0, when S is not a multiple of 128.
 bool needs_padding_workaround(const PlanKey& p) {
-  return p.pass == AttentionPass::backward && p.S % 128 != 0 && cudnn::runtime_version() < 91600;
+  return p.pass == AttentionPass::backward && p.S % 128 != 0 && cudnn::runtime_version() <= 91500;
 }
 
 struct PlanCache {
