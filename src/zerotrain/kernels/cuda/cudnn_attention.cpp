@@ -384,6 +384,8 @@ std::string cudnn_attention_unsupported(const Tensor& q, const Tensor& k,
   if (!aligned16(q) || !aligned16(k)) return "q or k does not start on a 16-byte boundary";
   const int64_t version = cudnn::runtime_version();
   if (version < 90000) return str("cuDNN ", version, " at run time (9.0 or later needed)");
+  if (version == 91000 || version == 91001)
+    return str("cuDNN ", version, " at run time (its bf16/f16 attention has known bugs)");
   const int major = compute_capability_major(q.device());
   if (major < 8) return str("compute capability ", major, ".x (8.0 or later needed)");
   return "";

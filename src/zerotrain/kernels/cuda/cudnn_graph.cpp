@@ -319,6 +319,10 @@ ExecutionPlan GraphBuilder::build_plan(bool deterministic, const char* graph_nam
                                                str("execution plan ", graph_name));
       try {
         facts = engine_facts(cfg.get());
+      } catch (const BackendError& e) {
+        debug_line(str("engine facts unreadable, taking the configuration as it is: ", e.what()));
+      }
+      try {
         if (deterministic && facts.nondeterministic) {
           refusals.push_back(str("engine ", facts.index, ": nondeterministic"));
           continue;
