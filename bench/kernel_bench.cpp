@@ -384,6 +384,15 @@ int main(int argc, char** argv) {
         if (const Row* r = find(b.rows, k))
           target(std::string(k) + "_over_copy_bw", r->gbps() / cp->gbps(), 0.70);
     }
+    // Issue 14's attention targets (1x4096x32x128 causal bf16): forward, and forward + backward.
+    for (const char* path : {"cudnn", "native"}) {
+      const Row* f = find(b.rows, str("attention_fwd ", path));
+      const Row* bw = find(b.rows, str("attention_bwd ", path));
+      if (!b.big || !f || !bw) continue;
+      target(str("attention_fwd_", path, "_tflops"), f->tflops(), 500);
+      target(str("attention_fwd_bwd_", path, "_tflops"),
+             (f->flops + bw->flops) / ((f->ms + bw->ms) * 1e-3) / 1e12, 420);
+    }
     if (!json_path.empty()) {
       std::ofstream(json_path) << j.dump(2) << "\n";
       std::printf("wrote %s\n", json_path.c_str());
