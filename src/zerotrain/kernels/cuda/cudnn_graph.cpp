@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 
 #include "zerotrain/core/cuda/cuda_check.h"
 #include "zerotrain/core/error.h"
@@ -133,14 +134,16 @@ DeviceHandle& handle_for(Device d) {
 
 int64_t GraphBuilder::tensor(int64_t uid, const TensorSpec& spec, const char* name) {
   if (debug_enabled()) {
-    std::string dims, strides;
-    for (size_t i = 0; i < spec.dims.size(); ++i) {
-      dims += (i ? "," : "") + std::to_string(spec.dims[i]);
-      strides += (i ? "," : "") + std::to_string(spec.strides[i]);
-    }
-    debug_line(str("tensor ", name, ": id ", uid, " dims [", dims, "] strides [", strides,
-                   "] type ", static_cast<int>(spec.type), spec.is_virtual ? " virtual" : "",
-                   spec.by_value ? " by value" : ""));
+    std::ostringstream line;
+    line << "tensor " << name << ": id " << uid << " dims";
+    for (int64_t d : spec.dims)
+      line << ' ' << d;
+    line << ", strides";
+    for (int64_t st : spec.strides)
+      line << ' ' << st;
+    line << ", type " << static_cast<int>(spec.type) << (spec.is_virtual ? ", virtual" : "")
+         << (spec.by_value ? ", by value" : "");
+    debug_line(line.str());
   }
   if (tensor_index_.count(uid))
     throw Error("cudnn", str("internal: tensor id ", uid, " (", name, ") used twice"));
