@@ -12,6 +12,10 @@
 #include "bench/bench_harness.h"
 #include "zerotrain/core/tensor.h"
 #include "zerotrain/kernels/attention.h"
+#if ZT_WITH_CUDA
+#include "zerotrain/kernels/cuda/attention.h"
+#include "zerotrain/kernels/cuda/cudnn_attention.h"
+#endif
 #include "zerotrain/kernels/cast.h"
 #include "zerotrain/kernels/cross_entropy.h"
 #include "zerotrain/kernels/elementwise.h"
@@ -261,12 +265,36 @@ struct Bench {
            dk = Tensor::empty(k.shape(), DType::bf16, dev, s);
     Tensor dv = Tensor::empty(v.shape(), DType::bf16, dev, s);
     // Causal attention FLOPs as ../shared/DEVICE.md counts them: 4 S^2 D H / 2 forward, x2.5
-    // backward.
+    // backward. On CUDA both paths run, each line labelled: cuDNN's fused attention and ours.
     const double fwd = 4.0 * S * S * D * Hq / 2 * B;
-    add({"attention_fwd", dims({B, S, Hq, D}), "bf16", 0, 0, fwd},
-        [&] { attention_forward(q, k, v, o, lse, {}, s); });
-    add({"attention_bwd", dims({B, S, Hq, D}), "bf16", 0, 0, 2.5 * fwd},
-        [&] { attention_backward(q, k, v, o, lse, dout, dq, dk, dv, {}, s); });
+    const std::string shape = dims({B, S, Hq, D});
+    if (dev.is_cpu()) {
+      add({"attention_fwd cpu", shape, "bf16", 0, 0, fwd},
+          [&] { attention_forward(q, k, v, o, lse, {}, s); });
+      add({"attention_bwd cpu", shape, "bf16", 0, 0, 2.5 * fwd},
+          [&] { attention_backward(q, k, v, o, lse, dout, dq, dk, dv, {}, s); });
+      return;
+    }
+#if ZT_WITH_CUDA
+    const AttentionOptions opt{1.0f / std::sqrt(static_cast<float>(D)), 0, {}};
+    std::string why_not = cuda::cudnn_attention_unsupported(q, k, opt);
+    for (AttentionPass pass : {AttentionPass::forward, AttentionPass::backward})
+      if (why_not.empty()) why_not = cuda::cudnn_attention_prepare(q, k, opt, pass);
+    if (why_not.empty()) {
+      std::printf("  attention cudnn: cuDNN %lld at run time\n",
+                  static_cast<long long>(cuda::cudnn_runtime_version()));
+      add({"attention_fwd cudnn", shape, "bf16", 0, 0, fwd},
+          [&] { cuda::cudnn_attention_forward(q, k, v, o, lse, opt, s); });
+      add({"attention_bwd cudnn", shape, "bf16", 0, 0, 2.5 * fwd},
+          [&] { cuda::cudnn_attention_backward(q, k, v, o, lse, dout, dq, dk, dv, opt, s); });
+    } else {
+      std::printf("  attention cudnn skipped: %s\n", why_not.c_str());
+    }
+    add({"attention_fwd native", shape, "bf16", 0, 0, fwd},
+        [&] { cuda::native_attention_forward(q, k, v, o, lse, opt, s); });
+    add({"attention_bwd native", shape, "bf16", 0, 0, 2.5 * fwd},
+        [&] { cuda::native_attention_backward(q, k, v, o, lse, dout, dq, dk, dv, opt, s); });
+#endif
   }
 };
 
@@ -355,6 +383,15 @@ int main(int argc, char** argv) {
       for (const char* k : {"rmsnorm_fwd", "cast_f32_to_bf16", "cast_bf16_to_f32", "adamw"})
         if (const Row* r = find(b.rows, k))
           target(std::string(k) + "_over_copy_bw", r->gbps() / cp->gbps(), 0.70);
+    }
+    // Issue 14's attention targets (1x4096x32x128 causal bf16): forward, and forward + backward.
+    for (const char* path : {"cudnn", "native"}) {
+      const Row* f = find(b.rows, str("attention_fwd ", path));
+      const Row* bw = find(b.rows, str("attention_bwd ", path));
+      if (!b.big || !f || !bw) continue;
+      target(str("attention_fwd_", path, "_tflops"), f->tflops(), 500);
+      target(str("attention_fwd_bwd_", path, "_tflops"),
+             (f->flops + bw->flops) / ((f->ms + bw->ms) * 1e-3) / 1e12, 420);
     }
     if (!json_path.empty()) {
       std::ofstream(json_path) << j.dump(2) << "\n";

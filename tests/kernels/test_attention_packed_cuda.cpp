@@ -1,7 +1,8 @@
 // CUDA attention over packed rows (AttentionOptions::doc_starts) against the CPU kernel on the same
 // inputs: documents of 1 to a few hundred tokens crossing the 64/128-token tiles, window on and
 // off, f16/bf16 (tensor cores) and f32, head dims 32/64/128; and a packed run of one document per
-// row bitwise equal to the unpacked CUDA run. Skips without a GPU. CPU: test_attention_packed.cpp.
+// row bitwise equal to the unpacked run of our kernels (packed rows never go to cuDNN, which
+// ZT_ATTENTION=auto gives the unpacked case). Skips without a GPU. CPU: test_attention_packed.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +15,9 @@
 #include "support/test_util.h"
 #include "zerotrain/core/stream.h"
 #include "zerotrain/kernels/attention.h"
+#if ZT_WITH_CUDA
+#include "zerotrain/kernels/cuda/attention.h"
+#endif
 
 namespace zt {
 namespace {
@@ -24,18 +28,30 @@ struct Results {
   Tensor out, lse, dq, dk, dv;  // on the host
 };
 
+enum class Path { front_end, our_cuda_kernels };
+
 // Forward then backward on `dev` (doc_starts moved there); results copied back to the host.
-Results run_on(const test::AttentionInputs& p, Device dev, AttentionOptions opt) {
+// Path::our_cuda_kernels calls our CUDA kernels directly, whatever ZT_ATTENTION picks.
+Results run_on(const test::AttentionInputs& p, Device dev, AttentionOptions opt,
+               Path path = Path::front_end) {
   const DType dt = p.q.dtype();
   const auto& s = p.shape;
   if (opt.doc_starts.defined()) opt.doc_starts = opt.doc_starts.to(dev);
   Tensor q = p.q.to(dev), k = p.k.to(dev), v = p.v.to(dev), dout = p.dout.to(dev);
   Tensor out = Tensor::empty(q.shape(), dt, dev);
   Tensor lse = Tensor::empty({s.B, s.Hq, s.S}, DType::f32, dev);
-  kernels::attention_forward(q, k, v, out, lse, opt);
   Tensor dq = Tensor::empty(q.shape(), dt, dev), dk = Tensor::empty(k.shape(), dt, dev),
          dv = Tensor::empty(v.shape(), dt, dev);
-  kernels::attention_backward(q, k, v, out, lse, dout, dq, dk, dv, opt);
+  if (path == Path::front_end) {
+    kernels::attention_forward(q, k, v, out, lse, opt);
+    kernels::attention_backward(q, k, v, out, lse, dout, dq, dk, dv, opt);
+  } else {
+#if ZT_WITH_CUDA
+    opt.scale = 1.0f / std::sqrt(static_cast<float>(s.D));  // the front-end's default, resolved
+    kernels::cuda::native_attention_forward(q, k, v, out, lse, opt, Stream{});
+    kernels::cuda::native_attention_backward(q, k, v, out, lse, dout, dq, dk, dv, opt, Stream{});
+#endif
+  }
   synchronize(Stream{});
   return {out.to(Device::cpu()), lse.to(Device::cpu()), dq.to(Device::cpu()), dk.to(Device::cpu()),
           dv.to(Device::cpu())};
@@ -87,7 +103,8 @@ TEST_P(AttentionPackedCuda, OneDocumentPerRowMatchesUnpackedBitwise) {
   const auto p = test::attention_inputs(2, 150, 4, 2, 64, 0, dt, 77);
   AttentionOptions opt;
   opt.doc_starts = Tensor::from_ints(std::vector<int64_t>(300, 0), {2, 150}, DType::i32);
-  const Results packed = run_on(p, Device::cuda(0), opt), plain = run_on(p, Device::cuda(0), {});
+  const Results packed = run_on(p, Device::cuda(0), opt),
+                plain = run_on(p, Device::cuda(0), {}, Path::our_cuda_kernels);
   EXPECT_TRUE(same_bytes(packed.out, plain.out));
   EXPECT_TRUE(same_bytes(packed.lse, plain.lse));
   EXPECT_TRUE(same_bytes(packed.dq, plain.dq));

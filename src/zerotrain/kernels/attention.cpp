@@ -84,6 +84,22 @@ AttentionOptions resolve(std::string_view op, const AttentionOptions& opt, const
 
 }  // namespace
 
+std::string attention_backend_name(const Tensor& q, const Tensor& k, const AttentionOptions& opt,
+                                   AttentionPass pass) {
+  constexpr std::string_view op = "attention_backend_name";
+  check_arg(op, "q", q, q, "q");
+  check_arg(op, "k", k, q, "q");
+  check_dtype(op, "q", q, kFloatTypes);
+  check_same_dtype(op, "q", q, "k", k);
+  check_qkv_shapes(op, q, "k", k);
+  if (!q.device().is_cuda()) return "cpu";
+#if ZT_WITH_CUDA
+  return cuda::attention_backend_name(q, k, resolve(op, opt, q), pass);
+#else
+  throw_no_cuda(op);
+#endif
+}
+
 void attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor& lse,
                        const AttentionOptions& opt, Stream stream) {
   constexpr std::string_view op = "attention_forward";

@@ -4,6 +4,8 @@
 // documents: AttentionOptions::doc_starts bounds each query's keys from below.
 #pragma once
 
+#include <string>
+
 #include "zerotrain/core/tensor.h"
 
 namespace zt::kernels {
@@ -29,5 +31,14 @@ void attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, Tensor
 void attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
                         const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv,
                         const AttentionOptions& opt = {}, Stream stream = {});
+
+enum class AttentionPass { forward, backward };
+
+// Which implementation runs this case: "cpu", "cudnn" (cuDNN's fused flash attention) or "native"
+// (zerotrain's CUDA kernels); on CUDA chosen by ZT_ATTENTION, see kernels/cuda/attention_select.h.
+// For a run header or a benchmark line; may build (and cache) the cuDNN plan.
+std::string attention_backend_name(const Tensor& q, const Tensor& k,
+                                   const AttentionOptions& opt = {},
+                                   AttentionPass pass = AttentionPass::forward);
 
 }  // namespace zt::kernels

@@ -1,7 +1,8 @@
 // CUDA attention entry points: launch-limit and alignment checks, the kernel argument blocks, the
 // backward's preprocessing (D = rowsum(dO * O) into an f32 scratch on the caller's stream), and the
-// choice between the tensor-core kernels (f16/bf16) and the CUDA-core path (f32).
-// Tested by tests/kernels/test_attention_cuda.cpp.
+// choice between the tensor-core kernels (f16/bf16) and the CUDA-core path (f32), behind the choice
+// between cuDNN and our kernels (attention_select.h).
+// Tested by tests/kernels/test_attention_cuda.cpp and tests/kernels/test_attention_cudnn.cpp.
 #include <climits>
 #include <cstdint>
 
@@ -9,6 +10,8 @@
 #include "zerotrain/core/cuda/dispatch.cuh"
 #include "zerotrain/kernels/cuda/attention.h"
 #include "zerotrain/kernels/cuda/attention_launch.h"
+#include "zerotrain/kernels/cuda/attention_select.h"
+#include "zerotrain/kernels/cuda/cudnn_attention.h"
 
 namespace zt::kernels::cuda {
 
@@ -72,8 +75,8 @@ attn::FwdArgs fwd_args(const Tensor& q, const Tensor& k, const Tensor& v, Tensor
 
 }  // namespace
 
-void attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor& lse,
-                       const AttentionOptions& opt, Stream stream) {
+void native_attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out,
+                              Tensor& lse, const AttentionOptions& opt, Stream stream) {
   constexpr std::string_view op = "attention_forward";
   check_limits(op, q);
   check_aligned(op, "q", q);
@@ -88,9 +91,10 @@ void attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, Tensor
     attn::forward_tensor_core(a, q.dtype(), stream);
 }
 
-void attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
-                        const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv,
-                        const AttentionOptions& opt, Stream stream) {
+void native_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v,
+                               const Tensor& out, const Tensor& lse, const Tensor& dout,
+                               Tensor& dq, Tensor& dk, Tensor& dv, const AttentionOptions& opt,
+                               Stream stream) {
   constexpr std::string_view op = "attention_backward";
   check_limits(op, q);
   const std::pair<const char*, const Tensor*> all[] = {{"q", &q},     {"k", &k},       {"v", &v},
@@ -137,6 +141,30 @@ void attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const
     attn::backward_dkdv_tensor_core(a, q.dtype(), stream);
     attn::backward_dq_tensor_core(a, q.dtype(), stream);
   }
+}
+
+const char* attention_backend_name(const Tensor& q, const Tensor& k, const AttentionOptions& opt,
+                                   AttentionPass pass) {
+  return attention_path_name(choose_attention_path(attention_mode(), q, k, opt, pass));
+}
+
+void attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor& lse,
+                       const AttentionOptions& opt, Stream stream) {
+  if (choose_attention_path(attention_mode(), q, k, opt, AttentionPass::forward) ==
+      AttentionPath::cudnn)
+    cudnn_attention_forward(q, k, v, out, lse, opt, stream);
+  else
+    native_attention_forward(q, k, v, out, lse, opt, stream);
+}
+
+void attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                        const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv,
+                        const AttentionOptions& opt, Stream stream) {
+  if (choose_attention_path(attention_mode(), q, k, opt, AttentionPass::backward) ==
+      AttentionPath::cudnn)
+    cudnn_attention_backward(q, k, v, out, lse, dout, dq, dk, dv, opt, stream);
+  else
+    native_attention_backward(q, k, v, out, lse, dout, dq, dk, dv, opt, stream);
 }
 
 }  // namespace zt::kernels::cuda
