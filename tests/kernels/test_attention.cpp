@@ -128,6 +128,15 @@ TEST(AttentionCpuOptions, ExplicitScaleAndWideWindow) {
   }
 }
 
+TEST(AttentionCpuPaths, ARunStatesThePathsThatRan) {
+  Problem p = test::attention_inputs(1, 5, 2, 2, 8, 0, DType::f32, 56);
+  Tensor out = Tensor::empty(p.q.shape(), DType::f32), lse = Tensor::empty({1, 2, 5}, DType::f32);
+  kernels::attention_forward(p.q, p.k, p.v, out, lse);
+  const std::string used = kernels::attention_paths_used();
+  EXPECT_NE(used.find("cpu"), std::string::npos) << used;
+  EXPECT_TRUE(used == "cpu" || used.ends_with(" and cpu")) << used;  // cpu is named last
+}
+
 TEST(AttentionCpuRows, RowSubsetsEqualTheFullRun) {
   for (int64_t window : {0, 7}) {
     Problem p = test::attention_inputs(2, 40, 6, 2, 16, window, DType::bf16, 300 + window);

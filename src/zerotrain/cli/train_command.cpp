@@ -89,6 +89,9 @@ void print_summary(const train::TrainSummary& s, int world) {
   std::printf("%-22s %s\n", "tokens/s per GPU", fmt("%.0f", s.tokens_per_s).c_str());
   std::printf("%-22s %s\n", "MFU", train::format_mfu(s.mfu).c_str());
   std::printf("%-22s %s GiB\n", "peak memory", fmt("%.3f", s.peak_mem_gib).c_str());
+  if (!s.attention.empty())  // cudnn: cuDNN's fused flash attention; native: zerotrain's kernels
+    std::printf("%-22s %s%s\n", "attention", s.attention.c_str(),
+                s.attention == "cpu" ? "" : " (ZT_ATTENTION=auto|cudnn|native chooses)");
   std::printf("%-22s stage %d: params %s, grads %s, optimizer %s MiB per rank\n",
               "ZeRO model state", s.zero_stage,
               fmt("%.2f", static_cast<double>(s.param_bytes) / (1 << 20)).c_str(),

@@ -2,7 +2,10 @@
 // window clamping), then the CPU or CUDA backend. Tested by tests/kernels/test_attention*.cpp.
 #include "zerotrain/kernels/attention.h"
 
+#include <atomic>
 #include <cmath>
+#include <string_view>
+#include <utility>
 
 #include "zerotrain/kernels/check.h"
 #include "zerotrain/kernels/cpu/attention.h"
@@ -82,7 +85,32 @@ AttentionOptions resolve(std::string_view op, const AttentionOptions& opt, const
   return r;
 }
 
+// Bits of the paths that ran: what attention_paths_used() reports.
+constexpr unsigned kRanCudnn = 1, kRanNative = 2, kRanCpu = 4;
+std::atomic<unsigned> g_paths_ran{0};
+
+void note_path(const Tensor& q, const Tensor& k, const AttentionOptions& o, AttentionPass pass) {
+  unsigned bit = kRanCpu;
+#if ZT_WITH_CUDA
+  if (q.device().is_cuda())
+    bit = std::string_view(cuda::attention_backend_name(q, k, o, pass)) == "cudnn" ? kRanCudnn
+                                                                                   : kRanNative;
+#else
+  (void)q, (void)k, (void)o, (void)pass;
+#endif
+  if (!(g_paths_ran.load(std::memory_order_relaxed) & bit)) g_paths_ran.fetch_or(bit);
+}
+
 }  // namespace
+
+std::string attention_paths_used() {
+  const unsigned ran = g_paths_ran.load();
+  std::string out;
+  for (const auto& [bit, name] : {std::pair{kRanCudnn, "cudnn"}, std::pair{kRanNative, "native"},
+                                  std::pair{kRanCpu, "cpu"}})
+    if (ran & bit) out += (out.empty() ? "" : " and ") + std::string(name);
+  return out;
+}
 
 std::string attention_backend_name(const Tensor& q, const Tensor& k, const AttentionOptions& opt,
                                    AttentionPass pass) {
@@ -113,6 +141,7 @@ void attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, Tensor
     ZT_ON_CUDA(op, cuda::attention_forward(q, k, v, out, lse, o, stream));
   else
     cpu::attention_forward(q, k, v, out, lse, o);
+  note_path(q, k, o, AttentionPass::forward);
 }
 
 void attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
@@ -137,6 +166,7 @@ void attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const
     ZT_ON_CUDA(op, cuda::attention_backward(q, k, v, out, lse, dout, dq, dk, dv, o, stream));
   else
     cpu::attention_backward(q, k, v, out, lse, dout, dq, dk, dv, o);
+  note_path(q, k, o, AttentionPass::backward);
 }
 
 }  // namespace zt::kernels

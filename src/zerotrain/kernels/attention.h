@@ -41,4 +41,9 @@ std::string attention_backend_name(const Tensor& q, const Tensor& k,
                                    const AttentionOptions& opt = {},
                                    AttentionPass pass = AttentionPass::forward);
 
+// The implementations attention_forward/backward ran in this process so far, in a fixed order:
+// "cudnn", "native", "cpu" joined by " and " ("" before the first call). What a run's summary
+// states.
+std::string attention_paths_used();
+
 }  // namespace zt::kernels

@@ -23,6 +23,7 @@
 #include "zerotrain/io/hf_config.h"
 #include "zerotrain/io/hf_model.h"
 #include "zerotrain/io/model_source.h"
+#include "zerotrain/kernels/attention.h"
 #include "zerotrain/monitor/loss_plot.h"
 #include "zerotrain/nn/block_runner.h"
 #include "zerotrain/nn/transformer.h"
@@ -493,6 +494,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   sum.seconds = total_timer.lap();
   sum.tokens_per_s = tokens_per_second(sum.tokens, sum.seconds);
   sum.mfu = mfu(sum.tokens_per_s, per_token, peak);
+  sum.attention = kernels::attention_paths_used();
   sum.memory_peak = memory.peak_report();
   if (!sum.stop_signal) {
     save(c.steps);

@@ -77,6 +77,7 @@ struct TrainSummary {
   double tokens_per_s = 0;
   double mfu = 0;  // NaN without a known device peak
   double peak_mem_gib = 0;
+  std::string attention;  // the attention paths that ran (kernels::attention_paths_used)
   int world_size = 1;
   // ZeRO: the stage and the model-state bytes rank 0 holds after the first optimizer step (values,
   // gradients, optimizer state incl. f32 masters), as the engine's buffers add up.
