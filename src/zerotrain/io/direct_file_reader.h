@@ -1,0 +1,98 @@
+// Reading large files at the disk's rate: byte ranges of a file read in large O_DIRECT requests
+// (buffer_bytes each, `buffers` of them in flight on as many reader threads), each buffer
+// checksummed (CRC-32, zlib's) by the thread that read it and then handed, in file order, to the
+// caller's sink. Memory is the fixed buffers whatever the file's size. A memory map instead reads
+// a cold file by page faults in readahead-sized requests, one core at a time: 71-80% of what dd
+// reads with O_DIRECT on the GPU machine's disk ([Note: checkpoint reads] in docs/CHECKPOINTS.md).
+//
+// Alignment: requests start and end on the 4096-byte grid of the file (kSwapAlignment); the bytes
+// a range does not need at either end are read and dropped, and the last partial block of a file
+// whose size is not a multiple of 4096 is read through the page cache. Where the filesystem refuses
+// O_DIRECT (tmpfs before Linux 6.6) every read goes through the page cache, after the one warning
+// the swap files print too (warn_direct_io_refused); DirectReadOptions::buffered asks for that
+// path everywhere (tests, comparisons).
+//
+// Tested by tests/io/test_direct_file_reader.cpp; used by checkpoint/checkpoint_reader.cpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace zt::io {
+
+struct DirectReadOptions {
+  int64_t buffer_bytes = int64_t{16} << 20;  // one request; rounded up to a multiple of 4096
+  int buffers = 4;                           // requests in flight (one reader thread each)
+  bool buffered = false;                     // read through the page cache even where O_DIRECT works
+};
+
+// A file opened for reading: an O_DIRECT descriptor (when the filesystem takes it) and a buffered
+// one. `component` starts error messages and the warning.
+class DirectReadFile {
+ public:
+  DirectReadFile(const std::filesystem::path& path, bool buffered, std::string component);
+  ~DirectReadFile();
+  DirectReadFile(const DirectReadFile&) = delete;
+  DirectReadFile& operator=(const DirectReadFile&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  int64_t size() const { return size_; }
+  bool direct() const { return direct_fd_ >= 0; }
+  const std::string& component() const { return component_; }
+  int direct_fd() const { return direct_fd_; }
+  int buffered_fd() const { return buffered_fd_; }
+
+  // `bytes` at `offset` through the page cache (a header); IoError or FormatError (the file ends
+  // first) naming the file.
+  void read_small(int64_t offset, int64_t bytes, void* dst) const;
+
+ private:
+  std::filesystem::path path_;
+  std::string component_;
+  int64_t size_ = 0;
+  int direct_fd_ = -1;
+  int buffered_fd_ = -1;
+};
+
+// A range of file bytes [begin, end).
+struct ByteRange {
+  int64_t begin = 0;
+  int64_t end = 0;
+};
+
+// Called on the reading thread, in file order, for every piece of range number `range`:
+// `bytes` bytes at `offset_in_range` bytes from the range's start. `data` is valid during the call.
+using RangeSink = std::function<void(size_t range, int64_t offset_in_range, const std::byte* data,
+                                     int64_t bytes)>;
+
+class DirectFileReader {
+ public:
+  // Starts the reader threads; the buffers are allocated on the first read.
+  explicit DirectFileReader(const DirectReadOptions& options = {});
+  ~DirectFileReader();  // waits for the threads
+  DirectFileReader(const DirectFileReader&) = delete;
+  DirectFileReader& operator=(const DirectFileReader&) = delete;
+
+  // Reads `ranges` of `file` (ascending, not overlapping, inside the file) once each, giving every
+  // piece to `sink` (if any); returns each range's CRC-32. Throws ValueError for ranges out of
+  // order or outside the file, IoError for a failed read and FormatError when the file ends early
+  // (truncated while read), naming the file; the sink's exceptions pass through. Every request in
+  // flight is over when it returns or throws.
+  std::vector<uint32_t> read(const DirectReadFile& file, const std::vector<ByteRange>& ranges,
+                             const RangeSink& sink = {});
+
+  int64_t buffer_bytes() const;
+  int buffers() const;
+  uint64_t bytes_read() const;  // from the disk, the dropped ends of requests included
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace zt::io

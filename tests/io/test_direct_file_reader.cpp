@@ -1,0 +1,237 @@
+// DirectFileReader (src/zerotrain/io/direct_file_reader.h): ranges of files of sizes around the
+// 4096-byte grid and the buffer size read back equal to the bytes on disk with zlib's CRC-32, with
+// O_DIRECT and through the page cache (forced, refused by a seccomp filter with its one warning,
+// and tmpfs); a file truncated while read, ranges out of order or past the file, a sink that
+// throws.
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "io/child_process.h"
+#include "io/io_test_util.h"
+#include "io/seccomp_refusals.h"
+#include "zerotrain/core/error.h"
+#include "zerotrain/core/io_error.h"
+#include "zerotrain/io/direct_file_reader.h"
+
+namespace zt::io {
+namespace {
+
+namespace fs = std::filesystem;
+using test::TempDir;
+
+constexpr int64_t kBuffer = 3 * 4096;
+
+std::string random_text(int64_t n, uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::string s(static_cast<size_t>(n), '\0');
+  for (char& c : s)
+    c = static_cast<char>(gen() & 0xff);
+  return s;
+}
+
+uint32_t crc_of(const std::string& s) {
+  return static_cast<uint32_t>(
+      crc32_z(0, reinterpret_cast<const Bytef*>(s.data()), static_cast<z_size_t>(s.size())));
+}
+
+// Reads `ranges` of `file`; each range's bytes as the sink saw them, in order, and its CRC.
+struct Got {
+  std::vector<std::string> bytes;
+  std::vector<uint32_t> crcs;
+};
+Got read_ranges(DirectFileReader& reader, const DirectReadFile& file,
+                const std::vector<ByteRange>& ranges) {
+  Got got;
+  got.bytes.resize(ranges.size());
+  got.crcs = reader.read(file, ranges, [&](size_t r, int64_t offset, const std::byte* data,
+                                           int64_t n) {
+    std::string& out = got.bytes[r];
+    EXPECT_EQ(offset, static_cast<int64_t>(out.size())) << "pieces out of order";
+    out.append(reinterpret_cast<const char*>(data), static_cast<size_t>(n));
+  });
+  return got;
+}
+
+// Every range of `ranges` read from a file holding `content` equals its bytes, and its CRC zlib's.
+void expect_ranges_read_back(DirectFileReader& reader, const DirectReadFile& file,
+                             const std::string& content, const std::vector<ByteRange>& ranges) {
+  const Got got = read_ranges(reader, file, ranges);
+  for (size_t r = 0; r < ranges.size(); ++r) {
+    const std::string want = content.substr(static_cast<size_t>(ranges[r].begin),
+                                            static_cast<size_t>(ranges[r].end - ranges[r].begin));
+    EXPECT_TRUE(got.bytes[r] == want) << "range [" << ranges[r].begin << ", " << ranges[r].end
+                                      << ") of " << content.size() << " bytes";
+    EXPECT_EQ(got.crcs[r], crc_of(want)) << "range " << r;
+  }
+}
+
+// Sizes around the 4096-byte grid and the buffer size, and several buffers.
+const std::vector<int64_t>& file_sizes() {
+  static const std::vector<int64_t> sizes{1,          4095,        4096,        4097,
+                                          kBuffer - 1, kBuffer,     kBuffer + 1, 2 * kBuffer + 4095,
+                                          5 * kBuffer + 7};
+  return sizes;
+}
+
+class DirectFileReaderModes : public ::testing::TestWithParam<bool> {};
+
+TEST_P(DirectFileReaderModes, RangesReadBackEqualToTheBytesOnDisk) {
+  const bool buffered = GetParam();
+  TempDir dir;
+  for (const int buffers : {1, 2, 3}) {
+    DirectFileReader reader({kBuffer, buffers, buffered});
+    EXPECT_EQ(reader.buffer_bytes(), kBuffer);
+    for (const int64_t size : file_sizes()) {
+      const std::string content = random_text(size, static_cast<uint64_t>(size));
+      const fs::path path = dir / ("f" + std::to_string(size));
+      test::write_bytes(path, content);
+      DirectReadFile file(path, buffered, "test");
+      EXPECT_EQ(file.size(), size);
+      if (buffered) {
+        EXPECT_FALSE(file.direct());
+      }
+      expect_ranges_read_back(reader, file, content, {{0, size}});
+      expect_ranges_read_back(reader, file, content, {{size, size}});
+      // Heads and tails off the grid, ranges that share a block or a buffer, gaps between them.
+      std::vector<ByteRange> several;
+      for (const ByteRange r : std::vector<ByteRange>{{0, 1}, {2, 4095}, {4095, 4097},
+                                                      {4098, kBuffer - 1}, {kBuffer + 1, size}})
+        if (r.end <= size && r.begin <= r.end) several.push_back(r);
+      expect_ranges_read_back(reader, file, content, several);
+      expect_ranges_read_back(reader, file, content, {{size - 1, size}});
+      if (size > 2) {
+        expect_ranges_read_back(reader, file, content, {{1, size - 1}});
+      }
+    }
+  }
+}
+
+TEST_P(DirectFileReaderModes, AFileTruncatedWhileReadIsOneLineNamingIt) {
+  const bool buffered = GetParam();
+  TempDir dir;
+  const fs::path path = dir / "f";
+  const int64_t size = 4 * kBuffer + 100;
+  test::write_bytes(path, random_text(size, 1));
+  DirectReadFile file(path, buffered, "test");
+  fs::resize_file(path, static_cast<uintmax_t>(kBuffer + 5));
+  DirectFileReader reader({kBuffer, 2, buffered});
+  test::expect_error<FormatError>([&] { reader.read(file, {{0, size}}); },
+                                  {"[test]", path.string(), "the file ends at byte",
+                                   "truncated while read"});
+  // The reader is still usable.
+  fs::resize_file(path, static_cast<uintmax_t>(size));
+  EXPECT_EQ(reader.read(file, {{0, 10}}).size(), 1u);
+}
+
+TEST_P(DirectFileReaderModes, RangesOutOfOrderOrPastTheFileAreRefused) {
+  const bool buffered = GetParam();
+  TempDir dir;
+  const fs::path path = dir / "f";
+  test::write_bytes(path, random_text(5000, 2));
+  DirectReadFile file(path, buffered, "test");
+  DirectFileReader reader({kBuffer, 2, buffered});
+  test::expect_error<ValueError>([&] { reader.read(file, {{0, 5001}}); },
+                                 {path.string(), "[0, 5001)", "outside the file (5000 bytes)"});
+  test::expect_error<ValueError>([&] { reader.read(file, {{10, 20}, {15, 30}}); },
+                                 {"[15, 30)", "out of order"});
+  test::expect_error<ValueError>([&] { reader.read(file, {{10, 5}}); }, {"[10, 5)"});
+}
+
+TEST_P(DirectFileReaderModes, ASinkThatThrowsStopsTheReadAndLeavesTheReaderUsable) {
+  const bool buffered = GetParam();
+  TempDir dir;
+  const fs::path path = dir / "f";
+  const std::string content = random_text(8 * kBuffer, 3);
+  test::write_bytes(path, content);
+  DirectReadFile file(path, buffered, "test");
+  DirectFileReader reader({kBuffer, 3, buffered});
+  int calls = 0;
+  test::expect_error<ValueError>(
+      [&] {
+        reader.read(file, {{0, 8 * kBuffer}}, [&](size_t, int64_t, const std::byte*, int64_t) {
+          if (++calls == 2) throw ValueError("sink", "stop");
+        });
+      },
+      {"[sink] stop"});
+  EXPECT_EQ(calls, 2);
+  expect_ranges_read_back(reader, file, content, {{7, 8 * kBuffer - 7}});
+}
+
+INSTANTIATE_TEST_SUITE_P(Io, DirectFileReaderModes, ::testing::Values(false, true),
+                         [](const auto& p) { return p.param ? "Buffered" : "Direct"; });
+
+TEST(DirectFileReader, DirectOnADiskCountsWholeBlocks) {
+  TempDir dir;
+  const fs::path path = dir / "f";
+  test::write_bytes(path, random_text(3 * 4096 + 10, 4));
+  DirectReadFile file(path, false, "test");
+  if (!file.direct()) GTEST_SKIP() << dir.path() << " refuses O_DIRECT";
+  DirectFileReader reader({kBuffer, 2, false});
+  reader.read(file, {{5, 10}});  // one whole block
+  EXPECT_EQ(reader.bytes_read(), 4096u);
+  reader.read(file, {{3 * 4096 + 1, 3 * 4096 + 10}});  // the partial last block, buffered
+  EXPECT_EQ(reader.bytes_read(), 4096u + 10);
+  reader.read(file, {{4095, 3 * 4096 + 10}});  // blocks 0-2 direct, then the last 10 bytes
+  EXPECT_EQ(reader.bytes_read(), 4096u + 10 + 3 * 4096 + 10);
+}
+
+TEST(DirectFileReader, RefusedODirectFallsBackToBufferedSayingSoOnce) {
+  TempDir dir;
+  const std::string content = random_text(2 * kBuffer + 3, 5);
+  test::write_bytes(dir / "a", content);
+  test::write_bytes(dir / "b", content);
+  test::ChildProcess child([&](int report) {
+    if (!test::refuse_o_direct()) return test::report_line(report, "no seccomp");
+    ::dup2(report, STDERR_FILENO);
+    test::report_line(report, "filtered");
+    DirectFileReader reader({kBuffer, 2, false});
+    DirectReadFile a(dir / "a", false, "checkpoint");
+    DirectReadFile b(dir / "b", false, "checkpoint");  // no second warning
+    const Got got = read_ranges(reader, a, {{1, 2 * kBuffer + 3}});
+    test::report_line(report, str("direct ", a.direct(), b.direct(), " ",
+                                  got.bytes[0] == content.substr(1) ? "equal" : "differ"));
+  });
+  const std::string first = child.read_line();
+  const std::string out = child.read_all();
+  EXPECT_EQ(child.wait(), 0);
+  if (first == "no seccomp") GTEST_SKIP() << "seccomp filters are not permitted here";
+  EXPECT_EQ(out, "[checkpoint] warning: the filesystem of " + dir.path().string() +
+                     " refuses O_DIRECT (Invalid argument; tmpfs does): its files are read "
+                     "through the page cache\n"
+                     "direct 00 equal\n");
+}
+
+// tmpfs refuses O_DIRECT before Linux 6.6 and takes it since: either way the bytes read back, and
+// the warning comes exactly when O_DIRECT was refused.
+TEST(DirectFileReader, WorksOnTmpfs) {
+  if (!fs::is_directory("/dev/shm")) GTEST_SKIP() << "no /dev/shm";
+  const fs::path shm = fs::path("/dev/shm") / ("zt_direct_read_test_" + std::to_string(::getpid()));
+  fs::create_directories(shm);
+  {
+    const std::string content = random_text(kBuffer + 4097, 6);
+    test::write_bytes(shm / "f", content);
+    ::testing::internal::CaptureStderr();
+    DirectReadFile file(shm / "f", false, "test");
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(err.find("refuses O_DIRECT") != std::string::npos, !file.direct()) << err;
+    DirectFileReader reader({kBuffer, 2, false});
+    expect_ranges_read_back(reader, file, content, {{0, kBuffer + 4097}, {kBuffer + 4097, kBuffer + 4097}});
+  }
+  fs::remove_all(shm);
+}
+
+TEST(DirectFileReader, OptionsOutOfRangeAreRefused) {
+  test::expect_error<ValueError>([] { DirectFileReader r({0, 2, false}); }, {"buffer of 0 bytes"});
+  test::expect_error<ValueError>([] { DirectFileReader r({4096, 0, false}); },
+                                 {"0 buffers in flight"});
+}
+
+}  // namespace
+}  // namespace zt::io
