@@ -109,7 +109,7 @@ void DirectReadFile::read_small(int64_t offset, int64_t bytes, void* dst) const 
 
 struct DirectFileReader::Impl {
   int64_t buffer_bytes = 0;
-  std::vector<AlignedHostBuffer> buffers;  // one per request in flight, made on the first read
+  std::vector<AlignedHostBuffer> buffers;  // one per request in flight, grown as reads need
   std::atomic<uint64_t> bytes_read{0};
 
   std::mutex mu;
@@ -253,10 +253,13 @@ std::vector<uint32_t> DirectFileReader::read(const DirectReadFile& file,
                            " bytes)"));
     last_end = r.end;
   }
-  for (AlignedHostBuffer& b : m.buffers)
-    if (b.data() == nullptr) b = AlignedHostBuffer(m.buffer_bytes);
-
   const std::vector<Chunk> chunks = plan_chunks(ranges, m.buffer_bytes);
+  // The buffers grow to what a request needs, up to buffer_bytes: small files stay small.
+  int64_t need = 0;
+  for (const Chunk& c : chunks)
+    need = std::max(need, swap_aligned(c.end) - round_down(c.begin, kSwapAlignment));
+  for (AlignedHostBuffer& b : m.buffers)
+    if (b.bytes() < need) b = AlignedHostBuffer(need);
   const size_t slots = m.buffers.size();
   struct Slot {
     std::future<void> done;

@@ -72,7 +72,8 @@ using RangeSink = std::function<void(size_t range, int64_t offset_in_range, cons
 
 class DirectFileReader {
  public:
-  // Starts the reader threads; the buffers are allocated on the first read.
+  // Starts the reader threads; the buffers are allocated by the reads, as large as their requests
+  // (at most buffer_bytes each).
   explicit DirectFileReader(const DirectReadOptions& options = {});
   ~DirectFileReader();  // waits for the threads
   DirectFileReader(const DirectFileReader&) = delete;
