@@ -99,6 +99,9 @@ std::vector<Mode> modes() {
 std::string describe(const Mode& m) {
   return str(m.buffered ? "buffered" : "direct", "_", m.buffer_bytes, "x", m.buffers);
 }
+void PrintTo(const Mode& m, std::ostream* os) {
+  *os << describe(m);
+}
 
 io::DirectReadOptions options_of(const Mode& m) {
   return {m.buffer_bytes, m.buffers, m.buffered};
