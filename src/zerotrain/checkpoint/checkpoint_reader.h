@@ -4,7 +4,7 @@
 // same way. Every piece is checked against its CRC-32 the first time it is read; a mismatch or a
 // file of the wrong size is one line naming the file and tensor. Shard files are read with large
 // O_DIRECT requests by io::DirectFileReader, checksummed as they land and copied into the
-// destination ([Note: checkpoint reads] in docs/CHECKPOINTS.md): memory is the reader's fixed
+// destination ([Note: checkpoint reads] in io/direct_file_reader.h): memory is the reader's fixed
 // buffers beside the destination tensors, whatever the shard's size. Tested by
 // tests/checkpoint/test_checkpoint_files.cpp, test_checkpoint_direct_read.cpp and checkpoint_cli.py.
 #pragma once
