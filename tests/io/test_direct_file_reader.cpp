@@ -72,6 +72,27 @@ void expect_ranges_read_back(DirectFileReader& reader, const DirectReadFile& fil
   }
 }
 
+// The same with the sink on the reader threads: each piece written at its place, in any order.
+void expect_ranges_read_back_on_readers(DirectFileReader& reader, const DirectReadFile& file,
+                                        const std::string& content,
+                                        const std::vector<ByteRange>& ranges) {
+  std::vector<std::string> got(ranges.size());
+  for (size_t r = 0; r < ranges.size(); ++r)
+    got[r].assign(static_cast<size_t>(ranges[r].end - ranges[r].begin), '\0');
+  const std::vector<uint32_t> crcs = reader.read(
+      file, ranges,
+      [&](size_t r, int64_t offset, const std::byte* data, int64_t n) {
+        std::memcpy(got[r].data() + offset, data, static_cast<size_t>(n));
+      },
+      SinkOn::reader_threads);
+  for (size_t r = 0; r < ranges.size(); ++r) {
+    const std::string want = content.substr(static_cast<size_t>(ranges[r].begin),
+                                            static_cast<size_t>(ranges[r].end - ranges[r].begin));
+    EXPECT_TRUE(got[r] == want) << "range [" << ranges[r].begin << ", " << ranges[r].end << ")";
+    EXPECT_EQ(crcs[r], crc_of(want)) << "range " << r;
+  }
+}
+
 // Sizes around the 4096-byte grid and the buffer size, and several buffers.
 const std::vector<int64_t>& file_sizes() {
   static const std::vector<int64_t> sizes{1,          4095,        4096,        4097,
@@ -105,6 +126,7 @@ TEST_P(DirectFileReaderModes, RangesReadBackEqualToTheBytesOnDisk) {
                                                       {4098, kBuffer - 1}, {kBuffer + 1, size}})
         if (r.end <= size && r.begin <= r.end) several.push_back(r);
       expect_ranges_read_back(reader, file, content, several);
+      expect_ranges_read_back_on_readers(reader, file, content, several);
       expect_ranges_read_back(reader, file, content, {{size - 1, size}});
       if (size > 2) {
         expect_ranges_read_back(reader, file, content, {{1, size - 1}});
@@ -162,6 +184,23 @@ TEST_P(DirectFileReaderModes, ASinkThatThrowsStopsTheReadAndLeavesTheReaderUsabl
       {"[sink] stop"});
   EXPECT_EQ(calls, 2);
   expect_ranges_read_back(reader, file, content, {{7, 8 * kBuffer - 7}});
+}
+
+// With the default buffers, a read of a few MiB is cut into one request per buffer, off the
+// buffers' own grid.
+TEST_P(DirectFileReaderModes, ReadsSmallerThanTheBuffersAreSplitAndReadBackEqual) {
+  const bool buffered = GetParam();
+  TempDir dir;
+  const int64_t size = 5 * (int64_t{1} << 20) + 4097;
+  const std::string content = random_text(size, 8);
+  test::write_bytes(dir / "f", content);
+  DirectReadFile file(dir / "f", buffered, "test");
+  DirectFileReader reader({int64_t{16} << 20, 4, buffered});
+  expect_ranges_read_back(reader, file, content, {{0, size}});
+  expect_ranges_read_back(reader, file, content, {{3, size - 5}});
+  expect_ranges_read_back(reader, file, content, {{1, 3}, {4096, 3 << 20}, {(3 << 20) + 1, size}});
+  expect_ranges_read_back_on_readers(reader, file, content,
+                                     {{1, 3}, {4096, 3 << 20}, {(3 << 20) + 1, size}});
 }
 
 INSTANTIATE_TEST_SUITE_P(Io, DirectFileReaderModes, ::testing::Values(false, true),

@@ -143,7 +143,10 @@ void CheckpointReader::read(const zero::ShardRange& range, Tensor& dst, Stream s
                              dst.slice(0, first, first + (b - a) / element), kComponent, what,
                              stream);
     };
-    const std::vector<uint32_t> crc = reader_.read(*file(piece.file).file, {bytes}, sink);
+    // Host destinations are filled by the reader threads, device ones in order by this thread.
+    const std::vector<uint32_t> crc =
+        reader_.read(*file(piece.file).file, {bytes}, sink,
+                     dst.device().is_cpu() ? io::SinkOn::reader_threads : io::SinkOn::caller_in_order);
     if (!verified) {
       check_crc(piece, crc[0]);
       verified_.insert({piece.file, piece.tensor.name});

@@ -30,6 +30,8 @@ int64_t round_down(int64_t v, int64_t to) {
   return v / to * to;
 }
 
+constexpr int64_t kMinRequestBytes = int64_t{1} << 20;
+
 // One request: the cell [begin, end) of the buffer grid that the ranges need, and the first range
 // that reaches into it.
 struct Chunk {
@@ -242,7 +244,7 @@ uint64_t DirectFileReader::bytes_read() const {
 
 std::vector<uint32_t> DirectFileReader::read(const DirectReadFile& file,
                                              const std::vector<ByteRange>& ranges,
-                                             const RangeSink& sink) {
+                                             const RangeSink& sink, SinkOn sink_on) {
   Impl& m = *impl_;
   int64_t last_end = 0;
   for (const ByteRange& r : ranges) {
@@ -253,7 +255,15 @@ std::vector<uint32_t> DirectFileReader::read(const DirectReadFile& file,
                            " bytes)"));
     last_end = r.end;
   }
-  const std::vector<Chunk> chunks = plan_chunks(ranges, m.buffer_bytes);
+  // A read smaller than all the buffers together is cut into one request per buffer (of at least
+  // kMinRequestBytes), so that a resume's tensor-sized reads keep several requests in flight too.
+  int64_t span = 0;
+  for (const ByteRange& r : ranges)
+    span += r.end - r.begin;
+  const auto buffers = static_cast<int64_t>(m.buffers.size());
+  const int64_t grid = std::min(
+      m.buffer_bytes, std::max(kMinRequestBytes, swap_aligned((span + buffers - 1) / buffers)));
+  const std::vector<Chunk> chunks = plan_chunks(ranges, grid);
   // The buffers grow to what a request needs, up to buffer_bytes: small files stay small.
   int64_t need = 0;
   for (const Chunk& c : chunks)
@@ -279,8 +289,13 @@ std::vector<uint32_t> DirectFileReader::read(const DirectReadFile& file,
   auto start = [&](size_t c) {
     Slot& s = slot[c % slots];
     std::byte* buf = m.buffers[c % slots].data();
-    s.done = m.submit([&m, &file, &ranges, &s, buf, chunk = chunks[c]] {
+    const RangeSink* on_reader = sink && sink_on == SinkOn::reader_threads ? &sink : nullptr;
+    s.done = m.submit([&m, &file, &ranges, &s, buf, on_reader, chunk = chunks[c]] {
       s.data = m.read_chunk(file, chunk, ranges, buf, s.crcs);
+      if (on_reader)
+        for (const PieceCrc& p : s.crcs)
+          (*on_reader)(p.range, p.begin - ranges[p.range].begin, s.data + (p.begin - chunk.begin),
+                       p.bytes);
     });
   };
   std::vector<uint32_t> crcs(ranges.size(), 0);
@@ -292,7 +307,7 @@ std::vector<uint32_t> DirectFileReader::read(const DirectReadFile& file,
     s.done.get();
     for (const PieceCrc& p : s.crcs) {
       crcs[p.range] = static_cast<uint32_t>(crc32_combine(crcs[p.range], p.crc, p.bytes));
-      if (sink)
+      if (sink && sink_on == SinkOn::caller_in_order)
         sink(p.range, p.begin - ranges[p.range].begin, s.data + (p.begin - chunks[c].begin),
              p.bytes);
     }
