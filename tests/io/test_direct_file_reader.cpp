@@ -50,12 +50,12 @@ Got read_ranges(DirectFileReader& reader, const DirectReadFile& file,
                 const std::vector<ByteRange>& ranges) {
   Got got;
   got.bytes.resize(ranges.size());
-  got.crcs = reader.read(file, ranges, [&](size_t r, int64_t offset, const std::byte* data,
-                                           int64_t n) {
-    std::string& out = got.bytes[r];
-    EXPECT_EQ(offset, static_cast<int64_t>(out.size())) << "pieces out of order";
-    out.append(reinterpret_cast<const char*>(data), static_cast<size_t>(n));
-  });
+  got.crcs =
+      reader.read(file, ranges, [&](size_t r, int64_t offset, const std::byte* data, int64_t n) {
+        std::string& out = got.bytes[r];
+        EXPECT_EQ(offset, static_cast<int64_t>(out.size())) << "pieces out of order";
+        out.append(reinterpret_cast<const char*>(data), static_cast<size_t>(n));
+      });
   return got;
 }
 
@@ -95,9 +95,8 @@ void expect_ranges_read_back_on_readers(DirectFileReader& reader, const DirectRe
 
 // Sizes around the 4096-byte grid and the buffer size, and several buffers.
 const std::vector<int64_t>& file_sizes() {
-  static const std::vector<int64_t> sizes{1,          4095,        4096,        4097,
-                                          kBuffer - 1, kBuffer,     kBuffer + 1, 2 * kBuffer + 4095,
-                                          5 * kBuffer + 7};
+  static const std::vector<int64_t> sizes{
+      1, 4095, 4096, 4097, kBuffer - 1, kBuffer, kBuffer + 1, 2 * kBuffer + 4095, 5 * kBuffer + 7};
   return sizes;
 }
 
@@ -122,8 +121,8 @@ TEST_P(DirectFileReaderModes, RangesReadBackEqualToTheBytesOnDisk) {
       expect_ranges_read_back(reader, file, content, {{size, size}});
       // Heads and tails off the grid, ranges that share a block or a buffer, gaps between them.
       std::vector<ByteRange> several;
-      for (const ByteRange r : std::vector<ByteRange>{{0, 1}, {2, 4095}, {4095, 4097},
-                                                      {4098, kBuffer - 1}, {kBuffer + 1, size}})
+      for (const ByteRange r : std::vector<ByteRange>{
+               {0, 1}, {2, 4095}, {4095, 4097}, {4098, kBuffer - 1}, {kBuffer + 1, size}})
         if (r.end <= size && r.begin <= r.end) several.push_back(r);
       expect_ranges_read_back(reader, file, content, several);
       expect_ranges_read_back_on_readers(reader, file, content, several);
@@ -144,9 +143,11 @@ TEST_P(DirectFileReaderModes, AFileTruncatedWhileReadIsOneLineNamingIt) {
   DirectReadFile file(path, buffered, "test");
   fs::resize_file(path, static_cast<uintmax_t>(kBuffer + 5));
   DirectFileReader reader({kBuffer, 2, buffered});
-  test::expect_error<FormatError>([&] { reader.read(file, {{0, size}}); },
-                                  {"[test]", path.string(), "the file ends at byte",
-                                   "truncated while read"});
+  test::expect_error<FormatError>(
+      [&] {
+        reader.read(file, {{0, size}});
+      },
+      {"[test]", path.string(), "the file ends at byte", "truncated while read"});
   // The reader is still usable.
   fs::resize_file(path, static_cast<uintmax_t>(size));
   EXPECT_EQ(reader.read(file, {{0, 10}}).size(), 1u);
@@ -159,10 +160,16 @@ TEST_P(DirectFileReaderModes, RangesOutOfOrderOrPastTheFileAreRefused) {
   test::write_bytes(path, random_text(5000, 2));
   DirectReadFile file(path, buffered, "test");
   DirectFileReader reader({kBuffer, 2, buffered});
-  test::expect_error<ValueError>([&] { reader.read(file, {{0, 5001}}); },
-                                 {path.string(), "[0, 5001)", "outside the file (5000 bytes)"});
-  test::expect_error<ValueError>([&] { reader.read(file, {{10, 20}, {15, 30}}); },
-                                 {"[15, 30)", "out of order"});
+  test::expect_error<ValueError>(
+      [&] {
+        reader.read(file, {{0, 5001}});
+      },
+      {path.string(), "[0, 5001)", "outside the file (5000 bytes)"});
+  test::expect_error<ValueError>(
+      [&] {
+        reader.read(file, {{10, 20}, {15, 30}});
+      },
+      {"[15, 30)", "out of order"});
   test::expect_error<ValueError>([&] { reader.read(file, {{10, 5}}); }, {"[10, 5)"});
 }
 
@@ -261,15 +268,19 @@ TEST(DirectFileReader, WorksOnTmpfs) {
     const std::string err = ::testing::internal::GetCapturedStderr();
     EXPECT_EQ(err.find("refuses O_DIRECT") != std::string::npos, !file.direct()) << err;
     DirectFileReader reader({kBuffer, 2, false});
-    expect_ranges_read_back(reader, file, content, {{0, kBuffer + 4097}, {kBuffer + 4097, kBuffer + 4097}});
+    expect_ranges_read_back(reader, file, content,
+                            {{0, kBuffer + 4097}, {kBuffer + 4097, kBuffer + 4097}});
   }
   fs::remove_all(shm);
 }
 
 TEST(DirectFileReader, OptionsOutOfRangeAreRefused) {
   test::expect_error<ValueError>([] { DirectFileReader r({0, 2, false}); }, {"buffer of 0 bytes"});
-  test::expect_error<ValueError>([] { DirectFileReader r({4096, 0, false}); },
-                                 {"0 buffers in flight"});
+  test::expect_error<ValueError>(
+      [] {
+        DirectFileReader r({4096, 0, false});
+      },
+      {"0 buffers in flight"});
 }
 
 }  // namespace

@@ -96,8 +96,8 @@ DirectReadFile::~DirectReadFile() {
 
 void DirectReadFile::read_small(int64_t offset, int64_t bytes, void* dst) const {
   int64_t done = 0;
-  const int err = detail::transfer_all(false, buffered_fd_, static_cast<std::byte*>(dst), bytes,
-                                       offset, &done);
+  const int err =
+      detail::transfer_all(false, buffered_fd_, static_cast<std::byte*>(dst), bytes, offset, &done);
   if (err > 0) {
     errno = err;
     throw_errno(component_, str("cannot read ", bytes, " bytes at offset ", offset, " of"), path_);
@@ -163,9 +163,9 @@ struct DirectFileReader::Impl {
       if (err > 0)
         throw IoError(component, str("read of ", len, " bytes at offset ", at, " of ",
                                      file.path().string(), " failed: ", std::strerror(err)));
-      throw FormatError(component, str(file.path().string(), ": the file ends at byte ", ends,
-                                       ", before the ", len, " bytes at offset ", at,
-                                       " (truncated while read)"));
+      throw FormatError(component,
+                        str(file.path().string(), ": the file ends at byte ", ends, ", before the ",
+                            len, " bytes at offset ", at, " (truncated while read)"));
     };
     int64_t start = chunk.begin;
     if (file.direct()) {
@@ -211,11 +211,11 @@ struct DirectFileReader::Impl {
 DirectFileReader::DirectFileReader(const DirectReadOptions& options)
     : impl_(std::make_unique<Impl>()) {
   if (options.buffer_bytes < 1 || options.buffer_bytes > (int64_t{1} << 30))
-    throw ValueError("io", str("direct read buffer of ", options.buffer_bytes,
-                               " bytes: must be in [1, 1 GiB]"));
+    throw ValueError(
+        "io", str("direct read buffer of ", options.buffer_bytes, " bytes: must be in [1, 1 GiB]"));
   if (options.buffers < 1 || options.buffers > 64)
-    throw ValueError("io", str("direct reads with ", options.buffers,
-                               " buffers in flight: must be in [1, 64]"));
+    throw ValueError(
+        "io", str("direct reads with ", options.buffers, " buffers in flight: must be in [1, 64]"));
   impl_->buffer_bytes = swap_aligned(options.buffer_bytes);
   impl_->buffers.resize(static_cast<size_t>(options.buffers));
   for (int i = 0; i < options.buffers; ++i)
@@ -249,10 +249,10 @@ std::vector<uint32_t> DirectFileReader::read(const DirectReadFile& file,
   int64_t last_end = 0;
   for (const ByteRange& r : ranges) {
     if (r.begin < last_end || r.end < r.begin || r.end > file.size())
-      throw ValueError(file.component(),
-                       str(file.path().string(), ": bytes [", r.begin, ", ", r.end,
-                           ") to read are out of order or outside the file (", file.size(),
-                           " bytes)"));
+      throw ValueError(
+          file.component(),
+          str(file.path().string(), ": bytes [", r.begin, ", ", r.end,
+              ") to read are out of order or outside the file (", file.size(), " bytes)"));
     last_end = r.end;
   }
   // A read smaller than all the buffers together is cut into one request per buffer (of at least

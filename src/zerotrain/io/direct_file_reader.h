@@ -41,7 +41,7 @@ namespace zt::io {
 struct DirectReadOptions {
   int64_t buffer_bytes = int64_t{16} << 20;  // one request; rounded up to a multiple of 4096
   int buffers = 4;                           // requests in flight (one reader thread each)
-  bool buffered = false;                     // read through the page cache even where O_DIRECT works
+  bool buffered = false;  // read through the page cache even where O_DIRECT works
 };
 
 // A file opened for reading: an O_DIRECT descriptor (when the filesystem takes it) and a buffered
