@@ -52,12 +52,13 @@ CheckpointReader::CheckpointReader(const fs::path& dir, const io::DirectReadOpti
     if (size != f.bytes)
       throw FormatError(kComponent, str(path.string(), ": ", size, " bytes, the manifest says ",
                                         f.bytes, " (truncated or replaced)"));
-    for (const SavedTensor& t : f.tensors) {
+    for (size_t position = 0; position < f.tensors.size(); ++position) {
+      const SavedTensor& t = f.tensors[position];
       auto [it, fresh] = info_.try_emplace(t.name, TensorInfo{t.full_shape, t.dtype});
       if (!fresh && (it->second.shape != t.full_shape || it->second.dtype != t.dtype))
         throw FormatError(kComponent, str(dir.string(), "/", kManifestName, ": tensor ", t.name,
                                           " is stored with two shapes or dtypes"));
-      pieces_[t.name].push_back({i, t});
+      pieces_[t.name].push_back({i, position, t});
     }
   }
   for (auto& [name, list] : pieces_)
@@ -91,6 +92,22 @@ io::ByteRange CheckpointReader::bytes_of(const Located& piece) {
                                       dtype_name(piece.tensor.dtype)));
   const auto begin = static_cast<int64_t>(f.header.data_start() + e.begin);
   return {begin, begin + static_cast<int64_t>(e.nbytes())};
+}
+
+void CheckpointReader::read_ahead(size_t i) {
+  OpenFile& f = file(i);
+  f.read_ahead_started = true;
+  const std::vector<SavedTensor>& listed = manifest_.files[i].tensors;
+  std::vector<io::ByteRange> ranges;
+  for (size_t position = 0; position < listed.size(); ++position) {
+    if (verified_.contains({i, listed[position].name})) break;
+    try {
+      ranges.push_back(bytes_of({i, position, listed[position]}));
+    } catch (const Error&) {
+      break;
+    }
+  }
+  reader_.read_ahead(*f.file, std::move(ranges));
 }
 
 void CheckpointReader::check_crc(const Located& piece, uint32_t crc) const {
@@ -143,7 +160,10 @@ void CheckpointReader::read(const zero::ShardRange& range, Tensor& dst, Stream s
                              dst.slice(0, first, first + (b - a) / element), kComponent, what,
                              stream);
     };
-    // Host destinations are filled by the reader threads, device ones in order by this thread.
+    if (!verified && piece.position == 0 && !file(piece.file).read_ahead_started)
+      read_ahead(piece.file);
+    // Host destinations are filled by the reader threads, device ones (and any read the read-ahead
+    // holds) in order by this thread.
     const std::vector<uint32_t> crc =
         reader_.read(*file(piece.file).file, {bytes}, sink,
                      dst.device().is_cpu() ? io::SinkOn::reader_threads : io::SinkOn::caller_in_order);

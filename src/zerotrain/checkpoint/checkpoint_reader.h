@@ -5,8 +5,12 @@
 // file of the wrong size is one line naming the file and tensor. Shard files are read with large
 // O_DIRECT requests by io::DirectFileReader, checksummed as they land and copied into the
 // destination ([Note: checkpoint reads] in io/direct_file_reader.h): memory is the reader's fixed
-// buffers beside the destination tensors, whatever the shard's size. Tested by
-// tests/checkpoint/test_checkpoint_files.cpp, test_checkpoint_direct_read.cpp and checkpoint_cli.py.
+// buffers beside the destination tensors, whatever the shard's size. A read of the first piece the
+// manifest lists for a file reads the file's pieces ahead in the manifest's order, the order they
+// were saved in and a resume of the same layout asks for them (ZeroStage::load_shard); the first
+// read that asks for another piece ends it, for good for that file. Tested by
+// tests/checkpoint/test_checkpoint_files.cpp, test_checkpoint_direct_read.cpp and
+// checkpoint_cli.py.
 #pragma once
 
 #include <filesystem>
@@ -55,6 +59,7 @@ class CheckpointReader final : public zero::ShardReader {
  private:
   struct Located {
     size_t file;
+    size_t position;  // in the manifest's list of the file's tensors
     SavedTensor tensor;
   };
   // A shard file opened for reading, with its parsed header.
@@ -62,11 +67,15 @@ class CheckpointReader final : public zero::ShardReader {
     std::unique_ptr<io::DirectReadFile> file;
     io::SafetensorsHeader header;
     std::unordered_map<std::string, size_t> index;  // name -> position in header.entries
+    bool read_ahead_started = false;
   };
   OpenFile& file(size_t i);
   // The file bytes of `piece` (all of them); throws FormatError naming the file and tensor when the
   // file lacks it or holds another size.
   io::ByteRange bytes_of(const Located& piece);
+  // Reads ahead file `i`'s pieces in the manifest's order, up to the first one already verified
+  // or whose bytes the file lacks (its read then fails as without read-ahead).
+  void read_ahead(size_t i);
   // FormatError naming the file and tensor for a checksum `crc` that is not the saved one.
   void check_crc(const Located& piece, uint32_t crc) const;
 

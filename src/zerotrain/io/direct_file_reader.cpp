@@ -32,12 +32,13 @@ int64_t round_down(int64_t v, int64_t to) {
 
 constexpr int64_t kMinRequestBytes = int64_t{1} << 20;
 
-// One request: the cell [begin, end) of the buffer grid that the ranges need, and the first range
-// that reaches into it.
+// One request: the cell [begin, end) of the buffer grid that the ranges need, and the first and
+// last range that reach into it.
 struct Chunk {
   int64_t begin = 0;
   int64_t end = 0;
   size_t first_range = 0;
+  size_t last_range = 0;
 };
 
 // The CRC-32 of one range's bytes within one chunk.
@@ -48,6 +49,8 @@ struct PieceCrc {
   uint32_t crc = 0;
 };
 
+// The requests for `ranges` in the order given (ascending or not): each range cut on the grid's
+// cells, a cell shared by two ranges that follow each other in the file read once.
 std::vector<Chunk> plan_chunks(const std::vector<ByteRange>& ranges, int64_t grid) {
   std::vector<Chunk> chunks;
   for (size_t r = 0; r < ranges.size(); ++r) {
@@ -55,14 +58,24 @@ std::vector<Chunk> plan_chunks(const std::vector<ByteRange>& ranges, int64_t gri
     for (int64_t at = range.begin; at < range.end;) {
       const int64_t cell_end = round_down(at, grid) + grid;
       const int64_t to = std::min(range.end, cell_end);
-      if (!chunks.empty() && chunks.back().end > round_down(at, grid))
+      if (!chunks.empty() && at >= chunks.back().end && chunks.back().end > round_down(at, grid)) {
         chunks.back().end = to;  // a cell shared with the previous range
-      else
-        chunks.push_back({at, to, r});
+        chunks.back().last_range = r;
+      } else {
+        chunks.push_back({at, to, r, r});
+      }
       at = to;
     }
   }
   return chunks;
+}
+
+// The buffer bytes the largest of `chunks` needs (its 4096-byte blocks).
+int64_t buffer_need(const std::vector<Chunk>& chunks) {
+  int64_t need = 0;
+  for (const Chunk& c : chunks)
+    need = std::max(need, swap_aligned(c.end) - round_down(c.begin, kSwapAlignment));
+  return need;
 }
 
 }  // namespace
@@ -113,6 +126,8 @@ struct DirectFileReader::Impl {
   int64_t buffer_bytes = 0;
   std::vector<AlignedHostBuffer> buffers;  // one per request in flight, grown as reads need
   std::atomic<uint64_t> bytes_read{0};
+  uint64_t ranges_read_ahead = 0;
+  std::unique_ptr<Pass> ahead;  // the read-ahead, while ranges of it are left to take
 
   std::mutex mu;
   std::condition_variable cv;
@@ -196,7 +211,7 @@ struct DirectFileReader::Impl {
     }
     const std::byte* data = buf + (chunk.begin - start);
     crcs.clear();
-    for (size_t r = chunk.first_range; r < ranges.size() && ranges[r].begin < chunk.end; ++r) {
+    for (size_t r = chunk.first_range; r <= chunk.last_range; ++r) {
       const int64_t from = std::max(ranges[r].begin, chunk.begin);
       const int64_t to = std::min(ranges[r].end, chunk.end);
       if (from >= to) continue;
@@ -205,6 +220,100 @@ struct DirectFileReader::Impl {
       crcs.push_back({r, from, to - from, static_cast<uint32_t>(crc)});
     }
     return data;
+  }
+};
+
+// One pass over `ranges` of a file in the order given: its chunks read into the reader's buffers,
+// one per buffer in flight, and handed over range by range (take). A chunk's buffer is reused once
+// every range in it is taken.
+struct DirectFileReader::Pass {
+  struct Slot {
+    std::future<void> done;  // valid from the chunk's start until it is awaited
+    const std::byte* data = nullptr;
+    std::vector<PieceCrc> crcs;
+  };
+
+  Impl& m;
+  const DirectReadFile& file;
+  const std::vector<ByteRange> ranges;
+  const std::vector<Chunk> chunks;
+  const RangeSink* reader_sink;  // called on the reader threads as each chunk lands, or null
+  std::vector<Slot> slots;       // chunk c in slots[c % slots.size()], read into buffers[same]
+  size_t started = 0;            // chunks submitted
+  size_t released = 0;           // chunks whose ranges are all taken
+  size_t taken = 0;              // ranges handed over
+
+  Pass(Impl& impl, const DirectReadFile& f, std::vector<ByteRange> rs, int64_t grid,
+       const RangeSink* on_reader)
+      : m(impl),
+        file(f),
+        ranges(std::move(rs)),
+        chunks(plan_chunks(ranges, grid)),
+        reader_sink(on_reader),
+        slots(m.buffers.size()) {
+    // The buffers grow to what a request needs, up to buffer_bytes: small files stay small.
+    const int64_t need = buffer_need(chunks);
+    for (AlignedHostBuffer& b : m.buffers)
+      if (b.bytes() < need) b = AlignedHostBuffer(need);
+    fill();
+  }
+  // Every request in flight ends before the buffers or `ranges` can go, even on an exception.
+  ~Pass() {
+    for (Slot& s : slots)
+      if (s.done.valid()) s.done.wait();
+  }
+  Pass(const Pass&) = delete;
+  Pass& operator=(const Pass&) = delete;
+
+  bool finished() const { return taken == ranges.size(); }
+
+  // Whether the next ranges to take are `want` of `f`, in that order.
+  bool next_are(const DirectReadFile& f, const std::vector<ByteRange>& want) const {
+    if (&f != &file || want.empty() || want.size() > ranges.size() - taken) return false;
+    for (size_t i = 0; i < want.size(); ++i)
+      if (want[i].begin != ranges[taken + i].begin || want[i].end != ranges[taken + i].end)
+        return false;
+    return true;
+  }
+
+  // Starts chunks while a buffer is free.
+  void fill() {
+    for (; started < chunks.size() && started < released + slots.size(); ++started) {
+      Slot& s = slots[started % slots.size()];
+      std::byte* buf = m.buffers[started % slots.size()].data();
+      s.done = m.submit([this, &s, buf, chunk = chunks[started]] {
+        s.data = m.read_chunk(file, chunk, ranges, buf, s.crcs);
+        if (reader_sink)
+          for (const PieceCrc& p : s.crcs)
+            (*reader_sink)(p.range, p.begin - ranges[p.range].begin,
+                           s.data + (p.begin - chunk.begin), p.bytes);
+      });
+    }
+  }
+
+  // Hands the next `count` ranges to `caller_sink` (if any) on this thread, numbered from 0;
+  // returns their CRC-32s. A failed read's exception passes through.
+  std::vector<uint32_t> take(size_t count, const RangeSink* caller_sink) {
+    std::vector<uint32_t> crcs(count, 0);
+    for (size_t i = 0; i < count; ++i) {
+      const size_t r = taken + i;
+      while (released < chunks.size() && chunks[released].first_range <= r) {
+        const Chunk& c = chunks[released];
+        Slot& s = slots[released % slots.size()];
+        if (s.done.valid()) s.done.get();
+        for (const PieceCrc& p : s.crcs) {
+          if (p.range != r) continue;
+          crcs[i] = static_cast<uint32_t>(crc32_combine(crcs[i], p.crc, p.bytes));
+          if (caller_sink)
+            (*caller_sink)(i, p.begin - ranges[r].begin, s.data + (p.begin - c.begin), p.bytes);
+        }
+        if (c.last_range > r) break;  // the chunk holds the next range's bytes too
+        ++released;
+        fill();
+      }
+    }
+    taken += count;
+    return crcs;
   }
 };
 
@@ -223,6 +332,7 @@ DirectFileReader::DirectFileReader(const DirectReadOptions& options)
 }
 
 DirectFileReader::~DirectFileReader() {
+  impl_->ahead.reset();
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     impl_->stopping = true;
@@ -241,6 +351,25 @@ int DirectFileReader::buffers() const {
 uint64_t DirectFileReader::bytes_read() const {
   return impl_->bytes_read.load();
 }
+uint64_t DirectFileReader::ranges_read_ahead() const {
+  return impl_->ranges_read_ahead;
+}
+
+void DirectFileReader::read_ahead(const DirectReadFile& file, std::vector<ByteRange> ranges) {
+  cancel_read_ahead();
+  for (const ByteRange& r : ranges)
+    if (r.begin < 0 || r.end < r.begin || r.end > file.size())
+      throw ValueError(file.component(),
+                       str(file.path().string(), ": bytes [", r.begin, ", ", r.end,
+                           ") to read ahead are outside the file (", file.size(), " bytes)"));
+  if (ranges.empty()) return;
+  impl_->ahead =
+      std::make_unique<Pass>(*impl_, file, std::move(ranges), impl_->buffer_bytes, nullptr);
+}
+
+void DirectFileReader::cancel_read_ahead() {
+  impl_->ahead.reset();
+}
 
 std::vector<uint32_t> DirectFileReader::read(const DirectReadFile& file,
                                              const std::vector<ByteRange>& ranges,
@@ -255,65 +384,30 @@ std::vector<uint32_t> DirectFileReader::read(const DirectReadFile& file,
               ") to read are out of order or outside the file (", file.size(), " bytes)"));
     last_end = r.end;
   }
+  if (m.ahead && m.ahead->next_are(file, ranges)) {
+    std::vector<uint32_t> crcs;
+    try {
+      crcs = m.ahead->take(ranges.size(), sink ? &sink : nullptr);
+    } catch (...) {
+      m.ahead.reset();
+      throw;
+    }
+    m.ranges_read_ahead += ranges.size();
+    if (m.ahead->finished()) m.ahead.reset();
+    return crcs;
+  }
+  m.ahead.reset();  // a read out of the read-ahead's order ends it
   // A read smaller than all the buffers together is cut into one request per buffer (of at least
-  // kMinRequestBytes), so that a resume's tensor-sized reads keep several requests in flight too.
+  // kMinRequestBytes), so that a read of one tensor keeps several requests in flight too.
   int64_t span = 0;
   for (const ByteRange& r : ranges)
     span += r.end - r.begin;
   const auto buffers = static_cast<int64_t>(m.buffers.size());
   const int64_t grid = std::min(
       m.buffer_bytes, std::max(kMinRequestBytes, swap_aligned((span + buffers - 1) / buffers)));
-  const std::vector<Chunk> chunks = plan_chunks(ranges, grid);
-  // The buffers grow to what a request needs, up to buffer_bytes: small files stay small.
-  int64_t need = 0;
-  for (const Chunk& c : chunks)
-    need = std::max(need, swap_aligned(c.end) - round_down(c.begin, kSwapAlignment));
-  for (AlignedHostBuffer& b : m.buffers)
-    if (b.bytes() < need) b = AlignedHostBuffer(need);
-  const size_t slots = m.buffers.size();
-  struct Slot {
-    std::future<void> done;
-    const std::byte* data = nullptr;
-    std::vector<PieceCrc> crcs;
-  };
-  std::vector<Slot> slot(slots);
-  // Every request in flight ends before the buffers or `ranges` can go, even on an exception.
-  struct WaitAll {
-    std::vector<Slot>& slots;
-    ~WaitAll() {
-      for (Slot& s : slots)
-        if (s.done.valid()) s.done.wait();
-    }
-  } wait_all{slot};
-
-  auto start = [&](size_t c) {
-    Slot& s = slot[c % slots];
-    std::byte* buf = m.buffers[c % slots].data();
-    const RangeSink* on_reader = sink && sink_on == SinkOn::reader_threads ? &sink : nullptr;
-    s.done = m.submit([&m, &file, &ranges, &s, buf, on_reader, chunk = chunks[c]] {
-      s.data = m.read_chunk(file, chunk, ranges, buf, s.crcs);
-      if (on_reader)
-        for (const PieceCrc& p : s.crcs)
-          (*on_reader)(p.range, p.begin - ranges[p.range].begin, s.data + (p.begin - chunk.begin),
-                       p.bytes);
-    });
-  };
-  std::vector<uint32_t> crcs(ranges.size(), 0);
-  size_t next = 0;
-  for (; next < std::min(slots, chunks.size()); ++next)
-    start(next);
-  for (size_t c = 0; c < chunks.size(); ++c) {
-    Slot& s = slot[c % slots];
-    s.done.get();
-    for (const PieceCrc& p : s.crcs) {
-      crcs[p.range] = static_cast<uint32_t>(crc32_combine(crcs[p.range], p.crc, p.bytes));
-      if (sink && sink_on == SinkOn::caller_in_order)
-        sink(p.range, p.begin - ranges[p.range].begin, s.data + (p.begin - chunks[c].begin),
-             p.bytes);
-    }
-    if (next < chunks.size()) start(next++);
-  }
-  return crcs;
+  const bool on_reader = sink && sink_on == SinkOn::reader_threads;
+  Pass pass(m, file, ranges, grid, on_reader ? &sink : nullptr);
+  return pass.take(ranges.size(), sink && !on_reader ? &sink : nullptr);
 }
 
 }  // namespace zt::io
