@@ -4,7 +4,10 @@
 // byte flipped at each kind of position (a tensor's first or last byte, either side of a buffer
 // boundary, on the 4096 grid, in the file's partial last block) is one line naming the file and
 // the tensor that holds it, from verify_all and from read; a file truncated after opening is
-// refused naming the file.
+// refused naming the file. Read-ahead: pieces read in the order they were saved (a resume's) are
+// all taken from the read-ahead, a flipped byte in any of them still names its file and tensor,
+// and a read back to an earlier piece ends the read-ahead, the later pieces then read directly
+// (a flipped byte among them named too).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -240,6 +243,76 @@ TEST_P(CheckpointDirectRead, AFileTruncatedAfterOpeningIsRefusedNamingIt) {
   const Saved& last = saved_tensors().back();
   test::expect_error<FormatError>([&] { read_range(reader, last, 0, last.full.numel()); },
                                   {file.string(), "the file ends at byte"});
+}
+
+// Reads every saved tensor whole in the order it was saved (a resume's order), expecting the one
+// named `bad` (if any) to fail its checksum naming `file` and itself, the others equal.
+void read_in_saved_order(CheckpointReader& reader, const fs::path& file, const std::string& bad,
+                         size_t from = 0) {
+  for (size_t i = from; i < saved_tensors().size(); ++i) {
+    const Saved& s = saved_tensors()[i];
+    if (s.name == bad)
+      test::expect_error<FormatError>([&] { read_range(reader, s, 0, s.full.numel()); },
+                                      {file.string(), "tensor " + bad, "fails its checksum"});
+    else
+      EXPECT_EQ(bytes(read_range(reader, s, 0, s.full.numel())),
+                bytes(s.full.reshape({s.full.numel()})))
+          << s.name;
+  }
+}
+
+TEST_P(CheckpointDirectRead, PiecesReadInSavedOrderComeFromTheReadAheadAndFlipsAreNamed) {
+  test::TempDir dir;
+  const fs::path pristine = save_one_rank(dir.path() / "pristine");
+  const fs::path shard_name = checkpoint::rank_file_name(0, 1);
+  {
+    CheckpointReader reader(pristine, options_of(GetParam()));
+    read_in_saved_order(reader, pristine / shard_name, "");
+    EXPECT_EQ(reader.pieces_read_ahead(), saved_tensors().size());
+    EXPECT_TRUE(reader.verify_all().empty());
+  }
+  int n = 0;
+  for (const Position& p : positions(pristine / shard_name)) {
+    if (p.kind.find(" byte of ") == std::string::npos) continue;  // each tensor's first and last
+    const fs::path ckpt = dir.path() / str("case", n++);
+    fs::copy(pristine, ckpt, fs::copy_options::recursive);
+    const fs::path file = ckpt / shard_name;
+    const std::string tensor = tensor_at(file, p.offset);
+    ASSERT_FALSE(tensor.empty()) << p.kind;
+    flip_byte(file, p.offset);
+    CheckpointReader reader(ckpt, options_of(GetParam()));
+    read_in_saved_order(reader, file, tensor);
+    EXPECT_EQ(reader.pieces_read_ahead(), saved_tensors().size()) << p.kind;
+    fs::remove_all(ckpt);
+  }
+  EXPECT_EQ(n, 2 * static_cast<int>(saved_tensors().size()));
+}
+
+TEST_P(CheckpointDirectRead, AReadBackToAnEarlierPieceEndsTheReadAhead) {
+  test::TempDir dir;
+  const fs::path ckpt = save_one_rank(dir.path());
+  const fs::path file = ckpt / checkpoint::rank_file_name(0, 1);
+  const Saved& last = saved_tensors().back();
+  for (const Position& p : positions(file))
+    if (p.kind == "first byte of " + last.name) flip_byte(file, p.offset);
+  CheckpointReader reader(ckpt, options_of(GetParam()));
+  for (size_t i = 0; i < 3; ++i) {
+    const Saved& s = saved_tensors()[i];
+    EXPECT_EQ(bytes(read_range(reader, s, 0, s.full.numel())),
+              bytes(s.full.reshape({s.full.numel()})));
+  }
+  EXPECT_EQ(reader.pieces_read_ahead(), 3u);
+  const Saved& back = saved_tensors()[1];
+  const int64_t n = back.full.numel();
+  EXPECT_EQ(bytes(read_range(reader, back, 1, n - 1)),
+            bytes(back.full.reshape({n}).slice(0, 1, n - 1)));
+  read_in_saved_order(reader, file, last.name, 3);
+  EXPECT_EQ(reader.pieces_read_ahead(), 3u);
+  const std::vector<std::string> problems = reader.verify_all();
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find(file.string() + ": tensor " + last.name + " fails its checksum"),
+            std::string::npos)
+      << problems[0];
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, CheckpointDirectRead, ::testing::ValuesIn(modes()),

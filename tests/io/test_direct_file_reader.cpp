@@ -2,7 +2,10 @@
 // 4096-byte grid and the buffer size read back equal to the bytes on disk with zlib's CRC-32, with
 // O_DIRECT and through the page cache (forced, refused by a seccomp filter with its one warning,
 // and tmpfs); a file truncated while read, ranges out of order or past the file, a sink that
-// throws.
+// throws. Read-ahead: announced ranges in a jumbled order read back equal, one by one or several at
+// once; a flipped byte changes the checksum of the range that holds it only; a read back or past
+// the next announced range ends the read-ahead and reads directly; a failed read-ahead request is
+// reported only by the read that asks for its bytes.
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -208,6 +211,141 @@ TEST_P(DirectFileReaderModes, ReadsSmallerThanTheBuffersAreSplitAndReadBackEqual
   expect_ranges_read_back(reader, file, content, {{1, 3}, {4096, 3 << 20}, {(3 << 20) + 1, size}});
   expect_ranges_read_back_on_readers(reader, file, content,
                                      {{1, 3}, {4096, 3 << 20}, {(3 << 20) + 1, size}});
+}
+
+// Ranges of a file of 5 * kBuffer + 7 bytes in a jumbled order: back and forth, two that follow
+// each other in the file and share a block, an empty one, one in the file's partial last block.
+std::vector<ByteRange> jumbled_ranges() {
+  const int64_t size = 5 * kBuffer + 7;
+  return {{3 * kBuffer + 5, 4 * kBuffer},
+          {4 * kBuffer, 4 * kBuffer + 9000},
+          {1, 4095},
+          {4095, kBuffer + 3},
+          {2 * kBuffer, 2 * kBuffer},
+          {size - 3, size},
+          {kBuffer + 3, 3 * kBuffer + 5},
+          {0, 1}};
+}
+
+TEST_P(DirectFileReaderModes, ReadAheadHandsBackTheAnnouncedRangesInTheirOrder) {
+  const bool buffered = GetParam();
+  TempDir dir;
+  const std::string content = random_text(5 * kBuffer + 7, 11);
+  test::write_bytes(dir / "f", content);
+  DirectReadFile file(dir / "f", buffered, "test");
+  const std::vector<ByteRange> ranges = jumbled_ranges();
+  for (const int buffers : {1, 2, 3}) {
+    DirectFileReader reader({kBuffer, buffers, buffered});
+    reader.read_ahead(file, ranges);
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      expect_ranges_read_back(reader, file, content, {ranges[i]});
+      EXPECT_EQ(reader.ranges_read_ahead(), i + 1) << buffers << " buffers, range " << i;
+    }
+    // Every announced range taken: the next read is direct.
+    expect_ranges_read_back(reader, file, content, {ranges[0]});
+    EXPECT_EQ(reader.ranges_read_ahead(), ranges.size());
+    // Several ranges taken at once by one ascending read.
+    reader.read_ahead(file, {{0, 10}, {10, 5000}, {kBuffer, 2 * kBuffer}, {1, 2}});
+    expect_ranges_read_back(reader, file, content, {{0, 10}, {10, 5000}, {kBuffer, 2 * kBuffer}});
+    expect_ranges_read_back(reader, file, content, {{1, 2}});
+    EXPECT_EQ(reader.ranges_read_ahead(), ranges.size() + 4);
+  }
+}
+
+TEST_P(DirectFileReaderModes, AFlippedByteChangesOnlyTheChecksumOfTheRangeReadAheadThatHoldsIt) {
+  const bool buffered = GetParam();
+  TempDir dir;
+  std::string content = random_text(5 * kBuffer + 7, 12);
+  const std::vector<ByteRange> ranges = jumbled_ranges();
+  std::vector<uint32_t> pristine;
+  for (const ByteRange& r : ranges)
+    pristine.push_back(
+        crc_of(content.substr(static_cast<size_t>(r.begin), static_cast<size_t>(r.end - r.begin))));
+  const size_t flipped = 6;  // a range whose bytes span several buffers, read after a jump back
+  content[static_cast<size_t>(ranges[flipped].begin + kBuffer)] ^= 0x10;
+  test::write_bytes(dir / "f", content);
+  DirectReadFile file(dir / "f", buffered, "test");
+  DirectFileReader reader({kBuffer, 2, buffered});
+  reader.read_ahead(file, ranges);
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const Got got = read_ranges(reader, file, {ranges[i]});
+    if (i == flipped)
+      EXPECT_NE(got.crcs[0], pristine[i]);
+    else
+      EXPECT_EQ(got.crcs[0], pristine[i]) << "range " << i;
+  }
+  EXPECT_EQ(reader.ranges_read_ahead(), ranges.size());
+  // Read again directly, after a jump back: the same checksums.
+  reader.read_ahead(file, ranges);
+  EXPECT_EQ(read_ranges(reader, file, {ranges[0]}).crcs[0], pristine[0]);
+  EXPECT_NE(read_ranges(reader, file, {ranges[flipped]}).crcs[0], pristine[flipped]);
+  EXPECT_EQ(read_ranges(reader, file, {ranges[2]}).crcs[0], pristine[2]);
+  EXPECT_EQ(reader.ranges_read_ahead(), ranges.size() + 1);
+}
+
+TEST_P(DirectFileReaderModes, AReadBackOrPastTheNextAnnouncedRangeEndsTheReadAhead) {
+  const bool buffered = GetParam();
+  TempDir dir;
+  const std::string content = random_text(5 * kBuffer + 7, 13);
+  test::write_bytes(dir / "f", content);
+  DirectReadFile file(dir / "f", buffered, "test");
+  const std::vector<ByteRange> ranges = jumbled_ranges();
+  DirectFileReader reader({kBuffer, 3, buffered});
+  // A jump back.
+  reader.read_ahead(file, ranges);
+  expect_ranges_read_back(reader, file, content, {ranges[0]});
+  expect_ranges_read_back(reader, file, content, {ranges[1]});
+  EXPECT_EQ(reader.ranges_read_ahead(), 2u);
+  expect_ranges_read_back(reader, file, content, {{ranges[0].begin - 100, ranges[0].begin}});
+  for (size_t i = 2; i < ranges.size(); ++i)
+    expect_ranges_read_back(reader, file, content, {ranges[i]});
+  EXPECT_EQ(reader.ranges_read_ahead(), 2u);
+  // A jump ahead, past the next announced range.
+  reader.read_ahead(file, ranges);
+  expect_ranges_read_back(reader, file, content, {ranges[0]});
+  expect_ranges_read_back(reader, file, content, {ranges[3]});
+  expect_ranges_read_back(reader, file, content, {ranges[1]});
+  EXPECT_EQ(reader.ranges_read_ahead(), 3u);
+  // Another file's read.
+  test::write_bytes(dir / "g", content);
+  DirectReadFile other(dir / "g", buffered, "test");
+  reader.read_ahead(file, ranges);
+  expect_ranges_read_back(reader, other, content, {ranges[0]});
+  expect_ranges_read_back(reader, file, content, {ranges[0]});
+  EXPECT_EQ(reader.ranges_read_ahead(), 3u);
+}
+
+TEST_P(DirectFileReaderModes, AFailedReadAheadIsReportedOnlyByTheReadThatAsksForItsBytes) {
+  const bool buffered = GetParam();
+  TempDir dir;
+  const fs::path path = dir / "f";
+  const int64_t size = 4 * kBuffer + 100;
+  const std::string content = random_text(size, 14);
+  test::write_bytes(path, content);
+  DirectReadFile file(path, buffered, "test");
+  fs::resize_file(path, static_cast<uintmax_t>(kBuffer + 5));
+  DirectFileReader reader({kBuffer, 2, buffered});
+  const std::vector<ByteRange> past_the_cut{{2 * kBuffer, 3 * kBuffer}, {3 * kBuffer, size}};
+  // Announced, never asked for: nothing to report.
+  reader.read_ahead(file, past_the_cut);
+  expect_ranges_read_back(reader, file, content, {{0, 10}});
+  reader.read_ahead(file, past_the_cut);
+  reader.cancel_read_ahead();
+  // Asked for: the read that asks fails naming the file, and the reader stays usable.
+  reader.read_ahead(file, {{0, 10}, past_the_cut[0], past_the_cut[1]});
+  expect_ranges_read_back(reader, file, content, {{0, 10}});
+  EXPECT_EQ(reader.ranges_read_ahead(), 1u);
+  test::expect_error<FormatError>(
+      [&] { reader.read(file, {past_the_cut[0]}); },
+      {"[test]", path.string(), "the file ends at byte", "truncated while read"});
+  expect_ranges_read_back(reader, file, content, {{5, kBuffer}});
+  EXPECT_EQ(reader.ranges_read_ahead(), 1u);
+  test::expect_error<ValueError>(
+      [&] {
+        reader.read_ahead(file, {{0, size + 1}});
+      },
+      {path.string(), "[0, " + std::to_string(size + 1) + ")",
+       "to read ahead are outside the file"});
 }
 
 INSTANTIATE_TEST_SUITE_P(Io, DirectFileReaderModes, ::testing::Values(false, true),

@@ -55,6 +55,8 @@ class CheckpointReader final : public zero::ShardReader {
   std::vector<std::string> verify_all();
   // Bytes read from the disk so far.
   uint64_t bytes_read() const { return reader_.bytes_read(); }
+  // Pieces whose bytes were taken from a read-ahead.
+  uint64_t pieces_read_ahead() const { return reader_.ranges_read_ahead(); }
 
  private:
   struct Located {
