@@ -6,12 +6,8 @@
 // backends), a reservation past it; counters; the file removed with the object.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +19,7 @@
 #include <vector>
 
 #include "io/child_process.h"
+#include "io/seccomp_refusals.h"
 #include "io/io_test_util.h"
 #include "support/file_size_limit.h"
 #include "zerotrain/core/io_error.h"
@@ -44,6 +41,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::ChildProcess;
+using test::refuse_io_uring;
+using test::refuse_o_direct;
 using test::report_line;
 using test::TempDir;
 
@@ -219,36 +218,6 @@ TEST(SwapFile, DirectOnADiskAndCountsBytes) {
   file.read(1, buf.data(), 10).wait();
   EXPECT_EQ(file.bytes_written(), kMiB);
   EXPECT_EQ(file.bytes_read(), 8192 + 10);
-}
-
-// Installs a seccomp filter in this process (a child's); false where that is not permitted.
-bool install_seccomp(std::vector<sock_filter> filter) {
-  sock_fprog prog{static_cast<unsigned short>(filter.size()), filter.data()};
-  return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
-         ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
-}
-
-// openat with O_DIRECT answered by EINVAL, as a filesystem without direct I/O answers it.
-bool refuse_o_direct() {
-  return install_seccomp({
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat, 0, 4),
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[2])),
-      BPF_STMT(BPF_ALU | BPF_AND | BPF_K, O_DIRECT),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EINVAL & SECCOMP_RET_DATA)),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-  });
-}
-
-// io_uring_setup answered by EPERM, as Docker's default seccomp profile answers it.
-bool refuse_io_uring() {
-  return install_seccomp({
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-  });
 }
 
 // Round trips through `file` with unaligned pieces; "equal" when all read back.

@@ -1,8 +1,13 @@
-// AlignedHostBuffer: 4096-aligned host memory for swap I/O. See aligned_host_buffer.h.
+// AlignedHostBuffer: 4096-aligned host memory for swap I/O; the O_DIRECT refusal warning. See
+// aligned_host_buffer.h.
 #include "zerotrain/io/aligned_host_buffer.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
 #include <utility>
 
 #include "zerotrain/core/allocator.h"
@@ -35,6 +40,17 @@ AlignedHostBuffer& AlignedHostBuffer::operator=(AlignedHostBuffer&& other) noexc
     bytes_ = std::exchange(other.bytes_, 0);
   }
   return *this;
+}
+
+void warn_direct_io_refused(std::string_view component, const std::filesystem::path& dir, int error,
+                            std::string_view consequence) {
+  static std::mutex mu;
+  static std::set<std::string> warned;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!warned.insert(str(component, " ", dir.string())).second) return;
+  std::fprintf(stderr, "[%.*s] warning: the filesystem of %s refuses O_DIRECT (%s; tmpfs does): %.*s\n",
+               static_cast<int>(component.size()), component.data(), dir.string().c_str(),
+               std::strerror(error), static_cast<int>(consequence.size()), consequence.data());
 }
 
 }  // namespace zt::io

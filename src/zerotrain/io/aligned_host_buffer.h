@@ -2,12 +2,15 @@
 // size and the largest logical block size of the disks in use, so a request whose pointer, file
 // offset and length are multiples of it goes straight to the disk without a bounce copy. The
 // engine's pinned staging memory (core/allocator.h pinned_host_allocator, cudaHostAlloc) is
-// page-aligned already; this is for host buffers that are not pinned. Tested by
-// tests/io/test_swap_file.cpp.
+// page-aligned already; this is for host buffers that are not pinned. Also the one warning printed
+// where a filesystem refuses O_DIRECT (swap files and checkpoint reads share it). Tested by
+// tests/io/test_swap_file.cpp and tests/io/test_direct_file_reader.cpp.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
+#include <string_view>
 
 namespace zt::io {
 
@@ -42,5 +45,10 @@ class AlignedHostBuffer {
   std::byte* data_ = nullptr;
   int64_t bytes_ = 0;
 };
+
+// Prints "[<component>] warning: the filesystem of <dir> refuses O_DIRECT (<strerror(error)>; tmpfs
+// does): <consequence>" to stderr, once per component and directory.
+void warn_direct_io_refused(std::string_view component, const std::filesystem::path& dir, int error,
+                            std::string_view consequence);
 
 }  // namespace zt::io

@@ -40,8 +40,10 @@ struct SafetensorsHeader {
   uint64_t data_start() const { return 8 + header_bytes; }
 };
 
-// Parses and validates the header of a whole file image of `file_size` bytes; `file` names it in
-// errors.
+// Parses and validates the header of a file of `file_size` bytes; `file` names it in errors. Reads
+// only the first 8 + N bytes of `file_data` (the first 8 alone when N is past the file or the
+// limit): the data section is checked against the offsets by its size, so a reader may hand over
+// just the header (checkpoint/checkpoint_reader.cpp does).
 SafetensorsHeader parse_safetensors_header(const std::byte* file_data, size_t file_size,
                                            const std::string& file);
 

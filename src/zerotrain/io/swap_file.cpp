@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
-#include <set>
 #include <vector>
 
 #include "zerotrain/core/allocator.h"
@@ -49,18 +48,6 @@ void check_aio(const config::AioConfig& aio) {
   if (aio.use_gds)
     throw ValueError("offload",
                      "aio.use_gds true: GPUDirect Storage is not supported by zerotrain");
-}
-
-// One warning per directory whose filesystem refuses O_DIRECT.
-void warn_no_direct(const std::filesystem::path& dir, int error) {
-  static std::mutex mu;
-  static std::set<std::string> warned;
-  std::lock_guard<std::mutex> lock(mu);
-  if (!warned.insert(dir.string()).second) return;
-  std::fprintf(stderr,
-               "[offload] warning: the filesystem of %s refuses O_DIRECT (%s; tmpfs does): its "
-               "swap files use buffered I/O through the page cache\n",
-               dir.string().c_str(), std::strerror(error));
 }
 
 void warn_no_io_uring(int error, int64_t threads) {
@@ -119,7 +106,8 @@ SwapFile::SwapFile(const SwapDirectory& dir, const std::string& name, int64_t by
   f.direct = f.direct_fd >= 0;
   if (!f.direct) {
     if (errno != EINVAL) throw_errno("offload", "cannot open (O_DIRECT) swap file", f.path);
-    warn_no_direct(dir.path(), EINVAL);
+    warn_direct_io_refused("offload", dir.path(), EINVAL,
+                           "its swap files use buffered I/O through the page cache");
   }
 
   detail::SwapWorkerSettings settings;

@@ -73,10 +73,6 @@ std::string SwapRequestState::failure() const {
 
 // ---- synchronous transfers ----
 
-namespace {
-
-// Moves `len` bytes at file offset `off` with pread/pwrite, resuming after partial transfers.
-// Returns 0, an errno, or -1 when the file ended (`*done` bytes moved).
 int transfer_all(bool write, int fd, std::byte* buf, int64_t len, int64_t off, int64_t* done) {
   *done = 0;
   while (*done < len) {
@@ -92,6 +88,8 @@ int transfer_all(bool write, int fd, std::byte* buf, int64_t len, int64_t off, i
   }
   return 0;
 }
+
+namespace {
 
 std::string short_detail(bool write, int64_t done, int64_t len) {
   return str("short ", write ? "write" : "read", " (", done, " of ", len, " bytes)");

@@ -46,6 +46,11 @@ class SwapRequestState {
   std::atomic<bool> reported_{false};
 };
 
+// Moves `len` bytes at file offset `off` with pread/pwrite, resuming after partial transfers.
+// Returns 0, an errno, or -1 when the file ended (`*done` bytes moved). Also used by
+// io/direct_file_reader.cpp.
+int transfer_all(bool write, int fd, std::byte* buf, int64_t len, int64_t off, int64_t* done);
+
 // One piece of a request for one worker.
 struct SwapPart {
   bool write = false;
