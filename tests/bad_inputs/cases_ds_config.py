@@ -48,6 +48,9 @@ def cases():
         train_case("duplicate_key", '{"train_micro_batch_size_per_gpu": 2, '
                    '"train_micro_batch_size_per_gpu": 4}', "appears more than once"),
         train_case("stage_7", '{"zero_optimization": {"stage": 7}}', "zero_optimization.stage"),
+        # Found by fuzzing (fuzz_ds_config): a stage past int64 was converted to an integer.
+        train_case("stage_1e92", '{"train_batch_size": 8, "zero_optimization": {"stage": '
+                   + "5" * 92 + '2, "offload_optimizer": {"ratio": 0.5}}}', "zero_optimization.stage"),
         train_case("stage_string", '{"zero_optimization": {"stage": "three"}}',
                    "zero_optimization.stage"),
         train_case("micro_batch_zero", '{"train_micro_batch_size_per_gpu": 0}',

@@ -128,6 +128,17 @@ TEST(ChatTemplateEngine, ErrorsNameTheTemplateLineAndColumn) {
             std::string::npos);
   EXPECT_NE(error_of("{{ (-9223372036854775807 - 1) | abs }}").find("integer overflow in abs"),
             std::string::npos);
+  // A render has a budget: statements (loops nested over long strings ran for minutes) and
+  // rendered bytes (found by fuzz_chat_template).
+  EXPECT_NE(error_of("{% for a in range(1000) %}{% for b in range(1000) %}{% for c in range(2) %}"
+                     "x{% endfor %}{% endfor %}{% endfor %}")
+                .find("ran more than 1000000 statements"),
+            std::string::npos);
+  EXPECT_NE(error_of("{% for a in range(700) %}{{ 'x' * 100000 }}{% endfor %}")  // 66.8 MiB
+                .find("passed 64 MiB"),
+            std::string::npos);
+  EXPECT_NE(error_of("{{ ('x' * 1000) * 100000 }}").find("too large"), std::string::npos);
+  EXPECT_EQ(render("{{ ([1, 2] * 3) | length }}{{ 'ab' * 2 }}{{ 'ab' * -1 }}"), "6abab");
   // What fits is exact, at the edges too.
   EXPECT_EQ(render("{{ 2 ** 62 }} {{ (-2) ** 63 }} {{ 3 ** 39 }} {{ 1 ** 99999 }} {{ (-1) ** 99999 }}"),
             "4611686018427387904 -9223372036854775808 4052555153018976267 1 -1");

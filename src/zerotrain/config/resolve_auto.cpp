@@ -370,10 +370,12 @@ void resolve_auto(Json& root, const ConfigOverrides& overrides,
   resolve_offload_flags(root, overrides);
   resolve_zero(root, overrides);
   const auto zero = root.find("zero_optimization");
+  // Only whether it is stage 3 matters here; any other value (a stage the config's validation
+  // refuses later, 1e300 included) is read without converting it to an integer.
   int64_t stage = 0;
   if (zero != root.end() && zero->is_object() && zero->contains("stage") &&
-      (*zero)["stage"].is_number())
-    stage = static_cast<int64_t>((*zero)["stage"].get<double>());
+      (*zero)["stage"].is_number() && (*zero)["stage"].get<double>() == 3)
+    stage = 3;
   for (auto& [key, section] : root.items())
     if (section.is_object() && validated_leniently(key))
       drop_unfilled_autos(section, key, stage, warnings);

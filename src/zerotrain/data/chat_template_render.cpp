@@ -17,6 +17,13 @@ using SK = Stmt::Kind;
 
 enum class Flow { Normal, Break, Continue };
 
+// A render's budget. A real chat template runs tens of statements per message and writes the
+// conversation once; loops nested over long strings or ranges could run for hours and fill memory
+// (fuzz_chat_template found a 4 kB template that ran 45 s and grew past 800 MB), so a render past
+// either bound is an error.
+constexpr int64_t kMaxStatements = 1'000'000;
+constexpr size_t kMaxRenderedBytes = size_t{64} << 20;
+
 // An error already carrying its position; passes through the enclosing nodes unchanged.
 struct PositionedError {
   std::string message;
@@ -53,12 +60,15 @@ class Renderer {
   }
 
   Flow exec(const Stmt& s) {
+    if (++statements_ > kMaxStatements)
+      fail(s.pos, str("the template ran more than ", kMaxStatements,
+                      " statements for one conversation (a loop that does not end?)"));
     switch (s.kind) {
       case SK::Text:
-        out_ += s.text;
+        write(s.text, s.pos);
         return Flow::Normal;
       case SK::Output:
-        out_ += to_text(eval(*s.expr));
+        write(to_text(eval(*s.expr)), s.pos);
         return Flow::Normal;
       case SK::If:
         for (const auto& [cond, body] : s.branches)
@@ -303,11 +313,25 @@ class Renderer {
       const TemplateValue& times = l.is(Kind::Int) ? l : r;
       if (times.is(Kind::Int) && (seq.is(Kind::String) || seq.is(Kind::List))) {
         if (times.integer > 100000) fail(pos, "repetition count above 100000");
-        TemplateValue out = seq.is(Kind::String) ? TemplateValue::of(std::string())
-                                                 : TemplateValue::of(ValueList{});
-        for (int64_t i = 0; i < times.integer; ++i)
-          out = arithmetic("+", out, seq, pos);
-        return out;
+        const int64_t n = std::max<int64_t>(times.integer, 0);
+        const size_t piece = seq.is(Kind::String) ? seq.text.size() : seq.list->size();
+        const size_t limit =
+            seq.is(Kind::String) ? kMaxRenderedBytes : static_cast<size_t>(kMaxStatements);
+        if (piece * static_cast<size_t>(n) > limit)
+          fail(pos, str("a repetition of ", n, " x ", piece,
+                        seq.is(Kind::String) ? " characters" : " items", " is too large"));
+        if (seq.is(Kind::String)) {
+          std::string out;
+          out.reserve(piece * static_cast<size_t>(n));
+          for (int64_t i = 0; i < n; ++i)
+            out += seq.text;
+          return TemplateValue::of(std::move(out));
+        }
+        ValueList out;
+        out.reserve(piece * static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i)
+          out.insert(out.end(), seq.list->begin(), seq.list->end());
+        return TemplateValue::of(std::move(out));
       }
     } else if (op == "/" || op == "//" || op == "%") {
       if (nums) {
@@ -436,9 +460,16 @@ class Renderer {
     return TemplateValue::undefined();
   }
 
+  void write(const std::string& text, SourcePos pos) {
+    if (out_.size() + text.size() > kMaxRenderedBytes)
+      fail(pos, str("the rendered conversation passed ", kMaxRenderedBytes >> 20, " MiB"));
+    out_ += text;
+  }
+
   const std::string& name_;
   std::vector<std::map<std::string, TemplateValue>> scopes_;
   std::string out_;
+  int64_t statements_ = 0;
 };
 
 }  // namespace
