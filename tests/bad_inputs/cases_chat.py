@@ -61,6 +61,10 @@ def cases():
                   "chat_template:1:4: integer overflow in 13888 ** 8 (template integers are 64-bit)"),
         chat_case("integer_product_overflow", {"chat_template": "{{ 3037000500 * 3037000500 }}"},
                   "integer overflow in 3037000500 * 3037000500"),
+        # Found by fuzzing: loops nested over strings ran 45 s into 800 MB; a render has a budget.
+        chat_case("endless_loops", {"chat_template": "{% for a in range(1000) %}{% for b in range(1000) %}"
+                                                    "{% for c in range(9) %}x{% endfor %}{% endfor %}{% endfor %}"},
+                  "ran more than 1000000 statements for one conversation"),
         chat_case("deep_template", {"chat_template": "{{ " + "(" * 5000 + "1" + ")" * 5000 + " }}"},
                   "expression nested deeper than 200 levels"),
         chat_case("parquet_name", {"chat_template": "x"}, "Parquet is not supported",
