@@ -354,8 +354,10 @@ class Rehearsal:
     def torchrun_style(self):
         what = "torchrun-style, 2 ranks on 2 hosts"
         port = 29500 + os.getpid() % 1000
+        # The timeout also bounds joining one MPI world (ompi-server, connect/accept): 30 s was
+        # once too short on a 2-core machine busy with a sanitizer build beside ctest.
         base = dict(WORLD_SIZE="2", MASTER_ADDR=self.hosts.ip["a"], MASTER_PORT=str(port),
-                    ZEROTRAIN_COMM_TIMEOUT="30")
+                    ZEROTRAIN_COMM_TIMEOUT="120")
         rendezvous = [self.tests_binary, "--gtest_also_run_disabled_tests",
                       "--gtest_filter=TcpRendezvous.DISABLED_RanksStartedTorchrunStyleMeet"]
         texts = self.on_both_hosts(rendezvous, base)
