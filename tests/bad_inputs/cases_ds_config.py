@@ -51,6 +51,11 @@ def cases():
         # Found by fuzzing (fuzz_ds_config): a stage past int64 was converted to an integer.
         train_case("stage_1e92", '{"train_batch_size": 8, "zero_optimization": {"stage": '
                    + "5" * 92 + '2, "offload_optimizer": {"ratio": 0.5}}}', "zero_optimization.stage"),
+        # Found by fuzzing: gradient_accumulation_steps 2e47 beside an "auto" train_batch_size
+        # was converted to an integer.
+        train_case("grad_accum_2e47_auto_batch", '{"train_batch_size": "auto", '
+                   '"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": '
+                   + "1" + "9" * 47 + "}", 'train_batch_size: "auto" is not resolved'),
         train_case("stage_string", '{"zero_optimization": {"stage": "three"}}',
                    "zero_optimization.stage"),
         train_case("micro_batch_zero", '{"train_micro_batch_size_per_gpu": 0}',

@@ -2,6 +2,8 @@
 #include "zerotrain/config/resolve_auto.h"
 
 #include <array>
+#include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -109,9 +111,20 @@ bool given(const ConfigOverrides& o, std::string_view flag) {
   return o.given.contains(flag);
 }
 
+// A number that is an integer fitting int64 (2 or 2.0); anything else (2e47, 2.5, a string) is
+// left for the key's own validation to name.
 std::optional<int64_t> int_at(const Json& root, const char* key) {
   const auto it = root.find(key);
   if (it == root.end() || !it->is_number()) return std::nullopt;
+  if (it->is_number_float()) {
+    const double d = it->get<double>();
+    if (!std::isfinite(d) || std::trunc(d) != d || std::fabs(d) >= 9.2233720368547758e18)
+      return std::nullopt;  // 2^63 is the first double outside int64
+    return static_cast<int64_t>(d);
+  }
+  if (it->is_number_unsigned() &&
+      it->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    return std::nullopt;
   return it->get<int64_t>();
 }
 
