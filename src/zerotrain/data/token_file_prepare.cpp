@@ -198,7 +198,6 @@ PrepareSummary prepare_token_file(const Tokenizer& tokenizer, const PrepareOptio
   }
   PrepareSummary summary;
   summary.input_bytes = total_input_bytes(options.inputs);
-  uint64_t written = 0;
   std::string first_skipped;  // where and why the first malformed record was skipped
 
   std::optional<uint32_t> eos;
@@ -274,7 +273,6 @@ PrepareSummary prepare_token_file(const Tokenizer& tokenizer, const PrepareOptio
         if (options.report_skipped) options.report_skipped(where);
         continue;
       }
-      ++written;
       if (masked) {
         writer.write_document(ids[i], counts[i]);
       } else {
@@ -307,7 +305,7 @@ PrepareSummary prepare_token_file(const Tokenizer& tokenizer, const PrepareOptio
   if (!chunk.docs.empty() || chunk.bytes > 0) encode_chunk(chunk);
 
   // Records that were all malformed leave nothing to train on: an error, and no output file.
-  if (written == 0 && summary.skipped_records > 0)
+  if (writer.header().num_documents == 0 && summary.skipped_records > 0)
     throw ValueError("data", str("every record was skipped as malformed (", summary.skipped_records,
                                  " of ", summary.skipped_records, "); the first: ", first_skipped));
   summary.header = writer.finish();
