@@ -17,6 +17,7 @@
 //   build/bin/train_bench --model 3b --zero-stage 2 --grad-accum 8 --offload-optimizer cpu
 //     --init tiled --measure-parts
 // The CPU smoke run of the offload options is ctest train_bench_offload_smoke.
+#include <algorithm>
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
@@ -37,6 +38,7 @@
 #include "zerotrain/estimate/units.h"
 #include "zerotrain/nn/block_runner.h"
 #include "zerotrain/nn/transformer.h"
+#include "zerotrain/nn/loss_targets.h"
 #include "zerotrain/train/grad_clip.h"
 #include "zerotrain/train/step_measures.h"
 #include "zerotrain/zero/shard_init.h"
@@ -235,6 +237,10 @@ int main(int argc, char** argv) {
     ctx.compute_dtype = dtype;
     ctx.tokens = Tensor::from_ints(ids, {mbs, seq}, DType::i32, dev);
     ctx.targets = Tensor::from_ints(tgt, {mbs, seq}, DType::i32, dev);
+    // Counted here, as the trainer counts its host batches: the head would otherwise copy the
+    // targets to the host and wait for the GPU in every micro-step.
+    ctx.num_items_in_batch =
+        std::count_if(tgt.begin(), tgt.end(), [](int64_t t) { return t != nn::kIgnoreIndex; });
     double loss = 0;
     Tensor micro_loss;
     auto micro_step = [&](bool boundary) {

@@ -17,6 +17,9 @@ done
 cp ../shared/bench/fsdp2_peer.py .carry/dev/
 [ -f bench/torch_adamw_peer.py ] && cp bench/torch_adamw_peer.py .carry/dev/
 cp build-dev/lib/libzerotrain.so .carry/dev/lib/
+# The CUPTI timeline recorder and its analysis (bench/gpu_timeline/): where the GPU sits idle.
+cp build-dev/lib/libzt_gpu_timeline.so .carry/dev/lib/
+cp bench/gpu_timeline/gaps.py .carry/dev/
 for lib in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libgomp.so.1; do
   cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')" .carry/dev/lib/
 done

@@ -291,8 +291,14 @@ std::vector<float> Tensor::to_floats(Stream stream) const {
   Tensor h = device().is_cpu() ? contiguous() : contiguous(stream).to(Device::cpu(), stream);
   if (device().is_cuda()) synchronize(stream);
   std::vector<float> out(static_cast<size_t>(numel()));
+  if (out.empty()) return out;
+  const void* p = h.data();  // once: the per-element call cost 10 ns, 10 ms on a 3B model's norm
+  if (dtype_ == DType::f32) {
+    std::memcpy(out.data(), p, out.size() * sizeof(float));
+    return out;
+  }
   for (size_t i = 0; i < out.size(); ++i)
-    out[i] = load_as_float(h.data(), dtype_, i);
+    out[i] = load_as_float(p, dtype_, i);
   return out;
 }
 
@@ -300,19 +306,21 @@ std::vector<int64_t> Tensor::to_ints(Stream stream) const {
   Tensor h = device().is_cpu() ? contiguous() : contiguous(stream).to(Device::cpu(), stream);
   if (device().is_cuda()) synchronize(stream);
   std::vector<int64_t> out(static_cast<size_t>(numel()));
+  if (out.empty()) return out;
+  const void* p = h.data();
   for (size_t i = 0; i < out.size(); ++i) {
     switch (dtype_) {
       case DType::i32:
-        out[i] = h.data_as<int32_t>()[i];
+        out[i] = static_cast<const int32_t*>(p)[i];
         break;
       case DType::i64:
-        out[i] = h.data_as<int64_t>()[i];
+        out[i] = static_cast<const int64_t*>(p)[i];
         break;
       case DType::u8:
-        out[i] = h.data_as<uint8_t>()[i];
+        out[i] = static_cast<const uint8_t*>(p)[i];
         break;
       default:
-        out[i] = static_cast<int64_t>(load_as_float(h.data(), dtype_, i));
+        out[i] = static_cast<int64_t>(load_as_float(p, dtype_, i));
     }
   }
   return out;

@@ -32,6 +32,9 @@ struct StepContext {
   // Packed rows: document starts and restarted position ids on `device` (row_documents()); empty
   // when every row is one stream. See [Note: packed documents] in nn/row_documents.h.
   RowDocuments documents;
+  // Set by the block runner while activation checkpointing recomputes a layer right before its
+  // backward ([Note: recompute keeps more] in nn/block_runner.h).
+  bool recomputing = false;
 };
 
 class Block {

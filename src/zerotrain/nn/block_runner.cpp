@@ -43,7 +43,9 @@ void BlockRunner::backward(const StepContext& ctx) {
     if (hooks_.before_backward) hooks_.before_backward(i);
     if (checkpointed(i)) {
       const ProfileRange recompute("recompute " + blocks_[i]->name());
-      blocks_[i]->forward(inputs_[i], ctx);  // rebuild the saved activations
+      StepContext again = ctx;
+      again.recomputing = true;
+      blocks_[i]->forward(inputs_[i], again);  // rebuild the saved activations
       inputs_[i] = {};
     }
     dy = blocks_[i]->backward(dy, ctx);

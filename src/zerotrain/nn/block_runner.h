@@ -6,6 +6,12 @@
 // forward again on the kept input to rebuild the activations. The recomputation is deterministic,
 // so losses and gradients are bitwise those of the plain run; peak memory drops from one set of
 // saved activations per layer to one layer's worth plus the layer inputs.
+//
+// [Note: recompute keeps more] The recomputing forward runs with StepContext::recomputing, and a
+// sublayer may then keep what its backward would otherwise compute a third time
+// (Sublayer::keep_recomputable): the SwiGLU MLP keeps silu(gate) * up for down_proj's weight
+// gradient and frees it before dgate and dup exist, so the backward's peak is unchanged. The
+// kept tensor equals the recomputed one bitwise (same kernel, same inputs).
 // Tested by tests/nn/test_block_runner.cpp.
 #pragma once
 

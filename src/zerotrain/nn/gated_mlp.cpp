@@ -19,6 +19,7 @@ Tensor GatedMlp::forward(const Tensor& x, TokenDims, Stream stream) {
   x_ = x;
   gate_ = gate;
   up_ = up;
+  if (keep_h_) h_ = h;
   return down_proj.forward(h, stream);
 }
 
@@ -29,8 +30,12 @@ Tensor GatedMlp::backward(const Tensor& dy, Stream stream) {
   const DType dt = x_.dtype();
   Tensor dh = Tensor::empty(gate_.shape(), dt, dev, stream);
   {
-    Tensor h = Tensor::empty(gate_.shape(), dt, dev, stream);
-    kernels::swiglu_forward(gate_, up_, h, stream);
+    Tensor h = h_;
+    h_ = {};  // freed before dgate and dup exist: the backward's peak stays that of recomputing
+    if (!h.defined()) {
+      h = Tensor::empty(gate_.shape(), dt, dev, stream);
+      kernels::swiglu_forward(gate_, up_, h, stream);
+    }
     down_proj.backward(h, dy, &dh, false, stream);
   }
   Tensor dgate = Tensor::empty(gate_.shape(), dt, dev, stream);
@@ -45,7 +50,7 @@ Tensor GatedMlp::backward(const Tensor& dy, Stream stream) {
 }
 
 void GatedMlp::release() {
-  x_ = gate_ = up_ = {};
+  x_ = gate_ = up_ = h_ = {};
 }
 
 void GatedMlp::append_parameters(std::vector<Parameter*>& out) {

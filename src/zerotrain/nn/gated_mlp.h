@@ -20,12 +20,16 @@ class GatedMlp : public Sublayer {
   void release() override;
   void append_parameters(std::vector<Parameter*>& out) override;
 
+  void keep_recomputable(bool keep) override { keep_h_ = keep; }
+
   Linear gate_proj, up_proj, down_proj;
 
  private:
+  bool keep_h_ = false;
   Tensor x_;     // [N, C] compute dtype: the input
   Tensor gate_;  // [N, I] compute dtype: gate_proj(x)
   Tensor up_;    // [N, I] compute dtype: up_proj(x)
+  Tensor h_;     // [N, I] silu(gate) * up, kept only under keep_recomputable (else recomputed)
 };
 
 }  // namespace zt::nn

@@ -28,6 +28,10 @@ class Sublayer {
   // dy: [N, C] -> dx [N, C]; adds parameter gradients; drops the saved activations.
   virtual Tensor backward(const Tensor& dy, Stream stream) = 0;
   virtual void release() = 0;
+  // Whether the next forward keeps what its backward would otherwise recompute: set while
+  // activation checkpointing recomputes the layer, whose backward follows at once, so the kept
+  // tensors cost one layer's memory instead of every layer's. See [Note: recompute keeps more].
+  virtual void keep_recomputable(bool) {}
   // Hugging Face's named_parameters() order.
   virtual void append_parameters(std::vector<Parameter*>& out) = 0;
 };
