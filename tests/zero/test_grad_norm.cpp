@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "zerotrain/core/device.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/kernels/reduce.h"
 #include "zerotrain/zero/grad_norm.h"
@@ -77,7 +78,31 @@ TEST(ZeroGradNorm, ShardedNormIsBitwiseTheFullNorm) {
       gathered.insert(gathered.end(), rp.begin(), rp.end());
     EXPECT_EQ(zero::norm_from_gathered(gathered, per_shard, world), full) << "world " << world;
   }
-  EXPECT_THROW(zero::norm_from_gathered({1.0f, 2.0f}, {1}, 3), ValueError);
+  const std::vector<float> two = {1.0f, 2.0f};
+  EXPECT_THROW(zero::norm_from_gathered(two, {1}, 3), ValueError);
+}
+
+// The host view of the partials: a host tensor is read where it lies; a GPU tensor lands in one
+// reused page-locked buffer, with the values the device holds.
+TEST(ZeroGradNorm, PartialsOnHost) {
+  const std::vector<float> values = {0.5f, -1.25f, 3.0f, 7.5f, 1e-3f};
+  const Tensor host = Tensor::from_floats(values, {5}, DType::f32, Device::cpu());
+  Tensor unused;
+  const std::span<const float> view = zero::partials_on_host(host, unused, {});
+  EXPECT_EQ(view.data(), host.data_as<float>());
+  EXPECT_FALSE(unused.defined());
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the copy path needs one";
+  const Stream stream;
+  const Tensor device = host.to(Device::cuda(0), stream);
+  Tensor copy;
+  const std::span<const float> first = zero::partials_on_host(device, copy, stream);
+  ASSERT_EQ(first.size(), values.size());
+  for (size_t i = 0; i < values.size(); ++i)
+    EXPECT_EQ(first[i], values[i]);
+  const void* buffer = copy.data();
+  zero::partials_on_host(device, copy, stream);
+  EXPECT_EQ(copy.data(), buffer) << "the host buffer is reused";
+  EXPECT_EQ(zero::norm_from_partials(first), zero::norm_from_partials(values));
 }
 
 TEST(ZeroGradNorm, ChunkSumSquaresRejectsBadArguments) {

@@ -5,6 +5,7 @@
 
 #include "zerotrain/core/error.h"
 #include "zerotrain/kernels/reduce.h"
+#include "zerotrain/zero/host_buffer.h"
 
 namespace zt::zero {
 
@@ -12,14 +13,24 @@ void norm_partials(const Tensor& grad, Tensor out, Stream stream) {
   kernels::chunk_sum_squares(grad, kNormChunk, out, stream);
 }
 
-double norm_from_partials(const std::vector<float>& partials) {
+std::span<const float> partials_on_host(const Tensor& partials, Tensor& host, Stream stream) {
+  const auto n = static_cast<size_t>(partials.numel());
+  if (partials.device().is_cpu()) return {partials.data_as<float>(), n};
+  if (!host.defined() || host.numel() != partials.numel())
+    host = host_buffer(partials.numel(), DType::f32, "the gradient norm's partials");
+  host.copy_from(partials, stream);
+  synchronize(stream);
+  return {host.data_as<float>(), n};
+}
+
+double norm_from_partials(std::span<const float> partials) {
   double sum = 0;
   for (float p : partials)
     sum += static_cast<double>(p);
   return std::sqrt(sum);
 }
 
-double norm_from_gathered(const std::vector<float>& gathered,
+double norm_from_gathered(std::span<const float> gathered,
                           const std::vector<int64_t>& chunks_per_shard, int world) {
   int64_t per_rank = 0;
   for (int64_t c : chunks_per_shard)

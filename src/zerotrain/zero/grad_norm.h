@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "zerotrain/core/tensor.h"
@@ -32,12 +33,17 @@ inline int64_t norm_chunks(int64_t n) {
 // Writes the partials of `grad` (contiguous, 1-D) into `out` (f32 [norm_chunks(numel)]).
 void norm_partials(const Tensor& grad, Tensor out, Stream stream = {});
 
+// `partials` (f32, contiguous) where the host can read them: a host tensor as it lies; a device
+// tensor copied into `host` (made on first use, page-locked where a GPU exists, so the copy is one
+// asynchronous transfer and no step allocates) and waited for. The span views `partials` or `host`.
+std::span<const float> partials_on_host(const Tensor& partials, Tensor& host, Stream stream);
+
 // sqrt of the f64 sum of `partials` in order.
-double norm_from_partials(const std::vector<float>& partials);
+double norm_from_partials(std::span<const float> partials);
 
 // The same from partials all-gathered over `world` ranks: rank r's block holds, for each group g,
 // chunks_per_shard[g] partials of its shard; they are added group by group, rank by rank.
-double norm_from_gathered(const std::vector<float>& gathered,
+double norm_from_gathered(std::span<const float> gathered,
                           const std::vector<int64_t>& chunks_per_shard, int world);
 
 }  // namespace zt::zero

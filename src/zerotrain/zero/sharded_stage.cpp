@@ -178,10 +178,11 @@ double ShardedStage::grad_norm() {
     at += c;
   }
   const int world = world_size();
-  if (world == 1) return norm_from_gathered(partials_.to_floats(stream_), per_shard, 1);
+  if (world == 1)
+    return norm_from_gathered(partials_on_host(partials_, host_partials_, stream_), per_shard, 1);
   Tensor all = Tensor::empty({at * world}, DType::f32, device_, stream_);
   comm_.all_gather(partials_.data(), all.data(), static_cast<size_t>(at), DType::f32, stream_);
-  return norm_from_gathered(all.to_floats(stream_), per_shard, world);
+  return norm_from_gathered(partials_on_host(all, host_partials_, stream_), per_shard, world);
 }
 
 void ShardedStage::step(float lr, float grad_scale) {

@@ -65,6 +65,7 @@ class ShardedStage : public ZeroStage {
   DType comm_dtype_ = DType::f32;  // reduce-scatters
   bool boundary_ = false;
   Tensor partials_;  // [sum over groups of shard_numel / kNormChunk] f32
+  Tensor host_partials_;  // the gathered partials' host copy (grad_norm.h: partials_on_host)
   // GPU with overlap_comm, see [Note: sharded reduce overlap]: the gradient reduce-scatters run on
   // ctx_'s reduce stream (comm_streams.h) while earlier blocks' backward goes on; null: on compute.
   CudaStream* comm_stream_ = nullptr;

@@ -83,7 +83,7 @@ double Stage0::grad_norm() {
     norm_partials(g, partials_.slice(0, at, at + c), stream_);
     at += c;
   }
-  return norm_from_partials(partials_.to_floats(stream_));
+  return norm_from_partials(partials_on_host(partials_, host_partials_, stream_));
 }
 
 void Stage0::step(float lr, float grad_scale) {

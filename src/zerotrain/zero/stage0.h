@@ -34,6 +34,7 @@ class Stage0 final : public ZeroStage {
   std::unique_ptr<DataParallel> dp_;  // one rank: the same buckets, nothing to reduce
   std::vector<Tensor> group_grads_;   // per group: [numel] its block's gradients (a bucket view)
   Tensor partials_;                   // [sum of norm_chunks] f32
+  Tensor host_partials_;              // their host copy (grad_norm.h: partials_on_host)
 };
 
 }  // namespace zt::zero
