@@ -273,6 +273,50 @@ EngineFacts engine_facts(cudnnBackendDescriptor_t cfg) {
   return facts;
 }
 
+// The knob choices of configuration `cfg` as "type=value ..." (for ZT_CUDNN_DEBUG's lines).
+std::string knob_text(cudnnBackendDescriptor_t cfg) {
+  constexpr int64_t kMaxKnobs = 32;
+  std::vector<Descriptor> choices;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (int64_t i = 0; i < kMaxKnobs; ++i) {
+    choices.emplace_back(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, "knob choice");
+    raw.push_back(choices.back().get());
+  }
+  int64_t got = 0;
+  if (cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, kMaxKnobs, &got,
+                               raw.data()) != CUDNN_STATUS_SUCCESS)
+    return "knobs unreadable";
+  std::string text;
+  for (int64_t i = 0; i < got && i < kMaxKnobs; ++i) {
+    cudnnBackendKnobType_t type{};
+    int64_t value = 0, n = 0;
+    if (cudnnBackendGetAttribute(raw[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1,
+                                 &n, &type) != CUDNN_STATUS_SUCCESS ||
+        cudnnBackendGetAttribute(raw[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1,
+                                 &n, &value) != CUDNN_STATUS_SUCCESS)
+      continue;
+    text += str(text.empty() ? "" : " ", static_cast<int>(type), "=", value);
+  }
+  return text.empty() ? "no knobs" : text;
+}
+
+// Which acceptable configuration a plan takes: ZT_CUDNN_CONFIG=N skips the first N (counted over
+// the heuristics modes in order), to time the alternatives (kernel_bench) without a rebuild. 0,
+// the best by cuDNN's heuristics, unless set.
+int64_t configuration_wanted() {
+  static const int64_t wanted = [] {
+    const char* v = std::getenv("ZT_CUDNN_CONFIG");
+    if (!v || !*v) return int64_t{0};
+    char* end = nullptr;
+    const long long n = std::strtoll(v, &end, 10);
+    if (*end != '\0' || n < 0)
+      throw ValueError("cudnn", str("ZT_CUDNN_CONFIG='", v, "': must be a count >= 0"));
+    return static_cast<int64_t>(n);
+  }();
+  return wanted;
+}
+
 // The engine configurations heuristics `mode` proposes for `graph`, best first.
 std::vector<Descriptor> engine_configs(const Descriptor& graph, cudnnBackendHeurMode_t mode,
                                        const char* mode_name) {
@@ -317,7 +361,8 @@ ExecutionPlan GraphBuilder::build_plan(bool deterministic, const char* graph_nam
 
   std::vector<std::string> refusals;
   const std::pair<cudnnBackendHeurMode_t, const char*> modes[] = {
-      {CUDNN_HEUR_MODE_A, "A"}, {CUDNN_HEUR_MODE_FALLBACK, "fallback"}};
+      {CUDNN_HEUR_MODE_A, "A"}, {CUDNN_HEUR_MODE_B, "B"}, {CUDNN_HEUR_MODE_FALLBACK, "fallback"}};
+  int64_t skip = configuration_wanted();
   for (const auto& [mode, mode_name] : modes) {
     std::vector<Descriptor> configs;
     try {
@@ -347,6 +392,13 @@ ExecutionPlan GraphBuilder::build_plan(bool deterministic, const char* graph_nam
         refusals.push_back(str("engine ", facts.index, ": ", e.what()));
         continue;
       }
+      debug_line(str(graph_name, ": acceptable configuration, heuristics ", mode_name, ", engine ",
+                     facts.index, ", knobs ", knob_text(cfg.get()),
+                     skip > 0 ? " (skipped: ZT_CUDNN_CONFIG)" : ""));
+      if (skip > 0) {
+        --skip;
+        continue;
+      }
       ExecutionPlan result;
       int64_t n = 0;
       check(cudnnBackendGetAttribute(plan->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
@@ -374,6 +426,9 @@ ExecutionPlan GraphBuilder::build_plan(bool deterministic, const char* graph_nam
   std::string why;
   for (const std::string& r : refusals)
     why += (why.empty() ? "" : "; ") + r;
+  if (configuration_wanted() > 0)
+    why += str(why.empty() ? "" : "; ", "ZT_CUDNN_CONFIG=", configuration_wanted(), " skipped ",
+               configuration_wanted() - skip, " acceptable configurations, all there were");
   throw BackendError("cudnn", str("no engine runs the ", graph_name, " graph",
                                   why.empty() ? " (heuristics proposed none)" : ": " + why));
 }
