@@ -50,6 +50,7 @@
 #include "zerotrain/zero/group_adam.h"
 #include "zerotrain/zero/param_group.h"
 #include "zerotrain/zero/param_swap.h"
+#include "zerotrain/zero/shard_comms.h"
 #include "zerotrain/zero/shard_checkpoint.h"
 #include "zerotrain/zero/shard_optimizer.h"
 #include "zerotrain/zero/zero_config.h"
@@ -119,8 +120,8 @@ class ZeroStage {
   // The seam of sharded checkpoints (shard_checkpoint.h): this rank's values, masters and moments
   // of every piece its optimizer steps, and the step. Not collective.
   void save_shard(ShardWriter& out);
-  // True on the ranks other than 0 of a replicated stage (0): their shard is a copy of rank 0's,
-  // which a checkpoint needs once.
+  // True on the ranks other than 0 of a replicated stage (0), and on the ranks of every shard group
+  // but the first with hybrid sharding: their shard is a copy of one that a checkpoint needs once.
   bool shard_is_replica() const;
   // Collective: reads back what save_shard wrote with the same stage, world and model (a fresh
   // engine continues bitwise where the saving one stood), then refreshes the full values the
@@ -132,11 +133,14 @@ class ZeroStage {
 
  protected:
   explicit ZeroStage(const ZeroContext& ctx)
-      : ctx_(ctx), comm_(ctx.comm()), device_(ctx.device()), stream_(ctx.compute()) {}
+      : ctx_(ctx), comm_(ctx.comm()), device_(ctx.device()), stream_(ctx.compute()), shards_(comm_) {}
   ZeroContext ctx_;           // also the owner of the side streams
   comm::Communicator& comm_;  // ctx_.comm(): one rank in a one-process run
   Device device_;             // ctx_.device()
   Stream stream_;             // the compute stream; collectives without a side stream run on it too
+  // The ranks the groups' shards spread over: comm_, or with hybrid sharding this rank's shard
+  // group, set by the sharded stages' constructors ([Note: hybrid sharding] in shard_comms.h).
+  ShardComms shards_;
 
   // offload_param nvme: where the groups' value shards live (declared first: it outlives the
   // groups and the optimizer's worker, which use it).
