@@ -117,6 +117,7 @@ estimate::RunSetup run_setup(const TrainConfig& c, const nn::ModelConfig& model,
   s.stage = c.zero.stage;
   s.gpus = world;
   s.gpus_per_node = world;
+  s.shard_group_size = c.zero.shard_group_size;
   s.seq = c.data.seq_len;
   s.micro_batch = c.data.micro_batch;
   s.grad_accum = c.data.grad_accum;
