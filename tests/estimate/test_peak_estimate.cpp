@@ -378,8 +378,7 @@ TEST(PeakEstimate, BadShardGroupSizesAreRefused) {
       estimate_peak(s);
       ADD_FAILURE() << bad << " accepted";
     } catch (const ValueError& e) {
-      EXPECT_NE(std::string(e.what()).find(str("divisor of gpus 8, got ", bad)),
-                std::string::npos)
+      EXPECT_NE(std::string(e.what()).find(str("divisor of gpus 8, got ", bad)), std::string::npos)
           << e.what();
     }
   }

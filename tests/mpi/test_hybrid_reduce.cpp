@@ -116,9 +116,9 @@ TEST(HybridReduce, PiecesOfTheChainKeepTheBits) {
   std::vector<uint8_t> out(n * 2);
   comm::hybrid_reduce_scatter(*s.group, *s.replicas, in.data(), out.data(), n, DType::bf16,
                               ReduceOp::sum, Stream::host());
-  EXPECT_EQ(std::memcmp(out.data(), want.data() + static_cast<size_t>(s.group->rank()) * n * 2,
-                        n * 2),
-            0);
+  EXPECT_EQ(
+      std::memcmp(out.data(), want.data() + static_cast<size_t>(s.group->rank()) * n * 2, n * 2),
+      0);
 }
 
 // The inputs above are order-sensitive: reducing within the group first, then across the groups,
@@ -132,11 +132,10 @@ TEST(HybridReduce, NaiveOrderDiffers) {
   const auto want = flat_reduction(host(), in, DType::f32, l, ReduceOp::sum);
   std::vector<float> naive(n);
   s.group->reduce_scatter(in.data(), naive.data(), n, DType::f32, ReduceOp::sum, Stream::host());
-  s.replicas->all_reduce(naive.data(), naive.data(), n, DType::f32, ReduceOp::sum,
-                         Stream::host());
-  EXPECT_NE(std::memcmp(naive.data(), want.data() + static_cast<size_t>(s.group->rank()) * n * 4,
-                        n * 4),
-            0);
+  s.replicas->all_reduce(naive.data(), naive.data(), n, DType::f32, ReduceOp::sum, Stream::host());
+  EXPECT_NE(
+      std::memcmp(naive.data(), want.data() + static_cast<size_t>(s.group->rank()) * n * 4, n * 4),
+      0);
 }
 
 TEST(HybridReduce, ArgumentErrors) {

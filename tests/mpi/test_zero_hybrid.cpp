@@ -117,8 +117,7 @@ void run_hybrid_parity(const HybridCase& k, std::vector<int> stages = {3}) {
     EXPECT_EQ(train::train(config_for(dir, k, stage, 2, hybrid)).steps, kSteps);
     world().barrier();
     if (world().rank() == 0)
-      expect_same_run(dir / plain, dir / hybrid,
-                      str(k.name, " stage ", stage, " in groups of 2"));
+      expect_same_run(dir / plain, dir / hybrid, str(k.name, " stage ", stage, " in groups of 2"));
   }
   world().barrier();
   if (world().rank() == 0) fs::remove_all(dir);

@@ -292,7 +292,6 @@ TEST(OutOfMemory, TrainRunsTheEstimatorsOrderWithOffload) {
             (estimate::Strategy{3, config::OffloadDevice::cpu, config::OffloadDevice::cpu}));
 }
 
-
 // Hybrid sharding: the estimate counts the shards of the group (zero_hpz_partition_size) where it
 // fits the world; a size the engine refuses is counted as plain sharding.
 TEST(OutOfMemory, SetupCountsHybridShardsOverTheGroup) {

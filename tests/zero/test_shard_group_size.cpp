@@ -79,9 +79,10 @@ TEST(ShardGroupSize, DsConfigKeyMapsOntoTheZeroSection) {
   train::TrainConfig c;
   const train::GivenFlags given;
   const config::DsConfig ds = config::parse_ds_config(
-      R"({"train_micro_batch_size_per_gpu": 1,
+                                  R"({"train_micro_batch_size_per_gpu": 1,
           "zero_optimization": {"stage": 3, "zero_hpz_partition_size": 8}})",
-      "test", train::train_overrides(c, given, std::nullopt)).config;
+                                  "test", train::train_overrides(c, given, std::nullopt))
+                                  .config;
   train::apply_ds_config(ds, given, c);
   EXPECT_EQ(c.zero.shard_group_size, 8);
   EXPECT_EQ(c.zero.stage, 3);

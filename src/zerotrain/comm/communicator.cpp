@@ -35,8 +35,8 @@ void check_host_stream(const char* what, Stream stream, const std::string& backe
 
 void Communicator::exchange(const std::vector<SendTo>&, const std::vector<RecvFrom>&, DType,
                             Stream) {
-  throw ValueError("comm",
-                   str("exchange: the ", backend_name(), " backend has no point-to-point messages"));
+  throw ValueError(
+      "comm", str("exchange: the ", backend_name(), " backend has no point-to-point messages"));
 }
 
 void check_peer(const char* what, int peer, int rank, int size) {

@@ -1,6 +1,7 @@
 // The narrow collective interface every backend implements: all_reduce, reduce_scatter,
-// all_gather, broadcast, barrier, split; and point-to-point exchange where a backend has it. MPI (host buffers, mpi_communicator.h), NCCL (device
-// buffers on a stream, nccl/nccl_communicator.h) and a one-rank stand-in (self_communicator.h).
+// all_gather, broadcast, barrier, split; and point-to-point exchange where a backend has it. MPI
+// (host buffers, mpi_communicator.h), NCCL (device buffers on a stream, nccl/nccl_communicator.h)
+// and a one-rank stand-in (self_communicator.h).
 // Tested by tests/comm/ (one rank) and tests/mpi/ (2 and 4 ranks under mpirun).
 #pragma once
 

@@ -55,8 +55,8 @@ void ordered_on_host(Communicator& group, Communicator& replicas, const void* se
     if (replica < last)
       replicas.exchange({{replica + 1, acc.data(), len}}, {}, DType::f32, stream);
     else
-      finish_in_rank_order(acc.data(), g * replicas.size(), static_cast<char*>(recv) + at * es,
-                           len, dtype, op);
+      finish_in_rank_order(acc.data(), g * replicas.size(), static_cast<char*>(recv) + at * es, len,
+                           dtype, op);
   }
   // Step 3.
   if (last > 0) replicas.broadcast(recv, n, dtype, last, stream);
@@ -65,12 +65,11 @@ void ordered_on_host(Communicator& group, Communicator& replicas, const void* se
 }  // namespace
 
 void hybrid_reduce_scatter(Communicator& group, Communicator& replicas, const void* send,
-                           void* recv, size_t recv_count, DType dtype, ReduceOp op,
-                           Stream stream) {
+                           void* recv, size_t recv_count, DType dtype, ReduceOp op, Stream stream) {
   check_reduce_args("hybrid_reduce_scatter", dtype, op);
   if (!is_floating(dtype))
-    throw DTypeError("comm", str("hybrid_reduce_scatter: floating dtypes only, got ",
-                                 dtype_name(dtype)));
+    throw DTypeError("comm",
+                     str("hybrid_reduce_scatter: floating dtypes only, got ", dtype_name(dtype)));
   if (stream.device.is_cpu()) {
     ordered_on_host(group, replicas, send, recv, recv_count, dtype, op, stream);
     return;

@@ -33,8 +33,8 @@ void validate(const RunSetup& s) {
   require_positive(s.gpus_per_node, "gpus_per_node");
   const int64_t g = s.shard_group_size;
   if (g < 1 || g > s.gpus || s.gpus % g != 0)
-    throw ValueError(kComponent, str("shard_group_size: must be 1 or a divisor of gpus ", s.gpus,
-                                     ", got ", g));
+    throw ValueError(kComponent,
+                     str("shard_group_size: must be 1 or a divisor of gpus ", s.gpus, ", got ", g));
   if (g != 1 && g != s.gpus && s.stage == 0)
     throw ValueError(kComponent, str("shard_group_size ", g,
                                      ": hybrid sharding needs ZeRO stage 1, 2 or 3, got stage 0"));
@@ -136,8 +136,9 @@ PeakEstimate estimate_peak(const RunSetup& s) {
   const bool masters = s.dtype != DType::f32 && !low;
   const std::string vname = str("parameters (", dtype_name(s.dtype), ")");
   const std::string shard_note =
-      sw == s.gpus ? str("1/", sw, " of each block, padded")
-                   : str("1/", sw, " of each block, padded; replicated in ", s.gpus / sw, " groups");
+      sw == s.gpus
+          ? str("1/", sw, " of each block, padded")
+          : str("1/", sw, " of each block, padded; replicated in ", s.gpus / sw, " groups");
 
   auto add = [&](std::string name, double bytes, std::string note) {
     e.items.push_back({std::move(name), bytes, std::move(note)});

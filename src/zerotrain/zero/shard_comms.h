@@ -10,11 +10,11 @@
 // values, gradients and optimizer state over its g members exactly as plain ZeRO shards them over
 // W ranks (param_group.h's layout with world g); member i of every group holds the same shard, so
 // the W / g groups are replicas of each other. What runs where:
-// - gathers of values (stage 3's fetches, stages 1-2's refresh after a step), the gathered optimizer
-//   state of a checkpoint's full_optimizer_state, Lamb's norm slots and the gradient norm's
-//   partials run over the group: each group holds the whole model, so the chunked norm ([Note:
-//   chunked gradient norm]) adds the same nonzero partials in the same order as over the world
-//   (the group's layout only adds or drops zero padding chunks);
+// - gathers of values (stage 3's fetches, stages 1-2's refresh after a step), the gathered
+//   optimizer state of a checkpoint's full_optimizer_state, Lamb's norm slots and the gradient
+//   norm's partials run over the group: each group holds the whole model, so the chunked norm
+//   ([Note: chunked gradient norm]) adds the same nonzero partials in the same order as over the
+//   world (the group's layout only adds or drops zero padding chunks);
 // - gradients are summed over all W ranks by comm::hybrid_reduce_scatter ([Note: hybrid
 //   reduction]), in global rank order on host backends, so the result is bitwise plain ZeRO's;
 // - the initial broadcast, the loss and token sums and the parameter checks run over the world;

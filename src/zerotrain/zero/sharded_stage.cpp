@@ -74,10 +74,9 @@ ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks, cons
   int64_t chunks = 0;
   for (auto& g : groups_)
     chunks += g->shard_numel() / kNormChunk;
-  optimizer_ = std::make_unique<ShardOptimizer>(group_pointers(), RunExtent::shard,
-                                                options.optimizer, options.config.offload,
-                                                params_offloaded, initial,
-                                                ctx_.over(shards_.shard()), stream);
+  optimizer_ = std::make_unique<ShardOptimizer>(
+      group_pointers(), RunExtent::shard, options.optimizer, options.config.offload,
+      params_offloaded, initial, ctx_.over(shards_.shard()), stream);
   partials_ = Tensor::zeros({chunks}, DType::f32, device, stream);
   in_flight_.resize(groups_.size());
   if (options.config.overlap_comm) comm_stream_ = ctx_.streams().reduce();

@@ -3,8 +3,9 @@
 // optimizer step. The trainer only talks to this interface. Every stage runs in a ZeroContext
 // (zero_context.h: communicator, device, compute stream, side streams), is given an OffloadPolicy
 // (offload_policy.h: where its optimizer runs and value shards live, [Note: optimizer offload] in
-// shard_optimizer.h) and can write and read its own rank's shard (shard_checkpoint.h). Tested by tests/mpi/test_zero_parity.cpp (every stage against stage 0
-// under mpirun) and tests/zero/test_zero_stage.cpp (one process).
+// shard_optimizer.h) and can write and read its own rank's shard (shard_checkpoint.h). Tested by
+// tests/mpi/test_zero_parity.cpp (every stage against stage 0 under mpirun) and
+// tests/zero/test_zero_stage.cpp (one process).
 //
 // [Note: ZeRO stages]
 // - Every stage keeps one ParamGroup per block (param_group.h) and steps it with the one flat
@@ -53,8 +54,8 @@
 #include "zerotrain/zero/group_adam.h"
 #include "zerotrain/zero/param_group.h"
 #include "zerotrain/zero/param_swap.h"
-#include "zerotrain/zero/shard_comms.h"
 #include "zerotrain/zero/shard_checkpoint.h"
+#include "zerotrain/zero/shard_comms.h"
 #include "zerotrain/zero/shard_optimizer.h"
 #include "zerotrain/zero/zero_config.h"
 #include "zerotrain/zero/zero_context.h"
@@ -136,7 +137,11 @@ class ZeroStage {
 
  protected:
   explicit ZeroStage(const ZeroContext& ctx)
-      : ctx_(ctx), comm_(ctx.comm()), device_(ctx.device()), stream_(ctx.compute()), shards_(comm_) {}
+      : ctx_(ctx),
+        comm_(ctx.comm()),
+        device_(ctx.device()),
+        stream_(ctx.compute()),
+        shards_(comm_) {}
   ZeroContext ctx_;           // also the owner of the side streams
   comm::Communicator& comm_;  // ctx_.comm(): one rank in a one-process run
   Device device_;             // ctx_.device()
