@@ -2,10 +2,13 @@
 // cutting the world (and a 3-rank part of it) into groups of g consecutive ranks, f32/bf16/f16,
 // sum and avg, uneven chunk sizes and in place, bitwise equal to the flat reduce_scatter over the
 // whole world; the naive order (within the group, then across) differs on the same inputs; the
-// point-to-point exchange under it refuses a peer that is this rank.
+// point-to-point exchange under it refuses a peer that is this rank. With one GPU per rank, the
+// NCCL path (the naive order) stays within one rounding per rank of the host's sum.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -14,7 +17,9 @@
 #include "zerotrain/comm/hybrid_reduce.h"
 #include "zerotrain/comm/self_communicator.h"
 #include "zerotrain/comm/shard_layout.h"
+#include "zerotrain/core/device.h"
 #include "zerotrain/core/error.h"
+#include "zerotrain/core/tensor.h"
 
 namespace zt::test {
 namespace {
@@ -153,5 +158,52 @@ TEST(HybridReduce, ArgumentErrors) {
   EXPECT_THROW(self.exchange({}, {}, DType::f32, Stream::host()), ValueError);
 }
 
+
+// NCCL (one GPU per rank): the device path reduces within the group and then across the groups
+// in NCCL's own order, so it agrees with the rank-ordered host sum within one rounding per rank.
+TEST(HybridReduce, NcclNaiveOrderIsWithinOneRoundingPerRank) {
+  comm::ProcessGroup& pg = process_group();
+  if (cuda_device_count() < pg.world_size())
+    GTEST_SKIP() << "needs one GPU per rank (" << pg.world_size() << ")";
+  if (pg.world_size() < 4) GTEST_SKIP() << "needs 4 ranks";
+  const std::unique_ptr<comm::Communicator> nccl = pg.make_device_communicator();
+  const Device device = pg.local_device();
+  const Stream stream = Stream::default_for(device);
+  const int w = nccl->size(), me = nccl->rank(), g = 2;
+  auto group = nccl->split(me / g, me);
+  auto replicas = nccl->split(me % g, me);
+  const Split host_split = split_hybrid(host(), g);
+  const size_t n = 4099, len = n * g;
+  const comm::ShardLayout l = comm::shard_layout(len, w);
+  for (DType t : {DType::f32, DType::bf16}) {
+    const auto in = random_input(t, me, len, l.padded_numel, 11);
+    std::vector<uint8_t> want(n * dtype_size(t));
+    comm::hybrid_reduce_scatter(*host_split.group, *host_split.replicas, in.data(), want.data(), n,
+                                t, ReduceOp::sum, Stream::host());
+    std::vector<float> magnitude(len, 0.0f);
+    for (int r = 0; r < w; ++r) {
+      const auto other = random_input(t, r, len, l.padded_numel, 11);
+      for (size_t i = 0; i < len; ++i)
+        magnitude[i] += std::abs(load_as_float(other.data(), t, i));
+    }
+    Tensor send = Tensor::empty({static_cast<int64_t>(len)}, t, Device::cpu());
+    std::memcpy(send.data(), in.data(), len * dtype_size(t));
+    const Tensor dev = send.to(device, stream);
+    Tensor out = Tensor::zeros({static_cast<int64_t>(n)}, t, device, stream);
+    comm::hybrid_reduce_scatter(*group, *replicas, dev.data(), out.data(), n, t, ReduceOp::sum,
+                                stream);
+    const std::vector<float> got = out.to_floats(stream);
+    const double ulp = t == DType::f32 ? std::ldexp(1.0, -23) : std::ldexp(1.0, -8);
+    const size_t first = static_cast<size_t>(group->rank()) * n;
+    for (size_t i = 0; i < n; ++i) {
+      const double expect = load_as_float(want.data(), t, i);
+      const double tol = (w + 1) * ulp * magnitude[first + i];
+      if (std::abs(got[i] - expect) > tol) {
+        ADD_FAILURE() << dtype_name(t) << " element " << i << ": " << got[i] << " vs " << expect;
+        break;
+      }
+    }
+  }
+}
 }  // namespace
 }  // namespace zt::test
