@@ -1,7 +1,8 @@
 // Hybrid sharding (zero_optimization.zero_hpz_partition_size, [Note: hybrid sharding] in
 // src/zerotrain/zero/shard_comms.h) under mpirun: on 4 ranks, stage 3 sharded within groups of 2
 // and replicated across the 2 groups gives per-step losses and gradient norms, final weights and
-// checkpoint tensors bitwise equal to plain stage 3 over the 4 ranks (bf16 with accumulation,
+// checkpoint tensors bitwise equal to plain stage 3 over the 4 ranks (the second group writes no
+// tensors into the checkpoint) (bf16 with accumulation,
 // a tied gpt2 with activation checkpointing and persistent blocks, bf16 gradients summed in bf16,
 // Lamb, optimizer offload), and so do stages 1 and 2; group sizes 1 and W are plain ZeRO; a
 // hybrid checkpoint resumes into plain stage 3 and a plain one into hybrid stage 3, bitwise. The
@@ -102,6 +103,20 @@ void expect_same_run(const fs::path& ref, const fs::path& out, const std::string
       << what << ": the checkpoint's tensors differ";
 }
 
+// The checkpoint's tensors come from the first group: the second group's ranks (2, 3) are
+// replicas, whose files hold no tensor (a safetensors file with an empty header).
+void expect_replicas_wrote_nothing(const fs::path& out) {
+  const fs::path ckpt = checkpoint::resolve_checkpoint(out);
+  for (int r = 0; r < 4; ++r) {
+    const fs::path file = ckpt / str("rank-0000", r, "-of-00004.safetensors");
+    ASSERT_TRUE(fs::exists(file)) << file;
+    if (r < 2)
+      EXPECT_GT(fs::file_size(file), 1000u) << file;
+    else
+      EXPECT_LT(fs::file_size(file), 64u) << file << " of a replica holds tensors";
+  }
+}
+
 bool has_hybrid_divisor() {
   return world().size() == 4;
 }
@@ -116,8 +131,10 @@ void run_hybrid_parity(const HybridCase& k, std::vector<int> stages = {3}) {
     EXPECT_EQ(train::train(config_for(dir, k, stage, 1, plain)).steps, kSteps);
     EXPECT_EQ(train::train(config_for(dir, k, stage, 2, hybrid)).steps, kSteps);
     world().barrier();
-    if (world().rank() == 0)
+    if (world().rank() == 0) {
       expect_same_run(dir / plain, dir / hybrid, str(k.name, " stage ", stage, " in groups of 2"));
+      expect_replicas_wrote_nothing(dir / hybrid);
+    }
   }
   world().barrier();
   if (world().rank() == 0) fs::remove_all(dir);
