@@ -351,5 +351,41 @@ TEST(PeakEstimate, BadSetupsNameTheField) {
   expect_error(s, "dtype");
 }
 
+// Hybrid sharding holds per GPU the model states of plain ZeRO over the shard group: the first
+// three items (values, gradients, optimizer state) of 8 GPUs in groups of 2 equal those of 2 GPUs.
+TEST(PeakEstimate, HybridShardingCountsShardsOverTheGroup) {
+  for (int stage = 1; stage <= 3; ++stage) {
+    RunSetup s = setup_of("gpt2.json", stage, 8, 1024, 1, false);
+    const PeakEstimate world = estimate_peak(s);
+    s.shard_group_size = 2;
+    const PeakEstimate hybrid = estimate_peak(s);
+    const PeakEstimate two = estimate_peak(setup_of("gpt2.json", stage, 2, 1024, 1, false));
+    for (size_t i = 0; i < 3; ++i)
+      EXPECT_DOUBLE_EQ(hybrid.items[i].bytes, two.items[i].bytes)
+          << "stage " << stage << " " << hybrid.items[i].name;
+    EXPECT_GT(hybrid.peak_allocated, world.peak_allocated) << "stage " << stage;
+    EXPECT_NE(describe(s).find("sharded in groups of 2"), std::string::npos) << describe(s);
+    s.shard_group_size = 8;  // the whole world: plain
+    EXPECT_DOUBLE_EQ(estimate_peak(s).peak_allocated, world.peak_allocated);
+  }
+}
+
+TEST(PeakEstimate, BadShardGroupSizesAreRefused) {
+  RunSetup s = setup_of("gpt2.json", 3, 8, 1024, 1, false);
+  for (int64_t bad : {0, 3, 16}) {
+    s.shard_group_size = bad;
+    try {
+      estimate_peak(s);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const ValueError& e) {
+      EXPECT_NE(std::string(e.what()).find(str("divisor of gpus 8, got ", bad)), std::string::npos)
+          << e.what();
+    }
+  }
+  s.stage = 0;
+  s.shard_group_size = 2;
+  EXPECT_THROW(estimate_peak(s), ValueError);
+}
+
 }  // namespace
 }  // namespace zt::estimate

@@ -292,5 +292,19 @@ TEST(OutOfMemory, TrainRunsTheEstimatorsOrderWithOffload) {
             (estimate::Strategy{3, config::OffloadDevice::cpu, config::OffloadDevice::cpu}));
 }
 
+// Hybrid sharding: the estimate counts the shards of the group (zero_hpz_partition_size) where it
+// fits the world; a size the engine refuses is counted as plain sharding.
+TEST(OutOfMemory, SetupCountsHybridShardsOverTheGroup) {
+  train::TrainConfig c;
+  c.zero.stage = 3;
+  c.zero.shard_group_size = 2;
+  const nn::ModelConfig model = test::tiny_config(nn::Family::llama);
+  EXPECT_EQ(train::run_setup(c, model, 4).shard_group_size, 2);
+  EXPECT_EQ(train::run_setup(c, model, 3).shard_group_size, 1);
+  EXPECT_EQ(train::run_setup(c, model, 2).shard_group_size, 1);
+  c.zero.stage = 0;
+  EXPECT_EQ(train::run_setup(c, model, 4).shard_group_size, 1);
+}
+
 }  // namespace
 }  // namespace zt

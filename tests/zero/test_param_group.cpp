@@ -112,7 +112,8 @@ TEST(ZeroParamGroup, GradientIsAcquiredReducedAndDropped) {
   std::vector<nn::Parameter*> ps = model.blocks()[1]->parameters();
   ParamGroup g(1, ps, 1, 0);
   g.materialize(true, {});
-  EXPECT_THROW(g.reduce_grad(one_rank(), false, {}), ValueError);  // no gradient yet
+  // No gradient yet.
+  EXPECT_THROW(g.reduce_grad(zero::ShardComms(one_rank()), false, {}), ValueError);
   g.acquire_grad(DType::f32, {});
   ASSERT_TRUE(g.has_full_grad());
   ps.back()->grad.fill(2.0);
@@ -120,7 +121,7 @@ TEST(ZeroParamGroup, GradientIsAcquiredReducedAndDropped) {
   g.acquire_grad(DType::f32, {});  // a second acquire keeps the accumulated values
   EXPECT_EQ(ps.back()->grad.to_floats()[0], 2.0f);
   EXPECT_EQ(ps.back()->grad.storage(), first_view.storage());
-  g.reduce_grad(one_rank(), false, {});
+  g.reduce_grad(zero::ShardComms(one_rank()), false, {});
   EXPECT_FALSE(g.has_full_grad());
   for (nn::Parameter* p : ps)
     EXPECT_FALSE(p->grad.defined()) << p->name;
@@ -133,7 +134,7 @@ TEST(ZeroParamGroup, GradientIsAcquiredReducedAndDropped) {
   // Acquired again: a fresh zeroed buffer.
   g.acquire_grad(DType::f32, {});
   EXPECT_EQ(ps.back()->grad.to_floats()[0], 0.0f);
-  g.reduce_grad(one_rank(), true, {});
+  g.reduce_grad(zero::ShardComms(one_rank()), true, {});
   EXPECT_TRUE(g.has_full_grad());
   EXPECT_EQ(g.grad_shard().storage(), ps.back()->grad.storage());
 }

@@ -28,6 +28,7 @@ using namespace zt::estimate;
 struct EstimateArgs {
   std::string params, largest_layer, model;
   int64_t gpus_per_node = 1, nodes = 1, gpus = 0;
+  int64_t shard_group_size = 1;
   int stage = 3;
   double buffer_factor = 1.5;
   std::string zero2_formula = "current";
@@ -125,6 +126,7 @@ int run_peak(const EstimateArgs& a) {
   s.gpus = a.gpus > 0 ? a.gpus : a.gpus_per_node * a.nodes;
   // Without --num-gpus-per-node, --gpus N is one node of N GPUs.
   s.gpus_per_node = a.gpus_per_node_given ? a.gpus_per_node : s.gpus;
+  s.shard_group_size = a.shard_group_size;
   s.seq = a.seq;
   s.micro_batch = a.micro_batch;
   s.grad_accum = a.grad_accum;
@@ -193,6 +195,10 @@ void add_estimate_command(CLI::App& app, std::function<int()>& action) {
       ->capture_default_str();
   auto* gpus =
       cmd->add_option("--gpus", a->gpus, "data-parallel GPUs in all (default: per node x nodes)");
+  cmd->add_option("--shard-group-size", a->shard_group_size,
+                  "hybrid sharding (zero_optimization.zero_hpz_partition_size): shard each block "
+                  "over groups of this many GPUs, replicated across the groups (1: all GPUs)")
+      ->capture_default_str();
   cmd->add_flag("--activation-checkpointing", a->activation_checkpointing,
                 "recompute decoder layers in backward");
   cmd->add_flag("--amsgrad", a->amsgrad,

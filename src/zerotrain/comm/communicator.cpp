@@ -33,6 +33,18 @@ void check_host_stream(const char* what, Stream stream, const std::string& backe
                                   to_string(stream.device), " stream"));
 }
 
+void Communicator::exchange(const std::vector<SendTo>&, const std::vector<RecvFrom>&, DType,
+                            Stream) {
+  throw ValueError(
+      "comm", str("exchange: the ", backend_name(), " backend has no point-to-point messages"));
+}
+
+void check_peer(const char* what, int peer, int rank, int size) {
+  if (peer < 0 || peer >= size || peer == rank)
+    throw ValueError("comm", str(what, ": peer ", peer, " is not another rank of 0..", size - 1,
+                                 " (this rank is ", rank, ")"));
+}
+
 void check_root(const char* what, int root, int size) {
   if (root < 0 || root >= size)
     throw ValueError("comm", str(what, ": root ", root, " is not a rank of 0..", size - 1));

@@ -1,6 +1,7 @@
 // The narrow collective interface every backend implements: all_reduce, reduce_scatter,
-// all_gather, broadcast, barrier, split. MPI (host buffers, mpi_communicator.h), NCCL (device
-// buffers on a stream, nccl/nccl_communicator.h) and a one-rank stand-in (self_communicator.h).
+// all_gather, broadcast, barrier, split; and point-to-point exchange where a backend has it. MPI
+// (host buffers, mpi_communicator.h), NCCL (device buffers on a stream, nccl/nccl_communicator.h)
+// and a one-rank stand-in (self_communicator.h).
 // Tested by tests/comm/ (one rank) and tests/mpi/ (2 and 4 ranks under mpirun).
 #pragma once
 
@@ -18,6 +19,18 @@ namespace zt::comm {
 enum class ReduceOp { sum, avg };
 
 const char* reduce_op_name(ReduceOp op);
+
+// One message of an exchange: `count` elements to or from rank `peer` of the communicator.
+struct SendTo {
+  int peer = 0;
+  const void* data = nullptr;
+  size_t count = 0;
+};
+struct RecvFrom {
+  int peer = 0;
+  void* data = nullptr;
+  size_t count = 0;
+};
 
 // [Note: collective semantics]
 // - Every rank of the communicator calls the same collectives in the same order with the same
@@ -55,6 +68,13 @@ class Communicator {
   // Collective: ranks with the same color form a new communicator, ordered by (key, rank).
   // color < 0 returns nullptr for that rank.
   virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
+  // Point-to-point, not collective: posts every send and receive at once and returns when all are
+  // done. Each peer posts the mirrored messages (same counts and dtype); between two ranks,
+  // messages match in the order they are posted. A message to this rank itself is refused.
+  // Backends without it (self, nccl) throw ValueError naming the backend; the MPI backend bounds
+  // the wait by the timeout ([Note: collective timeout]).
+  virtual void exchange(const std::vector<SendTo>& sends, const std::vector<RecvFrom>& recvs,
+                        DType dtype, Stream stream);
 
  protected:
   explicit Communicator(double timeout_s) : timeout_s_(timeout_s) {}
@@ -69,5 +89,7 @@ std::string describe_ranks(const std::vector<int>& ranks);
 void check_reduce_args(const char* what, DType dtype, ReduceOp op);
 void check_host_stream(const char* what, Stream stream, const std::string& backend);
 void check_root(const char* what, int root, int size);
+// A point-to-point peer must be another rank of the communicator.
+void check_peer(const char* what, int peer, int rank, int size);
 
 }  // namespace zt::comm

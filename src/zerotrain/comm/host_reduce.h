@@ -20,4 +20,15 @@ namespace zt::comm {
 void reduce_in_rank_order(const void* const* contributions, int num_ranks, void* out, size_t count,
                           DType dtype, ReduceOp op);
 
+// The same sum in two halves, so that ranks can continue each other's partial sums
+// ([Note: hybrid reduction] in hybrid_reduce.h); floating dtypes only. acc[i] = partial[i] (or,
+// with partial null, contribution 0's value) + the contributions in order, in f32. partial may
+// alias acc.
+void accumulate_in_rank_order(const float* partial, const void* const* contributions,
+                              int num_contributions, float* acc, size_t count, DType dtype);
+// out[i] = acc[i] (times 1/num_ranks for avg, num_ranks the ranks of the whole sum) rounded once
+// to dtype: with the accumulation above, bitwise what reduce_in_rank_order gives for all of them.
+void finish_in_rank_order(const float* acc, int num_ranks, void* out, size_t count, DType dtype,
+                          ReduceOp op);
+
 }  // namespace zt::comm

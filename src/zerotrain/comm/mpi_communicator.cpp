@@ -25,7 +25,14 @@ using detail::PendingRequests;
 
 // Distinct tags per collective, so that ranks calling different collectives time out with a
 // message instead of exchanging each other's data.
-enum Tag : int { tag_ar_scatter = 1, tag_ar_gather, tag_reduce_scatter, tag_all_gather, tag_bcast };
+enum Tag : int {
+  tag_ar_scatter = 1,
+  tag_ar_gather,
+  tag_reduce_scatter,
+  tag_all_gather,
+  tag_bcast,
+  tag_exchange
+};
 
 int byte_count(size_t count, DType dtype, const char* what) {
   size_t bytes = count * dtype_size(dtype);
@@ -123,6 +130,32 @@ class MpiCommunicator final : public Communicator {
     p.add(req, -1);
     detail::wait_all(p, {str("barrier on ranks ", describe_ranks(world_ranks_)),
                          world_ranks_[rank_], timeout_s_, world_hosts_.get()});
+  }
+
+  void exchange(const std::vector<SendTo>& sends, const std::vector<RecvFrom>& recvs, DType dtype,
+                Stream stream) override {
+    check_host_stream("exchange", stream, backend_name());
+    size_t count = 0;
+    PendingRequests p;
+    for (const RecvFrom& m : recvs) {
+      check_peer("exchange", m.peer, rank_, size_);
+      count += m.count;
+      if (m.count == 0) continue;
+      MPI_Request req;
+      ZT_MPI_CHECK(MPI_Irecv(m.data, byte_count(m.count, dtype, "exchange"), MPI_BYTE, m.peer,
+                             tag_exchange, comm_, &req));
+      p.add(req, world_ranks_[m.peer]);
+    }
+    for (const SendTo& m : sends) {
+      check_peer("exchange", m.peer, rank_, size_);
+      count += m.count;
+      if (m.count == 0) continue;
+      MPI_Request req;
+      ZT_MPI_CHECK(MPI_Isend(m.data, byte_count(m.count, dtype, "exchange"), MPI_BYTE, m.peer,
+                             tag_exchange, comm_, &req));
+      p.add(req, world_ranks_[m.peer]);
+    }
+    detail::wait_all(p, describe("exchange", count, dtype));
   }
 
   std::unique_ptr<Communicator> split(int color, int key) override {

@@ -176,7 +176,14 @@ constexpr std::array kUsage = {
     Usage{"zero_optimization.legacy_stage1", "parsed; read nowhere: one stage 1"},
     Usage{"zero_optimization.round_robin_gradients",
           "parsed; read nowhere: one order of gradient copies"},
-    Usage{"zero_optimization.zero_hpz_partition_size", "parsed; read nowhere: no ZeRO++ (1 only)"},
+    Usage{"zero_optimization.zero_hpz_partition_size",
+          "train: hybrid sharding (FSDP's HSDP) at stages 1-3: values, gradients and optimizer "
+          "state sharded within groups of this many consecutive ranks and replicated across the "
+          "groups, gradients still summed over every rank (CPU ranks: in rank order, bitwise as "
+          "plain ZeRO; NCCL: within the group, then across the groups). 1 or the world size: "
+          "plain ZeRO over every rank; another divisor of the world size, or stage 0: refused. "
+          "Unlike DeepSpeed's hpZ (ZeRO++), which only keeps a secondary copy of the parameters "
+          "within the node and shards the optimizer state over the world"},
     Usage{"zero_optimization.zero_quantized_weights",
           "parsed; read nowhere: no ZeRO++ quantization, weights are gathered exactly", true},
     Usage{"zero_optimization.zero_quantized_nontrainable_weights",

@@ -31,6 +31,13 @@ void validate(const RunSetup& s) {
     throw ValueError(kComponent, str("stage: must be 0, 1, 2 or 3, got ", s.stage));
   require_positive(s.gpus, "gpus");
   require_positive(s.gpus_per_node, "gpus_per_node");
+  const int64_t g = s.shard_group_size;
+  if (g < 1 || g > s.gpus || s.gpus % g != 0)
+    throw ValueError(kComponent,
+                     str("shard_group_size: must be 1 or a divisor of gpus ", s.gpus, ", got ", g));
+  if (g != 1 && g != s.gpus && s.stage == 0)
+    throw ValueError(kComponent, str("shard_group_size ", g,
+                                     ": hybrid sharding needs ZeRO stage 1, 2 or 3, got stage 0"));
   require_positive(s.seq, "seq");
   require_positive(s.micro_batch, "micro_batch");
   require_positive(s.grad_accum, "grad_accum");
@@ -67,6 +74,11 @@ void validate(const RunSetup& s) {
   require_positive(s.buckets.max_live_parameters, "max_live_parameters");
 }
 
+// The GPUs each block is sharded over: all, or the shard group's with hybrid sharding.
+int64_t shard_gpus(const RunSetup& s) {
+  return s.shard_group_size == 1 ? s.gpus : s.shard_group_size;
+}
+
 // Elements of every unit's shard, each padded to a multiple of W.
 double sharded_params(const ParamCount& p, int64_t w) {
   double n = 0;
@@ -97,6 +109,8 @@ std::string describe(const RunSetup& s) {
     d += str(" + offload_param=", config::offload_device_name(s.offload_param));
   if (offloaded(s.offload_optimizer))
     d += str(" + offload_optimizer=", config::offload_device_name(s.offload_optimizer));
+  if (s.shard_group_size != 1 && s.shard_group_size != s.gpus)
+    d += str(", sharded in groups of ", s.shard_group_size);
   d += str(", micro-batch ", s.micro_batch);
   if (s.grad_accum > 1) d += str(", accumulation ", s.grad_accum);
   if (s.activation_checkpointing) d += ", activation checkpointing";
@@ -115,12 +129,16 @@ PeakEstimate estimate_peak(const RunSetup& s) {
   e.setup = s;
   e.params = count_params(s.model);
   const double p = static_cast<double>(e.params.total);
-  const double shard = sharded_params(e.params, s.gpus);
+  const int64_t sw = shard_gpus(s);
+  const double shard = sharded_params(e.params, sw);
   const double vb = static_cast<double>(dtype_size(s.dtype));  // value bytes
   const bool low = s.precision == optim::Precision::low;
   const bool masters = s.dtype != DType::f32 && !low;
   const std::string vname = str("parameters (", dtype_name(s.dtype), ")");
-  const std::string shard_note = str("1/", s.gpus, " of each block, padded");
+  const std::string shard_note =
+      sw == s.gpus
+          ? str("1/", sw, " of each block, padded")
+          : str("1/", sw, " of each block, padded; replicated in ", s.gpus / sw, " groups");
 
   auto add = [&](std::string name, double bytes, std::string note) {
     e.items.push_back({std::move(name), bytes, std::move(note)});
@@ -148,7 +166,7 @@ PeakEstimate estimate_peak(const RunSetup& s) {
     add_host(host_vname, vb * shard, "lives on the host only");
   } else if (s.offload_param == OffloadDevice::nvme) {
     add_disk(host_vname, vb * shard, "swap files");
-    const double n = staging_elements(ob.param_buffer_size, e.params, s.gpus, shard);
+    const double n = staging_elements(ob.param_buffer_size, e.params, sw, shard);
     add_host(str("parameter staging (", dtype_name(s.dtype), ")"),
              static_cast<double>(ob.param_buffer_count) * n * vb,
              str(ob.param_buffer_count, " buffers of ", static_cast<int64_t>(n), " elements"));
@@ -158,7 +176,7 @@ PeakEstimate estimate_peak(const RunSetup& s) {
                str(static_cast<int64_t>(cached), " buffers of ", static_cast<int64_t>(n),
                    " elements (max_in_cpu)"));
     if (offloaded(s.offload_optimizer)) {
-      const double m = staging_elements(ob.sub_group_size, e.params, s.gpus, shard);
+      const double m = staging_elements(ob.sub_group_size, e.params, sw, shard);
       add_host(str("parameter values of a sub-group (", dtype_name(s.dtype), ")"), vb * m,
                "what the host optimizer steps");
     }
@@ -198,7 +216,7 @@ PeakEstimate estimate_peak(const RunSetup& s) {
   } else if (s.offload_optimizer == OffloadDevice::nvme) {
     add(opt_name, 0, "in swap files");
     add_disk(opt_name, opt_bytes, "swap files");
-    const double n = staging_elements(ob.sub_group_size, e.params, s.gpus, shard);
+    const double n = staging_elements(ob.sub_group_size, e.params, sw, shard);
     add_host(str("optimizer staging (", low ? "bf16" : "f32", ")"),
              static_cast<double>(ob.optimizer_buffer_count) * n * (low ? 2.0 : 4.0),
              str(ob.optimizer_buffer_count, " buffers of ", static_cast<int64_t>(n), " elements"));

@@ -33,7 +33,8 @@ inline bool offloaded(OffloadDevice d) {
 // masters]), and a third, the running max of v, with amsgrad; f32 values are their own masters. The
 // low-precision mode keeps two bf16 moments and no masters. Per GPU, with
 // W GPUs and each block (embedding, decoder layer, head: the all-gather/reduce-scatter unit)
-// sharded in ceil(n / W) pieces:
+// sharded in ceil(n / W) pieces (with hybrid sharding, W is the shard group's size: every group
+// holds the whole model):
 //   stage 0: values, gradients, masters and moments whole.
 //   stage 1: masters and moments sharded; gradients whole (reduce-scattered in place at the step).
 //   stage 2: gradients sharded too; the full f32 gradients of two blocks are in flight (one being
@@ -96,6 +97,10 @@ struct RunSetup {
   int stage = 0;  // 0..3
   int64_t gpus = 1;
   int64_t gpus_per_node = 1;  // for the host memory of a node
+  // Hybrid sharding (zero_optimization.zero_hpz_partition_size, [Note: hybrid sharding] in
+  // zero/shard_comms.h): stages 1-3 shard each block over groups of this many GPUs and replicate
+  // the shards, optimizer state included, across the groups; 1 or gpus: over all gpus.
+  int64_t shard_group_size = 1;
   int64_t seq = 0;
   int64_t micro_batch = 1;
   // Micro-steps per optimizer step: above 1, stages 2-3 keep every block's full gradient between
@@ -156,7 +161,8 @@ struct PeakEstimate {
   double disk_per_node = 0;            // disk_per_gpu * gpus_per_node
 };
 
-// Throws ValueError naming a bad field: stage outside 0..3, offload_param without stage 3,
+// Throws ValueError naming a bad field: stage outside 0..3, a shard_group_size that does not
+// divide gpus or asks for hybrid sharding at stage 0, offload_param without stage 3,
 // offload_optimizer at stage 0, offload in a host run, non-positive sizes, a dtype other than
 // bf16/f32, precision low without bf16 or with amsgrad, or an invalid model config.
 PeakEstimate estimate_peak(const RunSetup& setup);

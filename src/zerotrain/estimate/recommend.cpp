@@ -11,6 +11,7 @@ namespace {
 RunSetup with(const RunSetup& base, const Strategy& s, int64_t micro_batch, bool ac) {
   RunSetup r = base;
   r.stage = s.stage;
+  if (r.stage == 0) r.shard_group_size = 1;  // stage 0 shards nothing: no hybrid sharding
   r.offload_optimizer = s.offload_optimizer;
   r.offload_param = s.offload_param;
   r.micro_batch = micro_batch;

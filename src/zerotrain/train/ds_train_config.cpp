@@ -298,6 +298,7 @@ void apply_zero(const DsConfig& ds, zero::ZeroConfig& z) {
   z.persistence_threshold = f.param_persistence_threshold;
   z.prefetch_elements = f.prefetch_bucket_size;
   z.max_live_elements = f.max_live_parameters;
+  z.shard_group_size = f.zero_hpz_partition_size;  // checked against the world by the engine
   // Offload: the policy the engine is given (offload_policy.h), checked by validate_zero_config.
   // The file's sections replace what the flags set (a given flag already filled or agrees with
   // them); offload_param below stage 3 is ignored, as DeepSpeed does, and load_ds_config warned

@@ -117,6 +117,11 @@ estimate::RunSetup run_setup(const TrainConfig& c, const nn::ModelConfig& model,
   s.stage = c.zero.stage;
   s.gpus = world;
   s.gpus_per_node = world;
+  // Hybrid sharding: each rank holds the shards of plain ZeRO over its group. A size that does
+  // not fit `world` is left to the engine's one check (zero::hybrid_sharding) and counted as 1.
+  const int64_t group = c.zero.shard_group_size;
+  if (c.zero.stage > 0 && group > 1 && group < world && world % group == 0)
+    s.shard_group_size = group;
   s.seq = c.data.seq_len;
   s.micro_batch = c.data.micro_batch;
   s.grad_accum = c.data.grad_accum;

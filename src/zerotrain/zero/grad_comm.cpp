@@ -28,24 +28,34 @@ void all_reduce_grads(comm::Communicator& comm, const Tensor& buf, DType comm_dt
 
 void reduce_scatter_grads(comm::Communicator& comm, const Tensor& full, const Tensor& shard,
                           DType comm_dtype, Stream stream) {
+  reduce_scatter_grads(ShardComms(comm), full, shard, comm_dtype, stream);
+}
+
+void reduce_scatter_grads(const ShardComms& shards, const Tensor& full, const Tensor& shard,
+                          DType comm_dtype, Stream stream) {
   check_grad_dtype("communication dtype", comm_dtype);
   check_grad_dtype("gradient dtype", full.dtype());
   if (full.dtype() != shard.dtype())
     throw DTypeError("zero", str("reduce_scatter_grads: full is ", full.describe(),
                                  " but shard is ", shard.describe()));
-  if (full.numel() != shard.numel() * comm.size())
+  const int ranks = shards.shard().size();
+  if (!full.is_contiguous() || !shard.is_contiguous())
+    throw ShapeError("zero", str("reduce_scatter_grads: full ", full.describe(), " and shard ",
+                                 shard.describe(), " must be contiguous"));
+  if (full.numel() != shard.numel() * ranks)
     throw ShapeError(
         "zero", str("reduce_scatter_grads: full has ", full.numel(), " elements, expected shard's ",
-                    shard.numel(), " x ", comm.size(), " ranks"));
+                    shard.numel(), " x ", ranks, " ranks"));
+  const auto n = static_cast<size_t>(shard.numel());
   if (full.dtype() == comm_dtype) {
-    comm::reduce_scatter(comm, full, shard, comm::ReduceOp::sum, stream);
+    shards.reduce_scatter(full.data(), shard.data(), n, comm_dtype, comm::ReduceOp::sum, stream);
     return;
   }
   const Tensor wire = kernels::cast_to(full, comm_dtype, stream).flatten();
-  const int64_t n = shard.numel(), at = n * comm.rank();
-  const Tensor own = wire.slice(0, at, at + n);
+  const int64_t at = shard.numel() * shards.shard().rank();
+  const Tensor own = wire.slice(0, at, at + shard.numel());
   // In place in the temporary buffer: this rank's chunk receives its reduction.
-  comm::reduce_scatter(comm, wire, own, comm::ReduceOp::sum, stream);
+  shards.reduce_scatter(wire.data(), own.data(), n, comm_dtype, comm::ReduceOp::sum, stream);
   Tensor out = shard;
   kernels::cast(own, out, stream);
 }

@@ -1,5 +1,6 @@
 // Gradient reductions in the communication dtype (DeepSpeed's communication_data_type): the
-// all-reduce of stage 0 and the reduce-scatter of stages 1-3 over a gradient buffer of the
+// all-reduce of stage 0 and the reduce-scatter of stages 1-3 (over the world or, with hybrid
+// sharding, over the shard group, summed over the world) over a gradient buffer of the
 // accumulation dtype (data_types.grad_accum_dtype). Tested by tests/zero/test_grad_comm.cpp (one
 // rank) and tests/mpi/test_zero_parity.cpp, tests/mpi/test_grad_comm.cpp (2 and 4 ranks).
 //
@@ -29,6 +30,7 @@
 
 #include "zerotrain/comm/communicator.h"
 #include "zerotrain/core/tensor.h"
+#include "zerotrain/zero/shard_comms.h"
 
 namespace zt::zero {
 
@@ -42,6 +44,10 @@ void all_reduce_grads(comm::Communicator& comm, const Tensor& buf, DType comm_dt
 // contiguous, one floating dtype, full.numel() == shard.numel() x comm.size(); shard may be
 // full's own chunk (in place).
 void reduce_scatter_grads(comm::Communicator& comm, const Tensor& full, const Tensor& shard,
+                          DType comm_dtype, Stream stream);
+// The same over a stage's shard communicators (shard_comms.h): full has shards.shard().size()
+// chunks, each summed over every rank of the world ([Note: hybrid sharding]).
+void reduce_scatter_grads(const ShardComms& shards, const Tensor& full, const Tensor& shard,
                           DType comm_dtype, Stream stream);
 
 }  // namespace zt::zero

@@ -206,8 +206,11 @@ void ParamGroup::prepare_grad_shard(Stream stream) {
                                 device_, stream);
 }
 
-Tensor ParamGroup::reduce_grad(comm::Communicator& comm, bool keep_full, Stream stream,
+Tensor ParamGroup::reduce_grad(const ShardComms& shards, bool keep_full, Stream stream,
                                std::optional<DType> comm_dtype) {
+  ZT_ASSERT(shards.shard().size() == world_, kComponent, "block ", block_, ": a group of world ",
+            world_, " reduced over ", shards.shard().size(), " ranks");
+  const bool alone = single(shards.world());
   if (!grad_full_.defined())
     throw ValueError(kComponent,
                      str("block ", block_, ": reduce_grad without a gradient (no backward ran)"));
@@ -216,16 +219,16 @@ Tensor ParamGroup::reduce_grad(comm::Communicator& comm, bool keep_full, Stream 
   Tensor own = grad_full_.slice(0, shard_offset(), shard_offset() + shard_);
   if (keep_full) {
     // In place: this rank's chunk of the send buffer receives its reduction.
-    if (!single(comm)) reduce_scatter_grads(comm, grad_full_, own, wire, stream);
+    if (!alone) reduce_scatter_grads(shards, grad_full_, own, wire, stream);
     grad_shard_ = own;
     return {};
   }
   if (!grad_shard_.defined() || grad_shard_.storage() == grad_full_.storage())
     grad_shard_ = Tensor::empty({shard_}, dtype, grad_full_.device(), stream);
-  if (single(comm))
+  if (alone)
     grad_shard_.copy_from(own, stream);
   else
-    reduce_scatter_grads(comm, grad_full_, grad_shard_, wire, stream);
+    reduce_scatter_grads(shards, grad_full_, grad_shard_, wire, stream);
   for (nn::Parameter* p : params_)
     p->grad = Tensor();
   Tensor dropped = std::move(grad_full_);

@@ -33,6 +33,7 @@
 #include "zerotrain/comm/communicator.h"
 #include "zerotrain/core/tensor.h"
 #include "zerotrain/nn/parameter.h"
+#include "zerotrain/zero/shard_comms.h"
 
 namespace zt::zero {
 
@@ -131,7 +132,9 @@ class ParamGroup {
   // and the parameters' grads become undefined, and the buffer is returned: a caller reducing on
   // another stream keeps it alive until that stream's work is done. comm_dtype: the dtype the
   // sums are taken in ([Note: communication dtype] in grad_comm.h); unset: the gradient's dtype.
-  Tensor reduce_grad(comm::Communicator& comm, bool keep_full, Stream stream,
+  // shards: the stage's communicators (shard_comms.h); the group's world is shards.shard()'s size
+  // and the sums run over every rank of shards.world() ([Note: hybrid sharding]).
+  Tensor reduce_grad(const ShardComms& shards, bool keep_full, Stream stream,
                      std::optional<DType> comm_dtype = std::nullopt);
   // [shard_numel] gradient dtype: this rank's summed gradient after reduce_grad.
   const Tensor& grad_shard() const { return grad_shard_; }

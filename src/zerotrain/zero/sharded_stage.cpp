@@ -13,8 +13,9 @@ ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks, cons
                            const ZeroOptions& options, const optim::OptimizerState& initial,
                            bool replicated_values)
     : ZeroStage(ctx), uses_(blocks.size()), own_group_(blocks.size(), -1) {
-  const int world = comm_.size();
-  const int rank = comm_.rank();
+  shards_ = ShardComms(comm_, options.config);  // collective: hybrid sharding splits the world
+  const int world = shards_.shard().size();
+  const int rank = shards_.shard().rank();
   const Device device = device_;
   const Stream stream = stream_;
   std::map<const nn::Parameter*, size_t> group_of;
@@ -27,7 +28,7 @@ ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks, cons
     if (ps.empty()) continue;
     if (ps.front()->grad.defined()) grad_dtype_ = ps.front()->grad.dtype();
     for (nn::Parameter* p : ps) {
-      if (world > 1 && !options.initial_values)  // every rank starts from rank 0's values
+      if (comm_.size() > 1 && !options.initial_values)  // every rank starts from rank 0's values
         comm_.broadcast(p->value.data(), static_cast<size_t>(p->value.numel()), p->value.dtype(), 0,
                         stream);
       group_of[p] = groups_.size();
@@ -73,9 +74,9 @@ ShardedStage::ShardedStage(std::vector<std::unique_ptr<nn::Block>>& blocks, cons
   int64_t chunks = 0;
   for (auto& g : groups_)
     chunks += g->shard_numel() / kNormChunk;
-  optimizer_ = std::make_unique<ShardOptimizer>(group_pointers(), RunExtent::shard,
-                                                options.optimizer, options.config.offload,
-                                                params_offloaded, initial, ctx_, stream);
+  optimizer_ = std::make_unique<ShardOptimizer>(
+      group_pointers(), RunExtent::shard, options.optimizer, options.config.offload,
+      params_offloaded, initial, ctx_.over(shards_.shard()), stream);
   partials_ = Tensor::zeros({chunks}, DType::f32, device, stream);
   in_flight_.resize(groups_.size());
   if (options.config.overlap_comm) comm_stream_ = ctx_.streams().reduce();
@@ -135,14 +136,14 @@ void ShardedStage::after_backward(size_t block) {
 void ShardedStage::reduce_group(size_t g) {
   ParamGroup& group = *groups_[g];
   if (!comm_stream_) {
-    group.reduce_grad(comm_, keeps_full_grads(), stream_, comm_dtype_);
+    group.reduce_grad(shards_, keeps_full_grads(), stream_, comm_dtype_);
     optimizer_->gradient_ready(g, group.grad_shard(), stream_);
     return;
   }
   if (!keeps_full_grads()) group.prepare_grad_shard(stream_);
   grad_ready_[g].record(stream_);
   grad_ready_[g].wait(*comm_stream_);
-  in_flight_[g] = group.reduce_grad(comm_, keeps_full_grads(), *comm_stream_, comm_dtype_);
+  in_flight_[g] = group.reduce_grad(shards_, keeps_full_grads(), *comm_stream_, comm_dtype_);
   grad_reduced_[g].record(*comm_stream_);
   optimizer_->gradient_ready(g, group.grad_shard(), *comm_stream_);
   pending_.push_back(g);
@@ -177,11 +178,13 @@ double ShardedStage::grad_norm() {
     per_shard.push_back(c);
     at += c;
   }
-  const int world = world_size();
+  // With hybrid sharding over the shard group: it holds the whole model ([Note: hybrid sharding]).
+  comm::Communicator& shard = shards_.shard();
+  const int world = shard.size();
   if (world == 1)
     return norm_from_gathered(partials_on_host(partials_, host_partials_, stream_), per_shard, 1);
   Tensor all = Tensor::empty({at * world}, DType::f32, device_, stream_);
-  comm_.all_gather(partials_.data(), all.data(), static_cast<size_t>(at), DType::f32, stream_);
+  shard.all_gather(partials_.data(), all.data(), static_cast<size_t>(at), DType::f32, stream_);
   return norm_from_gathered(partials_on_host(all, host_partials_, stream_), per_shard, world);
 }
 
@@ -224,7 +227,7 @@ void ShardedStage::refresh(size_t block) {
   for (size_t g : uses_[block])
     if (stale_[g]) {
       optimizer_->await_values(g, stream_);
-      groups_[g]->all_gather_in_place(comm_, stream_);
+      groups_[g]->all_gather_in_place(shards_.shard(), stream_);
       stale_[g] = false;
     }
 }
@@ -248,7 +251,7 @@ void Stage1::after_step() {
     if (optimizer_->place(g) == RunPlace::host)
       stale_[g] = true;  // gathered before its next use, while the host steps the others
     else
-      groups_[g]->all_gather_in_place(comm_, stream_);
+      groups_[g]->all_gather_in_place(shards_.shard(), stream_);
 }
 
 }  // namespace zt::zero

@@ -38,11 +38,11 @@ void Stage3::fetch(size_t g) {
     group.begin_gather(stream_);
     alloc_done_[g].record(stream_);
     alloc_done_[g].wait(*gather_stream_);
-    group.finish_gather(comm_, *gather_stream_);
+    group.finish_gather(shards_.shard(), *gather_stream_);
     gathered_[g].record(*gather_stream_);
     in_flight_[g] = true;
   } else {
-    group.gather(comm_, stream_);
+    group.gather(shards_.shard(), stream_);
   }
   live_ += group.numel();
   peak_live_ = std::max(peak_live_, live_);

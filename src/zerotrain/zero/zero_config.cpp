@@ -29,4 +29,18 @@ void validate_zero_config(const ZeroConfig& z) {
   validate_offload_policy(z.offload, z.stage);
 }
 
+bool hybrid_sharding(const ZeroConfig& z, int world_size) {
+  const int64_t g = z.shard_group_size;
+  if (g == 1 || g == world_size) return false;
+  if (g < 1 || g > world_size || world_size % g != 0)
+    throw ValueError("config", str("zero_optimization.zero_hpz_partition_size: must be 1 or a "
+                                   "divisor of the world size ",
+                                   world_size, ", got ", g));
+  if (z.stage == 0)
+    throw ValueError("config", str("zero_optimization.zero_hpz_partition_size ", g,
+                                   ": hybrid sharding needs ZeRO stage 1, 2 or 3 (stage 0 "
+                                   "shards nothing)"));
+  return true;
+}
+
 }  // namespace zt::zero

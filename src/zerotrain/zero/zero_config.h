@@ -29,14 +29,26 @@ struct ZeroConfig {
   // generates (seeded init) or reads (the model directory's safetensors, its slices only) just
   // its value shards. A resume loads the checkpoint's full values as before. Same bits either way.
   bool zero_init = true;
+  // Hybrid sharding (zero_optimization.zero_hpz_partition_size, [Note: hybrid sharding] in
+  // shard_comms.h): 1 or the world size shards over the whole world; another divisor g of the
+  // world size shards stages 1-3 within groups of g consecutive ranks and replicates the shards
+  // (optimizer state included) across the groups. Bitwise the same results either way.
+  int64_t shard_group_size = 1;
   // Where optimizer state and parameter shards live (offload_optimizer / offload_param): the
   // training device only, so far; anything else is refused here (offload_policy.h).
   OffloadPolicy offload;
 };
 
-// The one check of every value above (DeepSpeed's bounds: stage 0-3, sizes >= 0). Throws
+// The one check of every value above but shard_group_size (DeepSpeed's bounds: stage 0-3, sizes
+// >= 0). Throws
 // ValueError "[config] zero_optimization.<key> (--<flag>): must be ..., got <value>", or for a bad
 // offload policy (validate_offload_policy).
 void validate_zero_config(const ZeroConfig& z);
+
+// The one check of shard_group_size, which needs the world size (make_zero_stage calls it):
+// whether it asks for hybrid sharding on a world of `world_size` ranks, false for 1 and
+// world_size. Throws ValueError naming zero_optimization.zero_hpz_partition_size, its value
+// and the world size for a value that does not divide it, and for hybrid sharding at stage 0.
+bool hybrid_sharding(const ZeroConfig& z, int world_size);
 
 }  // namespace zt::zero

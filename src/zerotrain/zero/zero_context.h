@@ -25,6 +25,13 @@ class ZeroContext {
   static ZeroContext one_process(Device device, Stream compute);
 
   comm::Communicator& comm() const { return *comm_; }
+  // The same device, streams and side streams over another communicator (a stage's shard group,
+  // [Note: hybrid sharding] in shard_comms.h), which outlives the copy.
+  ZeroContext over(comm::Communicator& comm) const {
+    ZeroContext c = *this;
+    c.comm_ = &comm;
+    return c;
+  }
   Device device() const { return device_; }
   Stream compute() const { return compute_; }
   CommStreams& streams() const { return *streams_; }

@@ -55,10 +55,11 @@ void ZeroStage::check_identical(const std::vector<nn::Parameter*>& params) {
 }
 
 optim::OptimizerState ZeroStage::full_optimizer_state() {
-  return optimizer_->full_state(comm_, comm_.rank() == 0, stream_);
+  return optimizer_->full_state(shards_.shard(), comm_.rank() == 0, stream_);
 }
 
 bool ZeroStage::shard_is_replica() const {
+  if (shards_.replica() > 0) return true;
   return comm_.rank() != 0 && !groups_.empty() && groups_.front()->world() == 1;
 }
 
@@ -98,6 +99,7 @@ std::unique_ptr<ZeroStage> make_zero_stage(const ZeroOptions& options,
                                            const ZeroContext& ctx,
                                            const optim::OptimizerState& initial) {
   validate_zero_config(options.config);  // the one check of the user's values
+  hybrid_sharding(options.config, ctx.comm().size());  // and of the shard group against the world
   if (options.grad_dtype) check_grad_dtype("gradient accumulation dtype", *options.grad_dtype);
   if (options.comm_dtype) check_grad_dtype("communication dtype", *options.comm_dtype);
   switch (options.config.stage) {

@@ -3,8 +3,9 @@
 // optimizer step. The trainer only talks to this interface. Every stage runs in a ZeroContext
 // (zero_context.h: communicator, device, compute stream, side streams), is given an OffloadPolicy
 // (offload_policy.h: where its optimizer runs and value shards live, [Note: optimizer offload] in
-// shard_optimizer.h) and can write and read its own rank's shard (shard_checkpoint.h). Tested by tests/mpi/test_zero_parity.cpp (every stage against stage 0
-// under mpirun) and tests/zero/test_zero_stage.cpp (one process).
+// shard_optimizer.h) and can write and read its own rank's shard (shard_checkpoint.h). Tested by
+// tests/mpi/test_zero_parity.cpp (every stage against stage 0 under mpirun) and
+// tests/zero/test_zero_stage.cpp (one process).
 //
 // [Note: ZeRO stages]
 // - Every stage keeps one ParamGroup per block (param_group.h) and steps it with the one flat
@@ -31,6 +32,9 @@
 //   gathered and are refreshed after each step.
 // - The sharded stages reduce one block's group per collective: reduce_bucket_elements and
 //   DeepSpeed's allgather_bucket_size do not apply to them.
+// - Hybrid sharding (stages 1-3, ZeroConfig::shard_group_size): the same stages over a shard group
+//   of consecutive ranks instead of the world, replicated across the groups, with gradients summed
+//   over the world in rank order ([Note: hybrid sharding] in shard_comms.h): the same bits.
 // Every stage clips with the same chunked norm ([Note: chunked gradient norm]) and reduces
 // gradients with the same rank-ordered sums, in the same accumulation and communication dtypes
 // ([Note: communication dtype] in grad_comm.h), so stages 1-3 reproduce stage 0 bitwise.
@@ -51,6 +55,7 @@
 #include "zerotrain/zero/param_group.h"
 #include "zerotrain/zero/param_swap.h"
 #include "zerotrain/zero/shard_checkpoint.h"
+#include "zerotrain/zero/shard_comms.h"
 #include "zerotrain/zero/shard_optimizer.h"
 #include "zerotrain/zero/zero_config.h"
 #include "zerotrain/zero/zero_context.h"
@@ -119,8 +124,8 @@ class ZeroStage {
   // The seam of sharded checkpoints (shard_checkpoint.h): this rank's values, masters and moments
   // of every piece its optimizer steps, and the step. Not collective.
   void save_shard(ShardWriter& out);
-  // True on the ranks other than 0 of a replicated stage (0): their shard is a copy of rank 0's,
-  // which a checkpoint needs once.
+  // True on the ranks other than 0 of a replicated stage (0), and on the ranks of every shard group
+  // but the first with hybrid sharding: their shard is a copy of one that a checkpoint needs once.
   bool shard_is_replica() const;
   // Collective: reads back what save_shard wrote with the same stage, world and model (a fresh
   // engine continues bitwise where the saving one stood), then refreshes the full values the
@@ -132,11 +137,18 @@ class ZeroStage {
 
  protected:
   explicit ZeroStage(const ZeroContext& ctx)
-      : ctx_(ctx), comm_(ctx.comm()), device_(ctx.device()), stream_(ctx.compute()) {}
+      : ctx_(ctx),
+        comm_(ctx.comm()),
+        device_(ctx.device()),
+        stream_(ctx.compute()),
+        shards_(comm_) {}
   ZeroContext ctx_;           // also the owner of the side streams
   comm::Communicator& comm_;  // ctx_.comm(): one rank in a one-process run
   Device device_;             // ctx_.device()
   Stream stream_;             // the compute stream; collectives without a side stream run on it too
+  // The ranks the groups' shards spread over: comm_, or with hybrid sharding this rank's shard
+  // group, set by the sharded stages' constructors ([Note: hybrid sharding] in shard_comms.h).
+  ShardComms shards_;
 
   // offload_param nvme: where the groups' value shards live (declared first: it outlives the
   // groups and the optimizer's worker, which use it).
