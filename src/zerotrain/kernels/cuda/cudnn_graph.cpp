@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <sstream>
 
 #include "zerotrain/core/cuda/cuda_check.h"
@@ -317,6 +318,109 @@ int64_t configuration_wanted() {
   return wanted;
 }
 
+// ZT_CUDNN_ENGINE="[GRAPH@]E[:T=V,T=V]": the plan of the graph named GRAPH (every graph when
+// omitted; "attention backward") is built from engine E with knob type T set to V instead of from
+// heuristics' proposals, to time variants heuristics do not propose (tuning; kernel_bench).
+// Unset: nullopt.
+struct EngineRequest {
+  std::string graph;  // empty: every graph
+  int64_t index = -1;
+  std::vector<std::pair<int64_t, int64_t>> knobs;  // (knob type, value)
+};
+
+const std::optional<EngineRequest>& engine_requested() {
+  static const std::optional<EngineRequest> request = []() -> std::optional<EngineRequest> {
+    const char* v = std::getenv("ZT_CUDNN_ENGINE");
+    if (!v || !*v) return std::nullopt;
+    const std::string text = v;
+    const auto bad = [&] {
+      return ValueError("cudnn", str("ZT_CUDNN_ENGINE='", text,
+                                     "': expected [GRAPH@]ENGINE[:TYPE=VALUE,...]"));
+    };
+    EngineRequest r;
+    const size_t at = text.find('@');
+    if (at != std::string::npos) r.graph = text.substr(0, at);
+    std::istringstream in(at == std::string::npos ? text : text.substr(at + 1));
+    char sep = 0;
+    if (!(in >> r.index) || r.index < 0) throw bad();
+    if (in >> sep) {
+      if (sep != ':') throw bad();
+      do {
+        int64_t type = 0, value = 0;
+        char eq = 0;
+        if (!(in >> type >> eq >> value) || eq != '=') throw bad();
+        r.knobs.emplace_back(type, value);
+      } while (in >> sep && sep == ',');
+      if (!in.eof()) throw bad();
+    }
+    return r;
+  }();
+  return request;
+}
+
+// The knobs engine `engine` offers, as "type [min, max] step s ..." (ZT_CUDNN_DEBUG's lines).
+std::string knob_ranges(const Descriptor& engine) {
+  constexpr int64_t kMaxKnobs = 32;
+  std::vector<Descriptor> infos;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (int64_t i = 0; i < kMaxKnobs; ++i) {
+    infos.emplace_back(CUDNN_BACKEND_KNOB_INFO_DESCRIPTOR, "knob info");
+    raw.push_back(infos.back().get());
+  }
+  int64_t got = 0;
+  if (cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_KNOB_INFO,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, kMaxKnobs, &got,
+                               raw.data()) != CUDNN_STATUS_SUCCESS)
+    return "knob ranges unreadable";
+  std::string text;
+  for (int64_t i = 0; i < got && i < kMaxKnobs; ++i) {
+    cudnnBackendKnobType_t type{};
+    int64_t lo = 0, hi = 0, stride = 0, n = 0;
+    if (cudnnBackendGetAttribute(raw[i], CUDNN_ATTR_KNOB_INFO_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &n,
+                                 &type) != CUDNN_STATUS_SUCCESS ||
+        cudnnBackendGetAttribute(raw[i], CUDNN_ATTR_KNOB_INFO_MINIMUM_VALUE, CUDNN_TYPE_INT64, 1,
+                                 &n, &lo) != CUDNN_STATUS_SUCCESS ||
+        cudnnBackendGetAttribute(raw[i], CUDNN_ATTR_KNOB_INFO_MAXIMUM_VALUE, CUDNN_TYPE_INT64, 1,
+                                 &n, &hi) != CUDNN_STATUS_SUCCESS ||
+        cudnnBackendGetAttribute(raw[i], CUDNN_ATTR_KNOB_INFO_STRIDE, CUDNN_TYPE_INT64, 1, &n,
+                                 &stride) != CUDNN_STATUS_SUCCESS)
+      continue;
+    text += str(text.empty() ? "" : ", ", static_cast<int>(type), " [", lo, ", ", hi, "] step ",
+                stride);
+  }
+  return text.empty() ? "no knobs" : text;
+}
+
+// The one configuration ZT_CUDNN_ENGINE asks for; the engine and knob descriptors it refers to go
+// to `keep`, which must outlive the plan.
+std::vector<Descriptor> requested_config(const Descriptor& graph, const EngineRequest& r,
+                                         std::vector<Descriptor>& keep) {
+  Descriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR, str("engine ", r.index));
+  engine.set_descriptor(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, graph, "OPERATION_GRAPH");
+  engine.set_int64(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, r.index, "GLOBAL_INDEX");
+  engine.finalize();
+  debug_line(str("engine ", r.index, " knobs: ", knob_ranges(engine)));
+  std::vector<cudnnBackendDescriptor_t> choices;
+  for (const auto& [type, value] : r.knobs) {
+    Descriptor choice(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, str("knob ", type));
+    const auto knob = static_cast<cudnnBackendKnobType_t>(type);
+    choice.set(CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &knob, "KNOB_TYPE");
+    choice.set_int64(CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, value, "KNOB_VALUE");
+    choice.finalize();
+    choices.push_back(choice.get());
+    keep.push_back(std::move(choice));
+  }
+  std::vector<Descriptor> configs;
+  configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, "requested engine configuration");
+  configs.back().set_descriptor(CUDNN_ATTR_ENGINECFG_ENGINE, engine, "ENGINE");
+  if (!choices.empty())
+    configs.back().set(CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                       static_cast<int64_t>(choices.size()), choices.data(), "KNOB_CHOICES");
+  configs.back().finalize();
+  keep.push_back(std::move(engine));
+  return configs;
+}
+
 // The engine configurations heuristics `mode` proposes for `graph`, best first.
 std::vector<Descriptor> engine_configs(const Descriptor& graph, cudnnBackendHeurMode_t mode,
                                        const char* mode_name) {
@@ -363,12 +467,21 @@ ExecutionPlan GraphBuilder::build_plan(bool deterministic, const char* graph_nam
   const std::pair<cudnnBackendHeurMode_t, const char*> modes[] = {
       {CUDNN_HEUR_MODE_A, "A"}, {CUDNN_HEUR_MODE_B, "B"}, {CUDNN_HEUR_MODE_FALLBACK, "fallback"}};
   int64_t skip = configuration_wanted();
-  for (const auto& [mode, mode_name] : modes) {
+  const std::optional<EngineRequest>& requested = engine_requested();
+  const std::optional<EngineRequest> request =
+      requested && (requested->graph.empty() || requested->graph == graph_name)
+          ? requested
+          : std::nullopt;
+  std::vector<Descriptor> keep;  // what a requested configuration refers to
+  for (const auto& [mode, listed_mode_name] : modes) {
+    const char* mode_name = request ? "ZT_CUDNN_ENGINE" : listed_mode_name;
     std::vector<Descriptor> configs;
     try {
-      configs = engine_configs(graph, mode, mode_name);
+      configs = request ? requested_config(graph, *request, keep)
+                        : engine_configs(graph, mode, mode_name);
     } catch (const BackendError& e) {
       refusals.push_back(e.what());
+      if (request) break;
       continue;
     }
     for (Descriptor& cfg : configs) {
@@ -413,6 +526,8 @@ ExecutionPlan GraphBuilder::build_plan(bool deterministic, const char* graph_nam
       for (Descriptor& op : ops_)
         result.parts.push_back(std::move(op));
       result.parts.push_back(std::move(graph));
+      for (Descriptor& d : keep)
+        result.parts.push_back(std::move(d));
       result.parts.push_back(std::move(cfg));
       tensors_.clear();
       op_parts_.clear();
@@ -422,6 +537,7 @@ ExecutionPlan GraphBuilder::build_plan(bool deterministic, const char* graph_nam
                      result.workspace_bytes, " bytes"));
       return result;
     }
+    if (request) break;  // the one requested configuration was refused
   }
   std::string why;
   for (const std::string& r : refusals)
