@@ -92,7 +92,7 @@ TEST(ZeroGradNorm, PartialsOnHost) {
   EXPECT_EQ(view.data(), host.data_as<float>());
   EXPECT_FALSE(unused.defined());
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: the copy path needs one";
-  const Stream stream;
+  const Stream stream = Stream::default_for(Device::cuda(0));
   const Tensor device = host.to(Device::cuda(0), stream);
   Tensor copy;
   const std::span<const float> first = zero::partials_on_host(device, copy, stream);

@@ -180,8 +180,9 @@ constexpr std::array kUsage = {
           "train: hybrid sharding (FSDP's HSDP) at stages 1-3: values, gradients and optimizer "
           "state sharded within groups of this many consecutive ranks and replicated across the "
           "groups, gradients still summed over every rank (CPU ranks: in rank order, bitwise as "
-          "plain ZeRO; NCCL: within the group, then across the groups). 1 or the world size: "
-          "plain ZeRO over every rank; another divisor of the world size, or stage 0: refused. "
+          "plain ZeRO; NCCL: within the group, then across the groups). 1, the world size or "
+          "more (a config written for larger nodes): plain ZeRO over every rank; a smaller "
+          "value that does not divide the world size, or a divisor at stage 0: refused. "
           "Unlike DeepSpeed's hpZ (ZeRO++), which only keeps a secondary copy of the parameters "
           "within the node and shards the optimizer state over the world"},
     Usage{"zero_optimization.zero_quantized_weights",

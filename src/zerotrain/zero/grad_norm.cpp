@@ -18,8 +18,10 @@ std::span<const float> partials_on_host(const Tensor& partials, Tensor& host, St
   if (partials.device().is_cpu()) return {partials.data_as<float>(), n};
   if (!host.defined() || host.numel() != partials.numel())
     host = host_buffer(partials.numel(), DType::f32, "the gradient norm's partials");
-  host.copy_from(partials, stream);
-  synchronize(stream);
+  // A host stream would make the copy run on the device's default stream and the wait a no-op.
+  const Stream s = stream.device.is_cuda() ? stream : Stream::default_for(partials.device());
+  host.copy_from(partials, s);
+  synchronize(s);
   return {host.data_as<float>(), n};
 }
 

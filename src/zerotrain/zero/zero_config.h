@@ -46,9 +46,10 @@ struct ZeroConfig {
 void validate_zero_config(const ZeroConfig& z);
 
 // The one check of shard_group_size, which needs the world size (make_zero_stage calls it):
-// whether it asks for hybrid sharding on a world of `world_size` ranks, false for 1 and
-// world_size. Throws ValueError naming zero_optimization.zero_hpz_partition_size, its value
-// and the world size for a value that does not divide it, and for hybrid sharding at stage 0.
+// whether it asks for hybrid sharding on a world of `world_size` ranks: false for 1 and for
+// world_size or more (one group holds the world). Throws ValueError naming
+// zero_optimization.zero_hpz_partition_size, its value and the world size for a smaller value
+// that does not divide it (or < 1), and for hybrid sharding at stage 0.
 bool hybrid_sharding(const ZeroConfig& z, int world_size);
 
 }  // namespace zt::zero
