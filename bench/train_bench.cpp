@@ -17,8 +17,8 @@
 //   build/bin/train_bench --model 3b --zero-stage 2 --grad-accum 8 --offload-optimizer cpu
 //     --init tiled --measure-parts
 // The CPU smoke run of the offload options is ctest train_bench_offload_smoke.
-#include <algorithm>
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -37,8 +37,8 @@
 #include "zerotrain/core/tensor.h"
 #include "zerotrain/estimate/units.h"
 #include "zerotrain/nn/block_runner.h"
-#include "zerotrain/nn/transformer.h"
 #include "zerotrain/nn/loss_targets.h"
+#include "zerotrain/nn/transformer.h"
 #include "zerotrain/train/grad_clip.h"
 #include "zerotrain/train/step_measures.h"
 #include "zerotrain/zero/shard_init.h"

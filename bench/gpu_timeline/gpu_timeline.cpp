@@ -1,11 +1,12 @@
 // A CUPTI activity recorder loaded into any CUDA program through the driver's injection hook:
-//   CUDA_INJECTION64_PATH=build/lib/libzt_gpu_timeline.so ZT_TIMELINE_OUT=t.csv build/bin/train_bench ...
+//   CUDA_INJECTION64_PATH=build/lib/libzt_gpu_timeline.so ZT_TIMELINE_OUT=t.csv
+//   build/bin/train_bench ...
 // It records every kernel, memcpy and memset (GPU start and end) and every runtime and driver API
 // call (host start and end) with the correlation id that ties a launch to its kernel, and writes
-// them as CSV at exit. bench/gpu_timeline/gaps.py reads the file: how long the GPU sat idle, and for
-// each idle gap whether the host had launched the next work yet (a host-bound gap) and which API
-// call it was in meanwhile. Nsight Systems shows the same; this works where only the CUDA toolkit
-// is installed (the GPU machine has ncu but no nsys).
+// them as CSV at exit. bench/gpu_timeline/gaps.py reads the file: how long the GPU sat idle, and
+// for each idle gap whether the host had launched the next work yet (a host-bound gap) and which
+// API call it was in meanwhile. Nsight Systems shows the same; this works where only the CUDA
+// toolkit is installed (the GPU machine has ncu but no nsys).
 #include <cupti.h>
 
 #include <cstdio>
@@ -58,13 +59,15 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
     switch (record->kind) {
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-        got.push_back({'K', k->start, k->end, k->correlationId, k->streamId, k->name ? k->name : "?"});
+        got.push_back(
+            {'K', k->start, k->end, k->correlationId, k->streamId, k->name ? k->name : "?"});
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-        got.push_back({'C', m->start, m->end, m->correlationId, m->streamId,
-                       "memcpy kind " + std::to_string(m->copyKind) + " " + std::to_string(m->bytes)});
+        got.push_back(
+            {'C', m->start, m->end, m->correlationId, m->streamId,
+             "memcpy kind " + std::to_string(m->copyKind) + " " + std::to_string(m->bytes)});
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMSET: {
@@ -118,8 +121,8 @@ void write_rows() {
 extern "C" int InitializeInjection() {
   check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "register");
   for (CUpti_ActivityKind kind :
-       {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
-        CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER})
+       {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+        CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER})
     check(cuptiActivityEnable(kind), "cuptiActivityEnable");
   std::atexit(write_rows);
   return 1;

@@ -158,7 +158,6 @@ TEST(HybridReduce, ArgumentErrors) {
   EXPECT_THROW(self.exchange({}, {}, DType::f32, Stream::host()), ValueError);
 }
 
-
 // NCCL (one GPU per rank): the device path reduces within the group and then across the groups
 // in NCCL's own order, so it agrees with the rank-ordered host sum within one rounding per rank.
 TEST(HybridReduce, NcclNaiveOrderIsWithinOneRoundingPerRank) {

@@ -77,12 +77,12 @@ TEST(ShardGroupSize, MakeZeroStageRunsAConfigForLargerNodesAsPlainZero) {
   nn::Transformer model(test::tiny_config(nn::Family::llama), {});
   zero::ZeroOptions o;
   o.config = with(3, 8);
-  EXPECT_NO_THROW(zero::make_zero_stage(o, model.blocks(),
-                                        zero::ZeroContext::one_process(Device::cpu(), {})));
+  EXPECT_NO_THROW(
+      zero::make_zero_stage(o, model.blocks(), zero::ZeroContext::one_process(Device::cpu(), {})));
   o.config = with(3, -1);
-  EXPECT_THROW(zero::make_zero_stage(o, model.blocks(),
-                                     zero::ZeroContext::one_process(Device::cpu(), {})),
-               ValueError);
+  EXPECT_THROW(
+      zero::make_zero_stage(o, model.blocks(), zero::ZeroContext::one_process(Device::cpu(), {})),
+      ValueError);
 }
 
 TEST(ShardGroupSize, DsConfigKeyMapsOntoTheZeroSection) {

@@ -274,28 +274,39 @@ EngineFacts engine_facts(cudnnBackendDescriptor_t cfg) {
   return facts;
 }
 
-// The knob choices of configuration `cfg` as "type=value ..." (for ZT_CUDNN_DEBUG's lines).
-std::string knob_text(cudnnBackendDescriptor_t cfg) {
-  constexpr int64_t kMaxKnobs = 32;
-  std::vector<Descriptor> choices;
+// The descriptors of `type` (at most 32) held by `owner`'s array attribute `attr`; none when it
+// cannot be read (ZT_CUDNN_DEBUG's knob lines only).
+std::vector<Descriptor> descriptor_array(cudnnBackendDescriptor_t owner,
+                                         cudnnBackendAttributeName_t attr,
+                                         cudnnBackendDescriptorType_t type, const char* name) {
+  constexpr int64_t kMax = 32;
+  std::vector<Descriptor> items;
   std::vector<cudnnBackendDescriptor_t> raw;
-  for (int64_t i = 0; i < kMaxKnobs; ++i) {
-    choices.emplace_back(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, "knob choice");
-    raw.push_back(choices.back().get());
+  for (int64_t i = 0; i < kMax; ++i) {
+    items.emplace_back(type, name);
+    raw.push_back(items.back().get());
   }
   int64_t got = 0;
-  if (cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, kMaxKnobs, &got,
+  if (cudnnBackendGetAttribute(owner, attr, CUDNN_TYPE_BACKEND_DESCRIPTOR, kMax, &got,
                                raw.data()) != CUDNN_STATUS_SUCCESS)
-    return "knobs unreadable";
+    got = 0;
+  while (static_cast<int64_t>(items.size()) > std::max<int64_t>(got, 0))
+    items.pop_back();
+  return items;
+}
+
+// The knob choices of configuration `cfg` as "type=value ..." (for ZT_CUDNN_DEBUG's lines).
+std::string knob_text(cudnnBackendDescriptor_t cfg) {
+  const std::vector<Descriptor> choices = descriptor_array(
+      cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, "knob choice");
   std::string text;
-  for (int64_t i = 0; i < got && i < kMaxKnobs; ++i) {
+  for (const Descriptor& choice : choices) {
     cudnnBackendKnobType_t type{};
     int64_t value = 0, n = 0;
-    if (cudnnBackendGetAttribute(raw[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1,
-                                 &n, &type) != CUDNN_STATUS_SUCCESS ||
-        cudnnBackendGetAttribute(raw[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1,
-                                 &n, &value) != CUDNN_STATUS_SUCCESS)
+    if (cudnnBackendGetAttribute(choice.get(), CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE,
+                                 CUDNN_TYPE_KNOB_TYPE, 1, &n, &type) != CUDNN_STATUS_SUCCESS ||
+        cudnnBackendGetAttribute(choice.get(), CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64,
+                                 1, &n, &value) != CUDNN_STATUS_SUCCESS)
       continue;
     text += str(text.empty() ? "" : " ", static_cast<int>(type), "=", value);
   }
@@ -334,8 +345,8 @@ const std::optional<EngineRequest>& engine_requested() {
     if (!v || !*v) return std::nullopt;
     const std::string text = v;
     const auto bad = [&] {
-      return ValueError("cudnn", str("ZT_CUDNN_ENGINE='", text,
-                                     "': expected [GRAPH@]ENGINE[:TYPE=VALUE,...]"));
+      return ValueError(
+          "cudnn", str("ZT_CUDNN_ENGINE='", text, "': expected [GRAPH@]ENGINE[:TYPE=VALUE,...]"));
     };
     EngineRequest r;
     const size_t at = text.find('@');
@@ -360,29 +371,19 @@ const std::optional<EngineRequest>& engine_requested() {
 
 // The knobs engine `engine` offers, as "type [min, max] step s ..." (ZT_CUDNN_DEBUG's lines).
 std::string knob_ranges(const Descriptor& engine) {
-  constexpr int64_t kMaxKnobs = 32;
-  std::vector<Descriptor> infos;
-  std::vector<cudnnBackendDescriptor_t> raw;
-  for (int64_t i = 0; i < kMaxKnobs; ++i) {
-    infos.emplace_back(CUDNN_BACKEND_KNOB_INFO_DESCRIPTOR, "knob info");
-    raw.push_back(infos.back().get());
-  }
-  int64_t got = 0;
-  if (cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_KNOB_INFO,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, kMaxKnobs, &got,
-                               raw.data()) != CUDNN_STATUS_SUCCESS)
-    return "knob ranges unreadable";
+  const std::vector<Descriptor> infos = descriptor_array(
+      engine.get(), CUDNN_ATTR_ENGINE_KNOB_INFO, CUDNN_BACKEND_KNOB_INFO_DESCRIPTOR, "knob info");
   std::string text;
-  for (int64_t i = 0; i < got && i < kMaxKnobs; ++i) {
+  for (const Descriptor& info : infos) {
     cudnnBackendKnobType_t type{};
     int64_t lo = 0, hi = 0, stride = 0, n = 0;
-    if (cudnnBackendGetAttribute(raw[i], CUDNN_ATTR_KNOB_INFO_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &n,
+    if (cudnnBackendGetAttribute(info.get(), CUDNN_ATTR_KNOB_INFO_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &n,
                                  &type) != CUDNN_STATUS_SUCCESS ||
-        cudnnBackendGetAttribute(raw[i], CUDNN_ATTR_KNOB_INFO_MINIMUM_VALUE, CUDNN_TYPE_INT64, 1,
-                                 &n, &lo) != CUDNN_STATUS_SUCCESS ||
-        cudnnBackendGetAttribute(raw[i], CUDNN_ATTR_KNOB_INFO_MAXIMUM_VALUE, CUDNN_TYPE_INT64, 1,
-                                 &n, &hi) != CUDNN_STATUS_SUCCESS ||
-        cudnnBackendGetAttribute(raw[i], CUDNN_ATTR_KNOB_INFO_STRIDE, CUDNN_TYPE_INT64, 1, &n,
+        cudnnBackendGetAttribute(info.get(), CUDNN_ATTR_KNOB_INFO_MINIMUM_VALUE, CUDNN_TYPE_INT64,
+                                 1, &n, &lo) != CUDNN_STATUS_SUCCESS ||
+        cudnnBackendGetAttribute(info.get(), CUDNN_ATTR_KNOB_INFO_MAXIMUM_VALUE, CUDNN_TYPE_INT64,
+                                 1, &n, &hi) != CUDNN_STATUS_SUCCESS ||
+        cudnnBackendGetAttribute(info.get(), CUDNN_ATTR_KNOB_INFO_STRIDE, CUDNN_TYPE_INT64, 1, &n,
                                  &stride) != CUDNN_STATUS_SUCCESS)
       continue;
     text += str(text.empty() ? "" : ", ", static_cast<int>(type), " [", lo, ", ", hi, "] step ",
@@ -469,9 +470,8 @@ ExecutionPlan GraphBuilder::build_plan(bool deterministic, const char* graph_nam
   int64_t skip = configuration_wanted();
   const std::optional<EngineRequest>& requested = engine_requested();
   const std::optional<EngineRequest> request =
-      requested && (requested->graph.empty() || requested->graph == graph_name)
-          ? requested
-          : std::nullopt;
+      requested && (requested->graph.empty() || requested->graph == graph_name) ? requested
+                                                                                : std::nullopt;
   std::vector<Descriptor> keep;  // what a requested configuration refers to
   for (const auto& [mode, listed_mode_name] : modes) {
     const char* mode_name = request ? "ZT_CUDNN_ENGINE" : listed_mode_name;
