@@ -1,8 +1,8 @@
 // cuDNN's fused flash attention (kernels/cuda/cudnn_attention.h) and the choice of path
 // (kernels/cuda/attention_select.h): forward and backward against the CPU kernel (B 2, S 128, 200,
 // 512, heads 8/2 and 4/4, D 64 and 128, bf16 and f16), the forward against our CUDA forward, the
-// backward bitwise equal run to run, each path's lse driving the other path's backward, and
-// ZT_ATTENTION's modes. CUDA builds only; skipped without a GPU, or where cuDNN cannot run at all
+// backward bitwise equal run to run, each path's lse driving the other path's backward,
+// ZT_ATTENTION's modes and the workspace budget. CUDA builds only; skipped without a GPU, or where cuDNN cannot run at all
 // (compute capability < 8.0, cuDNN < 9): a plan that fails to build on a supported GPU fails.
 #include <gtest/gtest.h>
 
@@ -268,6 +268,36 @@ TEST(AttentionMode, CudnnRunsSupportedCasesAndNamesWhyNot) {
   } catch (const ValueError& e) {
     EXPECT_NE(std::string(e.what()).find("dtype f32"), std::string::npos) << e.what();
   }
+}
+
+// [Note: cuDNN workspace budget]: an eighth of the GPU's memory, inclusive.
+TEST(AttentionMode, WorkspaceBudgetIsAnEighthOfTheGpu) {
+  constexpr int64_t gib = int64_t{1} << 30;
+  EXPECT_TRUE(kc::cudnn_workspace_fits(2 * gib, 80 * gib));
+  EXPECT_TRUE(kc::cudnn_workspace_fits(10 * gib, 80 * gib));
+  EXPECT_FALSE(kc::cudnn_workspace_fits(10 * gib + 1, 80 * gib));
+  EXPECT_FALSE(kc::cudnn_workspace_fits(64 * gib, 141 * gib));
+}
+
+// Seq 32768 with 32 heads: the deterministic backward's dP workspace (~64 GiB) is over the budget
+// of any GPU up to 512 GiB, so auto runs that backward on our kernels and its forward on cuDNN;
+// ZT_ATTENTION=cudnn still takes cuDNN.
+TEST(AttentionMode, AutoRunsALongSequenceBackwardOnOurKernels) {
+  ZT_SKIP_WITHOUT_CUDNN();
+  const Device dev = Device::cuda(0);
+  Tensor q = Tensor::zeros({1, 32768, 32, 64}, DType::bf16, dev);
+  Tensor k = Tensor::zeros({1, 32768, 8, 64}, DType::bf16, dev);
+  const AttentionOptions opt{0.125f, 0, {}};
+  EXPECT_GT(kc::cudnn_attention_workspace_bytes(q, k, opt, AttentionPass::backward),
+            int64_t{60} << 30);
+  EXPECT_EQ(kc::choose_attention_path(kc::AttentionMode::automatic, q, k, opt,
+                                      AttentionPass::backward),
+            kc::AttentionPath::native);
+  EXPECT_EQ(kc::choose_attention_path(kc::AttentionMode::automatic, q, k, opt,
+                                      AttentionPass::forward),
+            kc::AttentionPath::cudnn);
+  EXPECT_EQ(kc::choose_attention_path(kc::AttentionMode::cudnn, q, k, opt, AttentionPass::backward),
+            kc::AttentionPath::cudnn);
 }
 
 // What ZT_ATTENTION in this process's environment selects: run with it unset, =native, =cudnn and

@@ -5,9 +5,13 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
 
+#include "zerotrain/core/allocator.h"
+#include "zerotrain/core/device.h"
 #include "zerotrain/kernels/cuda/cudnn_attention.h"
 
 namespace zt::kernels::cuda {
@@ -38,6 +42,16 @@ void report_fallback(const std::string& why) {
                line.c_str());
 }
 
+// The device's total memory, asked of the driver once per device (every attention call asks).
+int64_t device_memory_bytes(int index) {
+  static std::mutex mu;
+  static std::map<int, int64_t> known;
+  std::lock_guard lock(mu);
+  const auto [it, fresh] = known.try_emplace(index, 0);
+  if (fresh) it->second = static_cast<int64_t>(cuda_device_memory(index));
+  return it->second;
+}
+
 }  // namespace
 
 AttentionPath choose_attention_path(AttentionMode mode, const Tensor& q, const Tensor& k,
@@ -52,7 +66,18 @@ AttentionPath choose_attention_path(AttentionMode mode, const Tensor& q, const T
     return AttentionPath::native;
   }
   const std::string failure = cudnn_attention_prepare(q, k, opt, pass);
-  if (failure.empty()) return AttentionPath::cudnn;
+  if (failure.empty()) {
+    if (mode == AttentionMode::cudnn) return AttentionPath::cudnn;
+    const int64_t workspace = cudnn_attention_workspace_bytes(q, k, opt, pass);
+    const int64_t device_bytes = device_memory_bytes(q.device().index);
+    if (cudnn_workspace_fits(workspace, device_bytes)) return AttentionPath::cudnn;
+    report_fallback(str(op, " of q ", q.describe(), " would take a ",
+                        format_bytes(static_cast<size_t>(workspace)), " workspace, over 1/",
+                        kCudnnWorkspaceShare, " of the GPU's ",
+                        format_bytes(static_cast<size_t>(device_bytes)),
+                        " ([Note: cuDNN workspace budget]; ZT_ATTENTION=cudnn takes it anyway)"));
+    return AttentionPath::native;
+  }
   if (mode == AttentionMode::cudnn)
     throw ValueError(
         op, str("ZT_ATTENTION=cudnn, but cuDNN cannot run q ", q.describe(), ": ", failure));

@@ -396,6 +396,12 @@ std::string cudnn_attention_prepare(const Tensor& q, const Tensor& k, const Atte
   return entry_for(key_of(q, k, opt, pass)).failure;
 }
 
+int64_t cudnn_attention_workspace_bytes(const Tensor& q, const Tensor& k,
+                                        const AttentionOptions& opt, AttentionPass pass) {
+  const PlanEntry& e = entry_for(key_of(q, k, opt, pass));
+  return e.plan ? e.plan->workspace_bytes : 0;
+}
+
 void cudnn_attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out,
                              Tensor& lse, const AttentionOptions& opt, Stream stream) {
   check_aligned("attention_forward",

@@ -21,6 +21,11 @@ namespace zt::kernels::cuda {
 std::string cudnn_attention_unsupported(const Tensor& q, const Tensor& k,
                                         const AttentionOptions& opt);
 
+// The workspace bytes the prepared plan of `pass` asks for at each call (0 without a plan). The
+// deterministic backward's holds dP: about B * Hq * S^2 * 2 bytes.
+int64_t cudnn_attention_workspace_bytes(const Tensor& q, const Tensor& k,
+                                        const AttentionOptions& opt, AttentionPass pass);
+
 // Builds (or finds) the plan of `pass` for this case: "" when cuDNN's heuristics gave an engine
 // that finalizes, otherwise why not (cached: a case fails once).
 std::string cudnn_attention_prepare(const Tensor& q, const Tensor& k, const AttentionOptions& opt,
