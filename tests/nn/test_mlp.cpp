@@ -57,10 +57,10 @@ TEST(NnMlp, GatedMatchesFloat64AndFiniteDifferences) {
     for (size_t i = 0; i < g.size(); ++i)
       g[i] = g[i] / (1 + std::exp(-g[i])) * u[i];
     const auto ref = matmul(g, val(mlp.down_proj.weight), n, I, C, true, bias ? &db : nullptr);
-    test::expect_close(ref, mlp.forward(x, {1, n}, {}), {1e-5, 1e-5}, "swiglu forward");
+    test::expect_close(ref, mlp.forward(x, {1, n, {}}, {}), {1e-5, 1e-5}, "swiglu forward");
     mlp.release();
     test::LayerProbe probe{[&](const Tensor& in) {
-                             return mlp.forward(in, {1, n}, {});
+                             return mlp.forward(in, {1, n, {}}, {});
                            },
                            [&](const Tensor& dy) { return mlp.backward(dy, {}); }, params};
     test::expect_layer_gradients_match_fd(probe, x, 9, bias ? "swiglu with bias" : "swiglu");
@@ -85,10 +85,10 @@ TEST(NnMlp, GeluMatchesFloat64AndFiniteDifferences) {
   for (double& z : h)
     z = 0.5 * z * (1 + std::tanh(std::sqrt(2 / std::numbers::pi) * (z + 0.044715 * z * z * z)));
   const auto ref = matmul(h, test::to_doubles(mlp.c_proj.weight.value), n, I, C, false, &pb);
-  test::expect_close(ref, mlp.forward(x, {1, n}, {}), {1e-5, 1e-5}, "gelu mlp forward");
+  test::expect_close(ref, mlp.forward(x, {1, n, {}}, {}), {1e-5, 1e-5}, "gelu mlp forward");
   mlp.release();
   test::LayerProbe probe{[&](const Tensor& in) {
-                           return mlp.forward(in, {1, n}, {});
+                           return mlp.forward(in, {1, n, {}}, {});
                          },
                          [&](const Tensor& dy) { return mlp.backward(dy, {}); }, params};
   test::expect_layer_gradients_match_fd(probe, x, 9, "gelu mlp");
