@@ -137,24 +137,23 @@ class MpiCommunicator final : public Communicator {
     check_host_stream("exchange", stream, backend_name());
     size_t count = 0;
     PendingRequests p;
-    for (const RecvFrom& m : recvs) {
-      check_peer("exchange", m.peer, rank_, size_);
-      count += m.count;
-      if (m.count == 0) continue;
-      MPI_Request req;
-      ZT_MPI_CHECK(MPI_Irecv(m.data, byte_count(m.count, dtype, "exchange"), MPI_BYTE, m.peer,
-                             tag_exchange, comm_, &req));
-      p.add(req, world_ranks_[m.peer]);
-    }
-    for (const SendTo& m : sends) {
-      check_peer("exchange", m.peer, rank_, size_);
-      count += m.count;
-      if (m.count == 0) continue;
-      MPI_Request req;
-      ZT_MPI_CHECK(MPI_Isend(m.data, byte_count(m.count, dtype, "exchange"), MPI_BYTE, m.peer,
-                             tag_exchange, comm_, &req));
-      p.add(req, world_ranks_[m.peer]);
-    }
+    // Posts one nonblocking request per non-empty message: the receives first.
+    const auto post = [&](const auto& messages, auto start) {
+      for (const auto& m : messages) {
+        check_peer("exchange", m.peer, rank_, size_);
+        count += m.count;
+        if (m.count == 0) continue;
+        MPI_Request req;
+        start(m, byte_count(m.count, dtype, "exchange"), &req);
+        p.add(req, world_ranks_[m.peer]);
+      }
+    };
+    post(recvs, [&](const RecvFrom& m, int bytes, MPI_Request* req) {
+      ZT_MPI_CHECK(MPI_Irecv(m.data, bytes, MPI_BYTE, m.peer, tag_exchange, comm_, req));
+    });
+    post(sends, [&](const SendTo& m, int bytes, MPI_Request* req) {
+      ZT_MPI_CHECK(MPI_Isend(m.data, bytes, MPI_BYTE, m.peer, tag_exchange, comm_, req));
+    });
     detail::wait_all(p, describe("exchange", count, dtype));
   }
 
