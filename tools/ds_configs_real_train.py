@@ -21,10 +21,12 @@ that names no missing feature). About 3.5 minutes for the corpus on 2 cores (one
 per rank, a model of hidden size 32).
 """
 import argparse
+import atexit
 import collections
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -134,6 +136,7 @@ def main():
         return 0
     zt = os.path.abspath(a.zerotrain)
     work = tempfile.mkdtemp(prefix="zt-ds-real-")
+    atexit.register(shutil.rmtree, work, True)  # the runs' outputs: ~400 MB for the corpus
     tokens = os.path.join(work, "tokens.bin")
     model = a.model
     if not model:

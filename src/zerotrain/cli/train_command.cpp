@@ -92,8 +92,12 @@ void print_summary(const train::TrainSummary& s, int world) {
   if (!s.attention.empty())  // cudnn: cuDNN's fused flash attention; native: zerotrain's kernels
     std::printf("%-22s %s%s\n", "attention", s.attention.c_str(),
                 s.attention == "cpu" ? "" : " (ZT_ATTENTION=auto|cudnn|native chooses)");
-  std::printf("%-22s stage %d: params %s, grads %s, optimizer %s MiB per rank\n",
+  std::printf("%-22s stage %d%s: params %s, grads %s, optimizer %s MiB per rank\n",
               "ZeRO model state", s.zero_stage,
+              s.shard_group > 0 ? str(" sharded in groups of ", s.shard_group, " ranks, ",
+                                      world / s.shard_group, " replicas (hybrid)")
+                                      .c_str()
+                                : "",
               fmt("%.2f", static_cast<double>(s.param_bytes) / (1 << 20)).c_str(),
               fmt("%.2f", static_cast<double>(s.grad_bytes) / (1 << 20)).c_str(),
               fmt("%.2f", static_cast<double>(s.optimizer_bytes) / (1 << 20)).c_str());

@@ -302,6 +302,7 @@ TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& wh
   sum.wandb_run_dir = log.wandb_run_dir();
   sum.world_size = world;
   sum.zero_stage = c.zero.stage;
+  if (zero::hybrid_sharding(c.zero, world)) sum.shard_group = c.zero.shard_group_size;
   if (zero_init && value_source) sum.zero_init = value_source->describe();
   sum.init = resuming ? str("the checkpoint ", saved->dir().string())
                       : str(source.description,

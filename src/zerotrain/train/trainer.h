@@ -82,6 +82,7 @@ struct TrainSummary {
   // ZeRO: the stage and the model-state bytes rank 0 holds after the first optimizer step (values,
   // gradients, optimizer state incl. f32 masters), as the engine's buffers add up.
   int zero_stage = 0;
+  int64_t shard_group = 0;  // hybrid sharding's group size ([Note: hybrid sharding]); 0: plain
   int64_t param_bytes = 0, grad_bytes = 0, optimizer_bytes = 0;
   // What the model started from: "the weights of DIR/model.safetensors", "a random init (...),
   // seed 7", "the checkpoint DIR" (io/model_source.h).
