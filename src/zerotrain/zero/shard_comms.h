@@ -5,8 +5,9 @@
 // tests/mpi/test_hybrid_reduce.cpp (the reduction).
 //
 // [Note: hybrid sharding]
-// FSDP's HSDP (zero_optimization.zero_hpz_partition_size = g, a divisor of the world size W other
-// than 1 and W): world rank k * g + i is member i of shard group k. Within a group the stage shards
+// FSDP's HSDP (zero_optimization.zero_hpz_partition_size = g, a divisor of the world size W
+// between 1 and W; 1, W or more, as configs written for larger nodes give, is plain ZeRO): world
+// rank k * g + i is member i of shard group k. Within a group the stage shards
 // values, gradients and optimizer state over its g members exactly as plain ZeRO shards them over
 // W ranks (param_group.h's layout with world g); member i of every group holds the same shard, so
 // the W / g groups are replicas of each other. What runs where:
@@ -37,7 +38,7 @@ class ShardComms {
  public:
   // Plain ZeRO: shards over `world` (which outlives this object).
   explicit ShardComms(comm::Communicator& world);
-  // config.shard_group_size 1 or world.size(): plain; another divisor of the world size: hybrid
+  // config.shard_group_size 1, world.size() or more: plain; a smaller divisor of it: hybrid
   // sharding over groups of that many consecutive ranks (collective over world: it splits it).
   // Throws ValueError for anything else (hybrid_sharding in zero_config.h).
   ShardComms(comm::Communicator& world, const ZeroConfig& config);
