@@ -367,12 +367,15 @@ TEST(PeakEstimate, HybridShardingCountsShardsOverTheGroup) {
     EXPECT_NE(describe(s).find("sharded in groups of 2"), std::string::npos) << describe(s);
     s.shard_group_size = 8;  // the whole world: plain
     EXPECT_DOUBLE_EQ(estimate_peak(s).peak_allocated, world.peak_allocated);
+    s.shard_group_size = 16;  // more than the world (a config for larger nodes): plain
+    EXPECT_DOUBLE_EQ(estimate_peak(s).peak_allocated, world.peak_allocated);
+    EXPECT_EQ(describe(s).find("sharded in groups"), std::string::npos) << describe(s);
   }
 }
 
 TEST(PeakEstimate, BadShardGroupSizesAreRefused) {
   RunSetup s = setup_of("gpt2.json", 3, 8, 1024, 1, false);
-  for (int64_t bad : {0, 3, 16}) {
+  for (int64_t bad : {0, 3, 6}) {
     s.shard_group_size = bad;
     try {
       estimate_peak(s);

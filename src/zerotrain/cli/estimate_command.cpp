@@ -197,7 +197,8 @@ void add_estimate_command(CLI::App& app, std::function<int()>& action) {
       cmd->add_option("--gpus", a->gpus, "data-parallel GPUs in all (default: per node x nodes)");
   cmd->add_option("--shard-group-size", a->shard_group_size,
                   "hybrid sharding (zero_optimization.zero_hpz_partition_size): shard each block "
-                  "over groups of this many GPUs, replicated across the groups (1: all GPUs)")
+                  "over groups of this many GPUs, replicated across the groups (1, or all the GPUs "
+                  "or more: over all GPUs)")
       ->capture_default_str();
   cmd->add_flag("--activation-checkpointing", a->activation_checkpointing,
                 "recompute decoder layers in backward");
