@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "zerotrain/config/shard_group.h"
 #include "zerotrain/estimate/checks.h"
 #include "zerotrain/optim/state_slots.h"
 
@@ -31,13 +32,12 @@ void validate(const RunSetup& s) {
     throw ValueError(kComponent, str("stage: must be 0, 1, 2 or 3, got ", s.stage));
   require_positive(s.gpus, "gpus");
   require_positive(s.gpus_per_node, "gpus_per_node");
-  // As the engine reads zero_hpz_partition_size (zero::hybrid_sharding): a group of all the GPUs
-  // or more is plain ZeRO.
   const int64_t g = s.shard_group_size;
-  if (g < 1 || (g < s.gpus && s.gpus % g != 0))
+  const config::ShardGroupFit fit = config::shard_group_fit(g, s.gpus);
+  if (fit == config::ShardGroupFit::invalid)
     throw ValueError(kComponent,
                      str("shard_group_size: must be 1 or a divisor of gpus ", s.gpus, ", got ", g));
-  if (g != 1 && g < s.gpus && s.stage == 0)
+  if (fit == config::ShardGroupFit::hybrid && s.stage == 0)
     throw ValueError(kComponent, str("shard_group_size ", g,
                                      ": hybrid sharding needs ZeRO stage 1, 2 or 3, got stage 0"));
   require_positive(s.seq, "seq");
@@ -78,7 +78,9 @@ void validate(const RunSetup& s) {
 
 // The GPUs each block is sharded over: all, or the shard group's with hybrid sharding.
 int64_t shard_gpus(const RunSetup& s) {
-  return s.shard_group_size == 1 ? s.gpus : std::min(s.shard_group_size, s.gpus);
+  return config::shard_group_fit(s.shard_group_size, s.gpus) == config::ShardGroupFit::hybrid
+             ? s.shard_group_size
+             : s.gpus;
 }
 
 // Elements of every unit's shard, each padded to a multiple of W.
@@ -111,7 +113,7 @@ std::string describe(const RunSetup& s) {
     d += str(" + offload_param=", config::offload_device_name(s.offload_param));
   if (offloaded(s.offload_optimizer))
     d += str(" + offload_optimizer=", config::offload_device_name(s.offload_optimizer));
-  if (s.shard_group_size != 1 && s.shard_group_size < s.gpus)
+  if (config::shard_group_fit(s.shard_group_size, s.gpus) == config::ShardGroupFit::hybrid)
     d += str(", sharded in groups of ", s.shard_group_size);
   d += str(", micro-batch ", s.micro_batch);
   if (s.grad_accum > 1) d += str(", accumulation ", s.grad_accum);

@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "zerotrain/config/shard_group.h"
 #include "zerotrain/core/allocator.h"
 #include "zerotrain/estimate/peak_estimate.h"
 #include "zerotrain/io/hf_config.h"
@@ -119,9 +120,9 @@ estimate::RunSetup run_setup(const TrainConfig& c, const nn::ModelConfig& model,
   s.gpus_per_node = world;
   // Hybrid sharding: each rank holds the shards of plain ZeRO over its group. A size that does
   // not fit `world` is left to the engine's one check (zero::hybrid_sharding) and counted as 1.
-  const int64_t group = c.zero.shard_group_size;
-  if (c.zero.stage > 0 && group > 1 && group < world && world % group == 0)
-    s.shard_group_size = group;
+  if (c.zero.stage > 0 && config::shard_group_fit(c.zero.shard_group_size, world) ==
+                              config::ShardGroupFit::hybrid)
+    s.shard_group_size = c.zero.shard_group_size;
   s.seq = c.data.seq_len;
   s.micro_batch = c.data.micro_batch;
   s.grad_accum = c.data.grad_accum;

@@ -1,6 +1,8 @@
 // validate_zero_config (zero_config.h).
 #include "zerotrain/zero/zero_config.h"
 
+#include "zerotrain/config/shard_group.h"
+
 #include "zerotrain/core/error.h"
 
 namespace zt::zero {
@@ -31,10 +33,9 @@ void validate_zero_config(const ZeroConfig& z) {
 
 bool hybrid_sharding(const ZeroConfig& z, int world_size) {
   const int64_t g = z.shard_group_size;
-  // A group of the world or more is the world: a config written for 8-GPU nodes (hpz 8, as real
-  // configs set it) runs as plain ZeRO on a smaller world.
-  if (g == 1 || g >= world_size) return false;
-  if (g < 1 || world_size % g != 0)
+  const config::ShardGroupFit fit = config::shard_group_fit(g, world_size);
+  if (fit == config::ShardGroupFit::plain) return false;
+  if (fit == config::ShardGroupFit::invalid)
     throw ValueError("config", str("zero_optimization.zero_hpz_partition_size: must be 1 or a "
                                    "divisor of the world size ",
                                    world_size, ", got ", g));
