@@ -120,8 +120,8 @@ estimate::RunSetup run_setup(const TrainConfig& c, const nn::ModelConfig& model,
   s.gpus_per_node = world;
   // Hybrid sharding: each rank holds the shards of plain ZeRO over its group. A size that does
   // not fit `world` is left to the engine's one check (zero::hybrid_sharding) and counted as 1.
-  if (c.zero.stage > 0 && config::shard_group_fit(c.zero.shard_group_size, world) ==
-                              config::ShardGroupFit::hybrid)
+  if (c.zero.stage > 0 &&
+      config::shard_group_fit(c.zero.shard_group_size, world) == config::ShardGroupFit::hybrid)
     s.shard_group_size = c.zero.shard_group_size;
   s.seq = c.data.seq_len;
   s.micro_batch = c.data.micro_batch;
