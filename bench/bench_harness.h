@@ -27,23 +27,33 @@ struct Row {
   double tflops() const { return flops > 0 ? flops / (ms * 1e-3) / 1e12 : 0; }
 };
 
-// Median milliseconds of `fn` over `reps` timed runs after `warmup` untimed ones. On CUDA each run
-// is bracketed by events on `stream`; on the host by a steady clock.
+// Median milliseconds of `fn` over `reps` timed runs after `warmup` untimed ones. On CUDA the runs
+// are queued back to back, each between two events, and the stream is synchronized once at the end:
+// the host's launch work overlaps the previous run, as in a training step, so a run's time is the
+// GPU's (a sync after each run would add the launch latency, tens of microseconds for a cuDNN graph,
+// to every run). On the host each run is timed by a steady clock.
 inline double time_ms(const std::function<void()>& fn, Stream stream, int warmup = 3,
                       int reps = 10) {
   for (int i = 0; i < warmup; ++i)
     fn();
   synchronize(stream);
   std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    if (stream.device.is_cuda()) {
-      CudaEvent a(stream.device, true), b(stream.device, true);
-      a.record(stream);
+  if (stream.device.is_cuda()) {
+    std::vector<CudaEvent> starts, ends;
+    for (int i = 0; i < reps; ++i) {
+      starts.emplace_back(stream.device, true);
+      ends.emplace_back(stream.device, true);
+    }
+    for (int i = 0; i < reps; ++i) {
+      starts[i].record(stream);
       fn();
-      b.record(stream);
-      b.synchronize();
-      t.push_back(b.elapsed_ms(a));
-    } else {
+      ends[i].record(stream);
+    }
+    ends.back().synchronize();
+    for (int i = 0; i < reps; ++i)
+      t.push_back(ends[i].elapsed_ms(starts[i]));
+  } else {
+    for (int i = 0; i < reps; ++i) {
       auto a = std::chrono::steady_clock::now();
       fn();
       auto b = std::chrono::steady_clock::now();
