@@ -58,6 +58,41 @@ TEST(NnBlockRunner, CheckpointingLowersPeakMemory) {
   }
 }
 
+// A recomputing forward returns nothing and skips the MLP's output projection (it allocates less
+// than the plain forward), and the backward after it gives bitwise the plain backward's gradients.
+TEST(NnBlockRunner, RecomputationRebuildsOnlyWhatBackwardReads) {
+  for (Family f : test::all_families()) {
+    const nn::ModelConfig c = test::tiny_config(f);
+    nn::Transformer m(c, {});
+    test::randomize(m.parameters(), 5);
+    nn::StepContext ctx = test::make_step(c, 2, 16, 3);
+    nn::Block& layer = *m.blocks()[1];
+    const Tensor x = test::random_tensor({2, 16, c.hidden_size}, DType::f32, 11);
+    const Tensor dy = test::random_tensor({2, 16, c.hidden_size}, DType::f32, 12);
+    std::vector<Tensor> grads[2];
+    Tensor dx[2];
+    size_t forward_bytes[2];
+    for (int again = 0; again < 2; ++again) {
+      m.zero_grads();
+      ctx.recomputing = again == 1;
+      cpu_allocator().reset_peak();
+      const size_t base = cpu_allocator().stats().allocated;
+      const Tensor y = layer.forward(x, ctx);
+      forward_bytes[again] = cpu_allocator().stats().peak_allocated - base;
+      EXPECT_EQ(y.defined(), again == 0) << nn::family_name(f);
+      ctx.recomputing = false;
+      dx[again] = layer.backward(dy, ctx);
+      for (auto* p : layer.parameters())
+        grads[again].push_back(p->grad.clone());
+    }
+    EXPECT_LT(forward_bytes[1], forward_bytes[0]) << nn::family_name(f);
+    test::expect_bitwise_equal(dx[0], dx[1], nn::family_name(f) + " dx");
+    for (size_t i = 0; i < grads[0].size(); ++i)
+      test::expect_bitwise_equal(grads[0][i], grads[1][i],
+                                 nn::family_name(f) + " grad " + std::to_string(i));
+  }
+}
+
 TEST(NnBlockRunner, BlocksKeepNothingAfterBackward) {
   const nn::ModelConfig c = test::tiny_config(Family::mistral);
   nn::Transformer m(c, {});

@@ -33,7 +33,8 @@ struct StepContext {
   // when every row is one stream. See [Note: packed documents] in nn/row_documents.h.
   RowDocuments documents;
   // Set by the block runner while activation checkpointing recomputes a layer right before its
-  // backward ([Note: recompute keeps more] in nn/block_runner.h).
+  // backward: the forward then rebuilds only what the backward reads and returns an undefined
+  // tensor ([Note: recompute keeps more] in nn/block_runner.h).
   bool recomputing = false;
 };
 

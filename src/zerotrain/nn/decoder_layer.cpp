@@ -64,7 +64,11 @@ Tensor DecoderLayerBlock::forward(const Tensor& x, const StepContext& ctx) {
   const Tensor xf = x.view({dims_.tokens(), hidden_});
   Tensor h = attn_->forward(norm1_.forward(xf, s), dims_, s);
   kernels::add(xf, h, h, 1.0f, s);  // h = x + attn(norm1(x))
-  mlp_->keep_recomputable(ctx.recomputing);
+  if (ctx.recomputing) {  // the output is the next layer's kept input: [Note: recompute keeps more]
+    mlp_->recompute(norm2_.forward(h, s), dims_, s);
+    saved_ = true;
+    return {};
+  }
   Tensor y = mlp_->forward(norm2_.forward(h, s), dims_, s);
   kernels::add(h, y, y, 1.0f, s);  // y = h + mlp(norm2(h))
   saved_ = true;

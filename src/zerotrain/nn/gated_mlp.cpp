@@ -11,16 +11,21 @@ GatedMlp::GatedMlp(const std::string& prefix, const ModelConfig& c, const Archit
       up_proj(prefix + ".up_proj", c.hidden_size, c.intermediate_size, arch.mlp_bias),
       down_proj(prefix + ".down_proj", c.intermediate_size, c.hidden_size, arch.mlp_bias) {}
 
-Tensor GatedMlp::forward(const Tensor& x, TokenDims, Stream stream) {
-  Tensor gate = gate_proj.forward(x, stream);
-  Tensor up = up_proj.forward(x, stream);
-  Tensor h = Tensor::empty(gate.shape(), gate.dtype(), gate.device(), stream);
-  kernels::swiglu_forward(gate, up, h, stream);
+Tensor GatedMlp::swiglu_saving_inputs(const Tensor& x, Stream stream) {
   x_ = x;
-  gate_ = gate;
-  up_ = up;
-  if (keep_h_) h_ = h;
-  return down_proj.forward(h, stream);
+  gate_ = gate_proj.forward(x, stream);
+  up_ = up_proj.forward(x, stream);
+  Tensor h = Tensor::empty(gate_.shape(), gate_.dtype(), gate_.device(), stream);
+  kernels::swiglu_forward(gate_, up_, h, stream);
+  return h;
+}
+
+Tensor GatedMlp::forward(const Tensor& x, TokenDims, Stream stream) {
+  return down_proj.forward(swiglu_saving_inputs(x, stream), stream);
+}
+
+void GatedMlp::recompute(const Tensor& x, TokenDims, Stream stream) {
+  h_ = swiglu_saving_inputs(x, stream);
 }
 
 Tensor GatedMlp::backward(const Tensor& dy, Stream stream) {

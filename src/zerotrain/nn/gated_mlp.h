@@ -20,16 +20,19 @@ class GatedMlp : public Sublayer {
   void release() override;
   void append_parameters(std::vector<Parameter*>& out) override;
 
-  void keep_recomputable(bool keep) override { keep_h_ = keep; }
+  // Keeps silu(gate) * up for down_proj's weight gradient; skips down_proj.
+  void recompute(const Tensor& x, TokenDims dims, Stream stream) override;
 
   Linear gate_proj, up_proj, down_proj;
 
  private:
-  bool keep_h_ = false;
+  // Saves x, gate and up; returns silu(gate) * up.
+  Tensor swiglu_saving_inputs(const Tensor& x, Stream stream);
+
   Tensor x_;     // [N, C] compute dtype: the input
   Tensor gate_;  // [N, I] compute dtype: gate_proj(x)
   Tensor up_;    // [N, I] compute dtype: up_proj(x)
-  Tensor h_;     // [N, I] silu(gate) * up, kept only under keep_recomputable (else recomputed)
+  Tensor h_;     // [N, I] silu(gate) * up, kept only by recompute (else computed in backward)
 };
 
 }  // namespace zt::nn

@@ -19,6 +19,11 @@ Tensor GeluMlp::forward(const Tensor& x, TokenDims, Stream stream) {
   return c_proj.forward(act, stream);
 }
 
+void GeluMlp::recompute(const Tensor& x, TokenDims, Stream stream) {
+  x_ = x;
+  pre_ = c_fc.forward(x, stream);
+}
+
 Tensor GeluMlp::backward(const Tensor& dy, Stream stream) {
   if (!x_.defined())
     throw ValueError("mlp", str(c_fc.weight.name, ": backward without a saved forward"));

@@ -19,6 +19,8 @@ class GeluMlp : public Sublayer {
   Tensor backward(const Tensor& dy, Stream stream) override;
   void release() override;
   void append_parameters(std::vector<Parameter*>& out) override;
+  // Only c_fc: the backward computes the activation from pre_ anyway.
+  void recompute(const Tensor& x, TokenDims dims, Stream stream) override;
 
   Linear c_fc, c_proj;
 

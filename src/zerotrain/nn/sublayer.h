@@ -28,10 +28,13 @@ class Sublayer {
   // dy: [N, C] -> dx [N, C]; adds parameter gradients; drops the saved activations.
   virtual Tensor backward(const Tensor& dy, Stream stream) = 0;
   virtual void release() = 0;
-  // Whether the next forward keeps what its backward would otherwise recompute: set while
-  // activation checkpointing recomputes the layer, whose backward follows at once, so the kept
-  // tensors cost one layer's memory instead of every layer's. See [Note: recompute keeps more].
-  virtual void keep_recomputable(bool) {}
+  // Activation checkpointing's recomputation, right before this sublayer's backward: rebuilds what
+  // the backward reads, and may keep more (what the backward would otherwise compute a third time)
+  // and skip the work that only makes the output, which the caller does not need.
+  // See [Note: recompute keeps more] in nn/block_runner.h.
+  virtual void recompute(const Tensor& x, TokenDims dims, Stream stream) {
+    forward(x, dims, stream);
+  }
   // Hugging Face's named_parameters() order.
   virtual void append_parameters(std::vector<Parameter*>& out) = 0;
 };
