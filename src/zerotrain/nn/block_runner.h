@@ -9,12 +9,12 @@
 //
 // [Note: recompute keeps more] The recomputing forward runs with StepContext::recomputing and
 // rebuilds only what the backward reads: the layer's output is the next layer's input, which the
-// runner kept, so the MLP's output projection and the last residual add are skipped (a sixth of the
-// recomputation's GEMM work for the llama shapes) and the forward returns an undefined tensor. The
-// MLP's Sublayer::recompute may also keep what its backward would otherwise compute a third time:
-// the SwiGLU MLP keeps silu(gate) * up for down_proj's weight gradient and frees it before dgate
-// and dup exist, so the backward's peak is unchanged. What the backward reads equals the plain
-// forward's bitwise (same kernels, same inputs), and so do the gradients.
+// runner kept, so the MLP's output projection and the last residual add are skipped (about a
+// quarter of the recomputed projections' FLOPs for the llama shapes) and the forward returns an
+// undefined tensor. The MLP's Sublayer::recompute may also keep what its backward would otherwise
+// compute a third time: the SwiGLU MLP keeps silu(gate) * up for down_proj's weight gradient and
+// frees it before dgate and dup exist, so the backward's peak is unchanged. What the backward reads
+// equals the plain forward's bitwise (same kernels, same inputs), and so do the gradients.
 // Tested by tests/nn/test_block_runner.cpp.
 #pragma once
 

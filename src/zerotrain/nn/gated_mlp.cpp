@@ -21,6 +21,7 @@ Tensor GatedMlp::swiglu_saving_inputs(const Tensor& x, Stream stream) {
 }
 
 Tensor GatedMlp::forward(const Tensor& x, TokenDims, Stream stream) {
+  h_ = {};  // only recompute keeps the product
   return down_proj.forward(swiglu_saving_inputs(x, stream), stream);
 }
 
