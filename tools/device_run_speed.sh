@@ -25,14 +25,14 @@ done
 
 echo "== start-up: zerotrain train, Llama-3.2-1B shape, token file ready"
 python3 - /tmp/zt_speed_tokens.bin <<'PY'
-# A version 1 token file (data/token_file.h) of 2 Mi random ids below 128256, uint32.
-import random, struct, sys
-n, vocab = 1 << 21, 128256
+# A version 1 token file of 2 Mi random ids below 128256 (uint32), by the bad-input corpus's writer.
+import random, sys
+sys.path.insert(0, "tests/bad_inputs")
+from fixtures import token_file
 random.seed(7)
-header = b"ZTTOKENS" + struct.pack("<IIQQQIIQ8x", 1, 4, vocab, n, 1, 64, 0xFFFFFFFF, 0)
+ids = [random.randrange(128256) for _ in range(1 << 21)]
 with open(sys.argv[1], "wb") as f:
-    f.write(header)
-    f.write(struct.pack(f"<{n}I", *(random.randrange(vocab) for _ in range(n))))
+    f.write(token_file(ids, token_bytes=4, vocab_size=128256))
 PY
 for i in 1 2; do
   /usr/bin/time -f "wall %e s" "$bin/zerotrain" train --model tests/data/estimate/llama3.2_1b.json \
