@@ -25,7 +25,8 @@ struct ToolArgs {
 };
 
 // A progress bar over tensors, on stderr so that the output stays clean.
-checkpoint::ToolProgress bar_for(const char* label, std::shared_ptr<std::unique_ptr<ProgressBar>> bar) {
+checkpoint::ToolProgress bar_for(const char* label,
+                                 std::shared_ptr<std::unique_ptr<ProgressBar>> bar) {
   return [label, bar](int64_t done, int64_t total) {
     if (!*bar) {
       ProgressOptions o;
@@ -43,23 +44,11 @@ void print_report(const char* what, const checkpoint::ToolReport& r, const std::
               r.files.size(), format_bytes(r.largest_tensor).c_str());
 }
 
-}  // namespace
-
-void add_checkpoint_command(CLI::App& app, std::function<int()>& action) {
-  auto* cmd = app.add_subcommand("checkpoint", "Inspect, verify and convert saved checkpoints");
-  cmd->require_subcommand(1);
-  cmd->footer(
-      "A run writes <out>/checkpoints/step-N/ (a manifest, one shard file per rank, COMPLETE)\n"
-      "and <out>/checkpoints/latest. Wherever a checkpoint is asked for, a run's --out or its\n"
-      "checkpoints/ directory stands for the latest one.\n\n"
-      "Examples:\n"
-      "  zerotrain checkpoint inspect runs/kjv --verify\n"
-      "  zerotrain checkpoint consolidate runs/kjv hf-model --dtype bf16\n"
-      "  zerotrain checkpoint universal runs/kjv/checkpoints/step-00000500 universal-500");
-  auto a = std::make_shared<ToolArgs>();
-
-  auto* inspect = cmd->add_subcommand(
-      "inspect", "Print a checkpoint's step, layout, dtypes, files and tensors");
+// `zerotrain checkpoint inspect DIR [--verify]`.
+void add_inspect_command(CLI::App& cmd, std::function<int()>& action,
+                         const std::shared_ptr<ToolArgs>& a) {
+  auto* inspect =
+      cmd.add_subcommand("inspect", "Print a checkpoint's step, layout, dtypes, files and tensors");
   inspect->add_option("DIR", a->src, "a checkpoint, a checkpoints directory or a run's --out")
       ->required();
   inspect->add_flag("--verify", a->verify,
@@ -77,21 +66,27 @@ void add_checkpoint_command(CLI::App& app, std::function<int()>& action) {
       return problems.empty() ? 0 : 1;
     };
   });
+}
 
-  auto* consolidate = cmd->add_subcommand(
+// `zerotrain checkpoint consolidate SRC OUT`: a Hugging Face model directory.
+void add_consolidate_command(CLI::App& cmd, std::function<int()>& action,
+                             const std::shared_ptr<ToolArgs>& a) {
+  auto* consolidate = cmd.add_subcommand(
       "consolidate", "Write a checkpoint's weights as a Hugging Face model directory");
   consolidate->add_option("SRC", a->src, "a checkpoint, a checkpoints directory or a run's --out")
       ->required();
-  consolidate->add_option("OUT", a->out, "the model directory to write (config.json, *.safetensors)")
+  consolidate
+      ->add_option("OUT", a->out, "the model directory to write (config.json, *.safetensors)")
       ->required();
   consolidate
       ->add_option("--dtype", a->dtype,
                    "f32, bf16 or f16 (default: the training dtype; from the f32 masters when "
                    "there are any)")
       ->check(CLI::IsMember({"f32", "bf16", "f16", "fp16", "float32", "bfloat16", "float16"}));
-  consolidate->add_option("--max-shard-size", a->max_shard_size,
-                          "split the weights into shards of at most this size, with an index "
-                          "(GB, GiB, MB, MiB)")
+  consolidate
+      ->add_option("--max-shard-size", a->max_shard_size,
+                   "split the weights into shards of at most this size, with an index "
+                   "(GB, GiB, MB, MiB)")
       ->capture_default_str();
   consolidate->footer(
       "Memory stays bounded by the largest tensor, whatever the model and the world size that\n"
@@ -104,15 +99,19 @@ void add_checkpoint_command(CLI::App& app, std::function<int()>& action) {
     action = [a] {
       checkpoint::ConsolidateOptions o;
       if (!a->dtype.empty()) o.dtype = parse_dtype(a->dtype);
-      o.max_shard_bytes = static_cast<uint64_t>(
-          estimate::parse_size(a->max_shard_size, "--max-shard-size"));
+      o.max_shard_bytes =
+          static_cast<uint64_t>(estimate::parse_size(a->max_shard_size, "--max-shard-size"));
       o.progress = bar_for("consolidate", std::make_shared<std::unique_ptr<ProgressBar>>());
       print_report("wrote", checkpoint::consolidate_checkpoint(a->src, a->out, o), a->out);
       return 0;
     };
   });
+}
 
-  auto* universal = cmd->add_subcommand(
+// `zerotrain checkpoint universal SRC DST`: one file set per parameter.
+void add_universal_command(CLI::App& cmd, std::function<int()>& action,
+                           const std::shared_ptr<ToolArgs>& a) {
+  auto* universal = cmd.add_subcommand(
       "universal", "Rewrite a checkpoint per parameter (DeepSpeed's ds_to_universal)");
   universal->add_option("SRC", a->src, "a checkpoint, a checkpoints directory or a run's --out")
       ->required();
@@ -126,13 +125,34 @@ void add_checkpoint_command(CLI::App& app, std::function<int()>& action) {
       "--resume universal-big --steps 2000");
   universal->callback([&action, a] {
     action = [a] {
-      print_report("wrote", checkpoint::universal_checkpoint(
-                                a->src, a->out,
-                                bar_for("universal", std::make_shared<std::unique_ptr<ProgressBar>>())),
+      print_report("wrote",
+                   checkpoint::universal_checkpoint(
+                       a->src, a->out,
+                       bar_for("universal", std::make_shared<std::unique_ptr<ProgressBar>>())),
                    a->out);
       return 0;
     };
   });
+}
+
+}  // namespace
+
+void add_checkpoint_command(CLI::App& app, std::function<int()>& action) {
+  auto* cmd = app.add_subcommand("checkpoint", "Inspect, verify and convert saved checkpoints");
+  cmd->require_subcommand(1);
+  cmd->footer(
+      "A run writes <out>/checkpoints/step-N/ (a manifest, one shard file per rank, COMPLETE)\n"
+      "and <out>/checkpoints/latest. Wherever a checkpoint is asked for, a run's --out or its\n"
+      "checkpoints/ directory stands for the latest one.\n\n"
+      "Examples:\n"
+      "  zerotrain checkpoint inspect runs/kjv --verify\n"
+      "  zerotrain checkpoint consolidate runs/kjv hf-model --dtype bf16\n"
+      "  zerotrain checkpoint universal runs/kjv/checkpoints/step-00000500 universal-500");
+  auto a = std::make_shared<ToolArgs>();
+
+  add_inspect_command(*cmd, action, a);
+  add_consolidate_command(*cmd, action, a);
+  add_universal_command(*cmd, action, a);
 }
 
 }  // namespace zt::cli

@@ -162,101 +162,125 @@ int run_peak(const EstimateArgs& a) {
   return 0;
 }
 
+// The model and the cluster of DeepSpeed's tables; returns --num-gpus-per-node (given or not
+// changes what --gpus means).
+CLI::Option* add_model_state_flags(CLI::App& cmd, EstimateArgs& a) {
+  cmd.add_option("--params", a.params, "total parameters (2783930000, 2851e6, 1.5B)");
+  cmd.add_option("--largest-layer", a.largest_layer,
+                 "parameters of the largest layer (module), for ZeRO-3");
+  cmd.add_option("--model", a.model, "a config.json, or a model directory holding one");
+  CLI::Option* gpus_per_node =
+      cmd.add_option("--num-gpus-per-node", a.gpus_per_node, "GPUs per node (default 1)");
+  cmd.add_option("--num-nodes", a.nodes, "nodes (default 1)");
+  cmd.add_option("--stage", a.stage, "ZeRO stage: 2 or 3 for DeepSpeed's tables, 0-3 with --seq")
+      ->capture_default_str();
+  cmd.add_option("--buffer-factor", a.buffer_factor, "DeepSpeed's additional_buffer_factor")
+      ->capture_default_str();
+  cmd.add_option("--zero2-formula", a.zero2_formula,
+                 "ZeRO-2 per-GPU bytes without offload: current (DeepSpeed's code today, "
+                 "2P+18P/G) or documented (its published tables, 4P+16P/G)")
+      ->check(CLI::IsMember({"current", "documented"}))
+      ->capture_default_str();
+  return gpus_per_node;
+}
+
+// The run whose peak --seq estimates: its shape, GPUs and optimizer; returns --gpus.
+CLI::Option* add_run_shape_flags(CLI::App& cmd, EstimateArgs& a) {
+  cmd.add_option("--seq", a.seq, "sequence length: estimate a zerotrain run's peak memory")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--micro-batch", a.micro_batch,
+                 "sequences per GPU per micro-step (the recommendation tries it, then halves it)")
+      ->capture_default_str();
+  cmd.add_option("--grad-accum", a.grad_accum,
+                 "micro-steps per optimizer step: above 1, stages 2-3 keep every block's full "
+                 "gradient between them")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  CLI::Option* gpus =
+      cmd.add_option("--gpus", a.gpus, "data-parallel GPUs in all (default: per node x nodes)");
+  cmd.add_option("--shard-group-size", a.shard_group_size,
+                 "hybrid sharding (zero_optimization.zero_hpz_partition_size): shard each block "
+                 "over groups of this many GPUs, replicated across the groups (1, or all the GPUs "
+                 "or more: over all GPUs)")
+      ->capture_default_str();
+  cmd.add_flag("--activation-checkpointing", a.activation_checkpointing,
+               "recompute decoder layers in backward");
+  cmd.add_flag("--amsgrad", a.amsgrad,
+               "Adam with amsgrad: a third f32 optimizer state (4 more bytes per parameter)");
+  return gpus;
+}
+
+// Where ZeRO-Offload and ZeRO-Infinity keep the state, and their staging buffers.
+void add_offload_flags(CLI::App& cmd, EstimateArgs& a) {
+  cmd.add_option("--offload-optimizer", a.offload_optimizer,
+                 "none, cpu (optimizer state in host memory) or nvme (in swap files; the host "
+                 "holds staging buffers), stages 1-3")
+      ->check(CLI::IsMember({"none", "cpu", "nvme"}))
+      ->capture_default_str();
+  cmd.add_option("--offload-param", a.offload_param,
+                 "none, cpu or nvme: where the parameter shards live (stage 3)")
+      ->check(CLI::IsMember({"none", "cpu", "nvme"}))
+      ->capture_default_str();
+  cmd.add_option("--sub-group-size", a.sub_group_size,
+                 "elements per optimizer staging buffer with --offload-optimizer nvme "
+                 "(zero_optimization.sub_group_size)")
+      ->capture_default_str();
+  cmd.add_option("--optimizer-buffer-count", a.optimizer_buffer_count,
+                 "offload_optimizer.buffer_count (nvme staging buffers)")
+      ->capture_default_str();
+  cmd.add_option("--param-buffer-size", a.param_buffer_size,
+                 "offload_param.buffer_size in elements (nvme staging buffers)")
+      ->capture_default_str();
+  cmd.add_option("--param-buffer-count", a.param_buffer_count,
+                 "offload_param.buffer_count (nvme staging buffers)")
+      ->capture_default_str();
+  cmd.add_option("--param-max-in-cpu", a.param_max_in_cpu,
+                 "offload_param.max_in_cpu: parameter elements kept in host memory beside the "
+                 "nvme staging buffers")
+      ->capture_default_str();
+  cmd.add_option("--host-memory", a.host_memory,
+                 "host memory per node the offloads may hold (sizes as --gpu-memory); the "
+                 "recommendation refuses setups whose host peak does not fit (default: not "
+                 "limited)");
+}
+
+// The dtypes, the GPU memory to fit, the buckets and the output format.
+void add_dtype_and_bucket_flags(CLI::App& cmd, EstimateArgs& a) {
+  cmd.add_option("--dtype", a.dtype, "parameter and compute dtype: bf16 or f32")
+      ->check(CLI::IsMember({"bf16", "f32"}))
+      ->capture_default_str();
+  cmd.add_option("--grad-accum-dtype", a.grad_accum_dtype,
+                 "gradient accumulation dtype: f32, or bf16 with --dtype bf16")
+      ->check(CLI::IsMember({"bf16", "f32"}))
+      ->capture_default_str();
+  cmd.add_option("--precision", a.precision,
+                 "with --dtype bf16: mixed (f32 masters and moments, 12 optimizer bytes per "
+                 "parameter) or low (bf16 moments, no masters: 4), as zerotrain train --precision")
+      ->check(CLI::IsMember({"mixed", "low"}));
+  cmd.add_option("--comm-dtype", a.comm_dtype, "dtype gradients are reduced in: f32, bf16, f16")
+      ->check(CLI::IsMember({"bf16", "f32", "f16"}))
+      ->capture_default_str();
+  cmd.add_option("--gpu-memory", a.gpu_memory, "memory of one GPU for the recommendation")
+      ->capture_default_str();
+  cmd.add_option("--reduce-bucket-size", a.reduce_bucket, "elements (DeepSpeed's default 5e8)");
+  cmd.add_option("--allgather-bucket-size", a.allgather_bucket,
+                 "elements (DeepSpeed's default 5e8)");
+  cmd.add_option("--prefetch-bucket-size", a.prefetch_bucket,
+                 "stage3_prefetch_bucket_size in elements (default 5e7)");
+  cmd.add_option("--max-live-parameters", a.max_live, "stage3_max_live_parameters (default 1e9)");
+  cmd.add_flag("--json", a.json, "machine-readable output");
+}
+
 }  // namespace
 
 void add_estimate_command(CLI::App& app, std::function<int()>& action) {
   auto* cmd = app.add_subcommand(
       "estimate", "Estimate memory: DeepSpeed's model-state tables, or a zerotrain run's peak");
   auto a = std::make_shared<EstimateArgs>();
-  cmd->add_option("--params", a->params, "total parameters (2783930000, 2851e6, 1.5B)");
-  cmd->add_option("--largest-layer", a->largest_layer,
-                  "parameters of the largest layer (module), for ZeRO-3");
-  cmd->add_option("--model", a->model, "a config.json, or a model directory holding one");
-  auto* gpn = cmd->add_option("--num-gpus-per-node", a->gpus_per_node, "GPUs per node (default 1)");
-  cmd->add_option("--num-nodes", a->nodes, "nodes (default 1)");
-  cmd->add_option("--stage", a->stage, "ZeRO stage: 2 or 3 for DeepSpeed's tables, 0-3 with --seq")
-      ->capture_default_str();
-  cmd->add_option("--buffer-factor", a->buffer_factor, "DeepSpeed's additional_buffer_factor")
-      ->capture_default_str();
-  cmd->add_option("--zero2-formula", a->zero2_formula,
-                  "ZeRO-2 per-GPU bytes without offload: current (DeepSpeed's code today, "
-                  "2P+18P/G) or documented (its published tables, 4P+16P/G)")
-      ->check(CLI::IsMember({"current", "documented"}))
-      ->capture_default_str();
-  cmd->add_option("--seq", a->seq, "sequence length: estimate a zerotrain run's peak memory")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--micro-batch", a->micro_batch,
-                  "sequences per GPU per micro-step (the recommendation tries it, then halves it)")
-      ->capture_default_str();
-  cmd->add_option("--grad-accum", a->grad_accum,
-                  "micro-steps per optimizer step: above 1, stages 2-3 keep every block's full "
-                  "gradient between them")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  auto* gpus =
-      cmd->add_option("--gpus", a->gpus, "data-parallel GPUs in all (default: per node x nodes)");
-  cmd->add_option("--shard-group-size", a->shard_group_size,
-                  "hybrid sharding (zero_optimization.zero_hpz_partition_size): shard each block "
-                  "over groups of this many GPUs, replicated across the groups (1, or all the GPUs "
-                  "or more: over all GPUs)")
-      ->capture_default_str();
-  cmd->add_flag("--activation-checkpointing", a->activation_checkpointing,
-                "recompute decoder layers in backward");
-  cmd->add_flag("--amsgrad", a->amsgrad,
-                "Adam with amsgrad: a third f32 optimizer state (4 more bytes per parameter)");
-  cmd->add_option("--offload-optimizer", a->offload_optimizer,
-                  "none, cpu (optimizer state in host memory) or nvme (in swap files; the host "
-                  "holds staging buffers), stages 1-3")
-      ->check(CLI::IsMember({"none", "cpu", "nvme"}))
-      ->capture_default_str();
-  cmd->add_option("--offload-param", a->offload_param,
-                  "none, cpu or nvme: where the parameter shards live (stage 3)")
-      ->check(CLI::IsMember({"none", "cpu", "nvme"}))
-      ->capture_default_str();
-  cmd->add_option("--sub-group-size", a->sub_group_size,
-                  "elements per optimizer staging buffer with --offload-optimizer nvme "
-                  "(zero_optimization.sub_group_size)")
-      ->capture_default_str();
-  cmd->add_option("--optimizer-buffer-count", a->optimizer_buffer_count,
-                  "offload_optimizer.buffer_count (nvme staging buffers)")
-      ->capture_default_str();
-  cmd->add_option("--param-buffer-size", a->param_buffer_size,
-                  "offload_param.buffer_size in elements (nvme staging buffers)")
-      ->capture_default_str();
-  cmd->add_option("--param-buffer-count", a->param_buffer_count,
-                  "offload_param.buffer_count (nvme staging buffers)")
-      ->capture_default_str();
-  cmd->add_option("--param-max-in-cpu", a->param_max_in_cpu,
-                  "offload_param.max_in_cpu: parameter elements kept in host memory beside the "
-                  "nvme staging buffers")
-      ->capture_default_str();
-  cmd->add_option("--host-memory", a->host_memory,
-                  "host memory per node the offloads may hold (sizes as --gpu-memory); the "
-                  "recommendation refuses setups whose host peak does not fit (default: not "
-                  "limited)");
-  cmd->add_option("--dtype", a->dtype, "parameter and compute dtype: bf16 or f32")
-      ->check(CLI::IsMember({"bf16", "f32"}))
-      ->capture_default_str();
-  cmd->add_option("--grad-accum-dtype", a->grad_accum_dtype,
-                  "gradient accumulation dtype: f32, or bf16 with --dtype bf16")
-      ->check(CLI::IsMember({"bf16", "f32"}))
-      ->capture_default_str();
-  cmd->add_option("--precision", a->precision,
-                  "with --dtype bf16: mixed (f32 masters and moments, 12 optimizer bytes per "
-                  "parameter) or low (bf16 moments, no masters: 4), as zerotrain train --precision")
-      ->check(CLI::IsMember({"mixed", "low"}));
-  cmd->add_option("--comm-dtype", a->comm_dtype, "dtype gradients are reduced in: f32, bf16, f16")
-      ->check(CLI::IsMember({"bf16", "f32", "f16"}))
-      ->capture_default_str();
-  cmd->add_option("--gpu-memory", a->gpu_memory, "memory of one GPU for the recommendation")
-      ->capture_default_str();
-  cmd->add_option("--reduce-bucket-size", a->reduce_bucket, "elements (DeepSpeed's default 5e8)");
-  cmd->add_option("--allgather-bucket-size", a->allgather_bucket,
-                  "elements (DeepSpeed's default 5e8)");
-  cmd->add_option("--prefetch-bucket-size", a->prefetch_bucket,
-                  "stage3_prefetch_bucket_size in elements (default 5e7)");
-  cmd->add_option("--max-live-parameters", a->max_live, "stage3_max_live_parameters (default 1e9)");
-  cmd->add_flag("--json", a->json, "machine-readable output");
+  CLI::Option* gpn = add_model_state_flags(*cmd, *a);
+  CLI::Option* gpus = add_run_shape_flags(*cmd, *a);
+  add_offload_flags(*cmd, *a);
+  add_dtype_and_bucket_flags(*cmd, *a);
   cmd->footer(kFooter);
   cmd->callback([&action, a, gpn, gpus] {
     a->gpus_per_node_given = gpn->count() > 0;
