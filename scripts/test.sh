@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it:
-#  0. the layer check (tools/check_layers.py: no include points up docs/ARCHITECTURE.md's order);
+#  0. the layer check (tools/check_layers.py: no include points up docs/ARCHITECTURE.md's order)
+#     and the function-length check of train/ and cli/ (tools/check_function_length.py);
 #  1. the default build (CUDA backend too when nvcc is present: it must compile and link; its tests
 #     skip without a GPU), all tests;
 #     then parity with PyTorch on the CPU (scripts/parity_cpu.sh);
@@ -15,6 +16,8 @@ jobs="$(nproc)"
 echo "== [0] layer check"
 python3 tools/check_layers.py
 python3 tools/test_check_layers.py
+python3 tools/check_function_length.py
+python3 tools/test_check_function_length.py
 
 echo "== [1/2] default build + tests"
 scripts/build.sh build

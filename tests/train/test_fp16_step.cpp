@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 
+#include "zerotrain/train/fault_injection.h"
 #include "zerotrain/train/fp16_step.h"
 #include "zerotrain/train/grad_clip.h"
 
@@ -63,10 +64,11 @@ TEST(Fp16Step, MicroLossScaleAndInjection) {
   EXPECT_EQ(micro_loss_scale(1.0), 1.0f);  // f32/bf16
   EXPECT_EQ(micro_loss_scale(1024.0), 1024.0f);
   EXPECT_TRUE(std::isinf(micro_loss_scale(1024.0, true)));
+  const FaultHooks hooks({}, {2, 5});
+  EXPECT_TRUE(hooks.overflows_at(5));
+  EXPECT_FALSE(hooks.overflows_at(3));
+  EXPECT_FALSE(FaultHooks().overflows_at(2));
   TrainConfig c;
-  c.test_hooks.inject_overflow_steps = {2, 5};
-  EXPECT_TRUE(injects_overflow(c, 5));
-  EXPECT_FALSE(injects_overflow(c, 3));
   c.precision.dtype = DType::bf16;
   EXPECT_FALSE(make_loss_scaler(c).has_value());
   c.precision.dtype = DType::f16;

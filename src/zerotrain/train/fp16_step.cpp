@@ -1,7 +1,6 @@
 // The step plan under a loss scale; see fp16_step.h. Tested by tests/train/test_fp16_step.cpp.
 #include "zerotrain/train/fp16_step.h"
 
-#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -30,12 +29,6 @@ std::optional<LossScaler> make_loss_scaler(const TrainConfig& c) {
 float micro_loss_scale(double scale, bool inject) {
   if (inject) return std::numeric_limits<float>::infinity();
   return static_cast<float>(scale);
-}
-
-bool injects_overflow(const TrainConfig& c, int64_t step) {
-  return std::find(c.test_hooks.inject_overflow_steps.begin(),
-                   c.test_hooks.inject_overflow_steps.end(),
-                   step) != c.test_hooks.inject_overflow_steps.end();
 }
 
 }  // namespace zt::train

@@ -54,10 +54,8 @@ std::optional<LossScaler> make_loss_scaler(const TrainConfig& c);
 // ctx.loss_scale of the micro-steps of an optimizer step: the scale itself, since the head divides
 // by the step's global count of unmasked targets ([Note: loss normalisation] in nn/head_block.h),
 // so the summed gradients are scale x those of the global batch's loss; +inf when `inject` (the
-// test hook TrainConfig::test_hooks.inject_overflow_steps).
+// test hook TrainConfig::test_hooks.inject_overflow_steps, FaultHooks::overflows_at in
+// fault_injection.h).
 float micro_loss_scale(double scale, bool inject = false);
-
-// Whether the test hook asks for an overflow at optimizer step `step` (1-based).
-bool injects_overflow(const TrainConfig& c, int64_t step);
 
 }  // namespace zt::train

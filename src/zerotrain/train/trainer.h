@@ -138,6 +138,9 @@ struct TrainCallbacks {
   // evaluation's result.
   std::function<void(const std::string& eval_set)> on_eval_set;
   std::function<void(const monitor::EvalMetrics&)> on_eval;
+
+  // A warning line: to on_warning, or stderr without it.
+  void warn(const std::string& line) const;
 };
 
 // With config.eval.only: the model (or the resumed checkpoint) is evaluated once on
