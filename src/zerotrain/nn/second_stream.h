@@ -22,7 +22,7 @@
 // - Memory: the stream lives from the writer's forward to the writer's backward, the gradient sum
 //   from the last reader's backward to the writer's backward: two activations of the stream's
 //   shape beyond a single-stream model's.
-// Tested by tests/nn/test_second_stream.cpp.
+// Tested by tests/nn/test_second_stream.cpp and tests/zero/test_zero_second_stream.cpp.
 #pragma once
 
 #include "zerotrain/nn/block.h"
