@@ -56,6 +56,9 @@ class Block {
   virtual Tensor backward(const Tensor& dy, const StepContext& ctx) = 0;
   // Drops saved activations (activation checkpointing recomputes them by calling forward again).
   virtual void release_saved() = 0;
+  // Whether activation checkpointing may drop this block's activations and recompute them before
+  // its backward (the transformer layers; [Note: activation checkpointing] in nn/block_runner.h).
+  virtual bool checkpointable() const { return false; }
 };
 
 }  // namespace zt::nn

@@ -15,7 +15,12 @@
 // compute a third time: the SwiGLU MLP keeps silu(gate) * up for down_proj's weight gradient and
 // frees it before dgate and dup exist, so the backward's peak is unchanged. What the backward reads
 // equals the plain forward's bitwise (same kernels, same inputs), and so do the gradients.
-// Tested by tests/nn/test_block_runner.cpp.
+//
+// Blocks that say they are checkpointable (Block::checkpointable(): the decoder layers) are the
+// ones recomputed. The runner also carries a second stream between blocks, an encoder's output
+// that decoder layers read ([Note: second stream] in nn/second_stream.h); a list without a
+// stream writer runs exactly as before. Tested by tests/nn/test_block_runner.cpp and
+// tests/nn/test_second_stream.cpp.
 #pragma once
 
 #include <functional>
@@ -23,11 +28,12 @@
 #include <vector>
 
 #include "zerotrain/nn/block.h"
+#include "zerotrain/nn/second_stream.h"
 
 namespace zt::nn {
 
 struct RunnerOptions {
-  bool checkpoint_layers = false;  // recompute decoder layers in backward
+  bool checkpoint_layers = false;  // recompute checkpointable blocks (decoder layers) in backward
 };
 
 // Called with a block's index right after its backward, in reverse block order: from then on the
@@ -43,6 +49,8 @@ struct BlockHooks {
 
 class BlockRunner {
  public:
+  // Throws ValueError when the blocks use the second stream wrongly: more than one writer, a
+  // reader before the writer, or a writer without readers and readers without a writer.
   explicit BlockRunner(std::vector<std::unique_ptr<Block>>& blocks, RunnerOptions options = {});
 
   // Forward through every block; returns the head's loss, f32 [1] ([Note: loss normalisation]).
@@ -56,10 +64,18 @@ class BlockRunner {
 
  private:
   bool checkpointed(size_t i) const;
+  void add_stream_grad(const Tensor& share, const StepContext& ctx);
 
   std::vector<std::unique_ptr<Block>>& blocks_;
   RunnerOptions options_;
   std::vector<Tensor> inputs_;  // per block: its input, kept while the block is checkpointed
+  // The second stream ([Note: second stream]): per block its reader interface (null: not a
+  // reader), the writer's index (kNoWriter: none), the stream from the writer's forward to its
+  // backward, and the readers' summed gradient of it.
+  static constexpr size_t kNoWriter = static_cast<size_t>(-1);
+  std::vector<StreamReaderBlock*> readers_;
+  size_t writer_ = kNoWriter;
+  Tensor stream_, dstream_;
   bool forward_done_ = false;
   BlockHooks hooks_;
 };

@@ -23,6 +23,7 @@ class DecoderLayerBlock : public Block {
   Tensor forward(const Tensor& x, const StepContext& ctx) override;
   Tensor backward(const Tensor& dy, const StepContext& ctx) override;
   void release_saved() override;
+  bool checkpointable() const override { return true; }
 
  private:
   std::string name_;
