@@ -9,6 +9,7 @@
 
 #include "zerotrain/core/cuda/cuda_check.h"
 #include "zerotrain/core/cuda/dispatch.cuh"
+#include "zerotrain/kernels/cuda/float_packs.cuh"
 
 namespace zt::kernels::cuda {
 
@@ -91,11 +92,6 @@ __device__ __forceinline__ void narrow_fast2<__half>(float a, float b, __half* o
 
 // ---- kernel ------------------------------------------------------------------------------------
 
-template <typename T, int N>
-struct alignas(sizeof(T) * N) Vec {
-  T v[N];
-};
-
 // Elements per vector step: the wider of the two types moves 16 bytes.
 template <typename S, typename D>
 constexpr int vec_width() {
@@ -110,11 +106,11 @@ __global__ void cast_kernel(const S* __restrict__ src, D* __restrict__ dst, long
   constexpr int V = vec_width<S, D>();
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   const long long tid = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const auto* vs = reinterpret_cast<const Vec<S, V>*>(src + head);
-  auto* vd = reinterpret_cast<Vec<D, V>*>(dst + head);
+  const auto* vs = reinterpret_cast<const dev::Pack<S, V>*>(src + head);
+  auto* vd = reinterpret_cast<dev::Pack<D, V>*>(dst + head);
   for (long long i = tid; i < nvec; i += stride) {
-    const Vec<S, V> in = vs[i];
-    Vec<D, V> out;
+    const dev::Pack<S, V> in = vs[i];
+    dev::Pack<D, V> out;
     float f[V];
     bool nan = false;
 #pragma unroll

@@ -12,6 +12,7 @@
 #include "zerotrain/core/cuda/cuda_check.h"
 #include "zerotrain/core/cuda/dispatch.cuh"
 #include "zerotrain/kernels/cuda/cross_entropy.h"
+#include "zerotrain/kernels/cuda/packed_io.cuh"
 
 namespace zt::kernels::cuda {
 
@@ -25,25 +26,6 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kUnroll = 4;  // packs in flight per thread
 constexpr float kLog2e = 1.4426950408889634f;
 
-// 16 bytes of T, loaded and stored as one vector.
-template <typename T>
-struct alignas(16) Pack {
-  static constexpr int kN = 16 / sizeof(T);
-  T v[kN];
-};
-
-template <typename T>
-__device__ __forceinline__ Pack<T> load_pack(const Pack<T>* p) {
-  Pack<T> r;
-  *reinterpret_cast<uint4*>(&r) = *reinterpret_cast<const uint4*>(p);
-  return r;
-}
-
-template <typename T>
-__device__ __forceinline__ void store_pack(Pack<T>* p, const Pack<T>& v) {
-  *reinterpret_cast<uint4*>(p) = *reinterpret_cast<const uint4*>(&v);
-}
-
 // A row as [head scalars][nvec 16-byte-aligned packs][tail scalars, from tail0 to V).
 struct RowSplit {
   int64_t head;
@@ -53,7 +35,7 @@ struct RowSplit {
 
 template <typename T>
 __device__ __forceinline__ RowSplit split_row(const T* row, int64_t V) {
-  constexpr int64_t kN = Pack<T>::kN;
+  constexpr int64_t kN = Pack<T>::kSize;
   const auto addr = reinterpret_cast<uintptr_t>(row);
   int64_t head = static_cast<int64_t>(((16u - (addr & 15u)) & 15u) / sizeof(T));
   if (head > V) head = V;
@@ -125,7 +107,7 @@ __device__ __forceinline__ Stats block_combine(Stats st, Stats* smem) {
 // All threads have finished reading the row when this returns.
 template <typename T>
 __device__ float row_logsumexp(const T* row, int64_t V, Stats* smem) {
-  constexpr int kN = Pack<T>::kN;
+  constexpr int kN = Pack<T>::kSize;
   const RowSplit sp = split_row(row, V);
   const int64_t tid = threadIdx.x;
   Stats st{-INFINITY, 0.f};
@@ -138,7 +120,7 @@ __device__ float row_logsumexp(const T* row, int64_t V, Stats* smem) {
     Pack<T> p[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u)
-      if (j + u * kThreads < sp.nvec) p[u] = load_pack(body + j + u * kThreads);
+      if (j + u * kThreads < sp.nvec) p[u] = load_word(body + j + u * kThreads);
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       if (j + u * kThreads < sp.nvec) {
@@ -170,7 +152,7 @@ __device__ __forceinline__ float grad_of(float x, float lse, float grad_scale, b
 // target element. lse NaN makes the whole row NaN.
 template <typename T>
 __device__ void row_gradient(const T* x, T* d, int64_t V, float lse, float grad_scale, int64_t t) {
-  constexpr int kN = Pack<T>::kN;
+  constexpr int kN = Pack<T>::kSize;
   const int64_t tid = threadIdx.x;
   const bool same_alignment =
       ((reinterpret_cast<uintptr_t>(x) ^ reinterpret_cast<uintptr_t>(d)) & 15u) == 0;
@@ -187,7 +169,7 @@ __device__ void row_gradient(const T* x, T* d, int64_t V, float lse, float grad_
     Pack<T> p[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u)
-      if (j + u * kThreads < sp.nvec) p[u] = load_pack(in + j + u * kThreads);
+      if (j + u * kThreads < sp.nvec) p[u] = load_word(in + j + u * kThreads);
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int64_t k = j + u * kThreads;
@@ -196,7 +178,7 @@ __device__ void row_gradient(const T* x, T* d, int64_t V, float lse, float grad_
 #pragma unroll
         for (int e = 0; e < kN; ++e)
           p[u].v[e] = from_f<T>(grad_of(to_f(p[u].v[e]), lse, grad_scale, i0 + e == t));
-        store_pack(out + k, p[u]);
+        store_word(out + k, p[u]);
       }
     }
   }
@@ -212,11 +194,11 @@ __device__ void row_zero(T* d, int64_t V) {
   if (tid < sp.head) d[tid] = zero;
   Pack<T> z;
 #pragma unroll
-  for (int e = 0; e < Pack<T>::kN; ++e)
+  for (int e = 0; e < Pack<T>::kSize; ++e)
     z.v[e] = zero;
   Pack<T>* out = reinterpret_cast<Pack<T>*>(d + sp.head);
   for (int64_t j = tid; j < sp.nvec; j += kThreads)
-    store_pack(out + j, z);
+    store_word(out + j, z);
   for (int64_t i = sp.tail0 + tid; i < V; i += kThreads)
     d[i] = zero;
 }

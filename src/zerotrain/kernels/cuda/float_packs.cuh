@@ -1,7 +1,9 @@
-// Device helpers shared by the norm, rope and embedding kernels (see packed_io.cuh for the raw
-// packs of the elementwise kernels): packed loads and stores of up to
-// 16 bytes per instruction converted to and from float, rounding to a storage dtype, and a
-// deterministic block-wide sum. Include only from .cu files.
+// Device helpers shared by the norm, rope, embedding and cast kernels (packed_io.cuh holds the
+// 16-byte packs of the elementwise kernels and the optimizers): packs of N elements of up to 16
+// bytes per access converted to and from float, rounding to a storage dtype, and a deterministic
+// block-wide sum. Include only from .cu files. Tested by tests/kernels/test_norm_cuda.cpp,
+// tests/kernels/test_rope_cuda.cpp, tests/kernels/test_embedding_cuda.cpp and
+// tests/kernels/test_cast_cuda.cpp.
 #pragma once
 
 #include <cstdint>

@@ -15,17 +15,18 @@
 #include "zerotrain/core/cuda/cuda_check.h"
 #include "zerotrain/core/cuda/dispatch.cuh"
 #include "zerotrain/optim/cuda/launch.h"
+#include "zerotrain/optim/cuda/packs.cuh"
 
 namespace zt::optim::cuda {
 
 namespace {
 
+using namespace packs;  // NOLINT: the rounded f32 operations read as arithmetic
 using zt::dev::from_f;
 using zt::dev::to_f;
 
 constexpr int kMaxRuns = 32;
 constexpr int kThreads = 256;
-constexpr int kPack = 8;
 constexpr int64_t kChunk = 8192;  // elements per block, a multiple of kThreads * kPack
 
 struct RunPtrs {
@@ -46,19 +47,6 @@ struct RunList {
   int64_t first_chunk[kMaxRuns + 1];
   int count;
 };
-
-__device__ __forceinline__ float mul(float a, float b) {
-  return __fmul_rn(a, b);
-}
-__device__ __forceinline__ float add(float a, float b) {
-  return __fadd_rn(a, b);
-}
-__device__ __forceinline__ float sub(float a, float b) {
-  return __fsub_rn(a, b);
-}
-__device__ __forceinline__ float div(float a, float b) {
-  return __fdiv_rn(a, b);
-}
 
 struct AdamOp {
   using Consts = cpu::AdamConsts;
@@ -128,35 +116,6 @@ struct SgdOp {
     p = sub(p, mul(c.lr, d));
   }
 };
-
-template <typename T>
-struct alignas(16) Pack8 {
-  T v[kPack];
-};
-
-template <typename T>
-__device__ __forceinline__ void load8(const T* p, float (&out)[kPack]) {
-  Pack8<T> r;
-  constexpr int kWords = static_cast<int>(sizeof(Pack8<T>) / 16);
-#pragma unroll
-  for (int w = 0; w < kWords; ++w)
-    reinterpret_cast<uint4*>(&r)[w] = reinterpret_cast<const uint4*>(p)[w];
-#pragma unroll
-  for (int e = 0; e < kPack; ++e)
-    out[e] = to_f(r.v[e]);
-}
-
-template <typename T>
-__device__ __forceinline__ void store8(T* p, const float (&in)[kPack]) {
-  Pack8<T> r;
-#pragma unroll
-  for (int e = 0; e < kPack; ++e)
-    r.v[e] = from_f<T>(in[e]);
-  constexpr int kWords = static_cast<int>(sizeof(Pack8<T>) / 16);
-#pragma unroll
-  for (int w = 0; w < kWords; ++w)
-    reinterpret_cast<uint4*>(p)[w] = reinterpret_cast<const uint4*>(&r)[w];
-}
 
 struct NoCopy {};
 

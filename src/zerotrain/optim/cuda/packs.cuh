@@ -1,13 +1,14 @@
-// Device helpers of the LAMB kernels (optim/cuda/lamb.cu): f32 arithmetic with explicit rounding
-// (nothing contracts into FMA, so results equal the CPU scalar path's), 8-element pack loads and
-// stores of f32 / bf16 / f16 through 16-byte words, and a fixed-tree block sum of two doubles.
-// optimizers.cu keeps its own copies of the first two for now. Tested by
+// Device helpers of the optimizer kernels (optim/cuda/optimizers.cu, optim/cuda/lamb.cu): f32
+// arithmetic with explicit rounding (nothing contracts into FMA, so results equal the CPU scalar
+// path's), loads and stores of 8 f32 / bf16 / f16 elements as 16-byte packs (kernels/cuda/
+// packed_io.cuh), and a fixed-tree block sum of two doubles. Tested by
 // tests/optim/test_optimizers_cuda.cpp.
 #pragma once
 
 #include <cstdint>
 
 #include "zerotrain/core/cuda/dispatch.cuh"
+#include "zerotrain/kernels/cuda/packed_io.cuh"
 
 namespace zt::optim::cuda::packs {
 
@@ -26,34 +27,35 @@ __device__ __forceinline__ float div(float a, float b) {
   return __fdiv_rn(a, b);
 }
 
+// kPack elements as whole 16-byte packs: one for bf16/f16, two for f32.
 template <typename T>
-struct alignas(16) Pack8 {
-  T v[kPack];
-};
+constexpr int kWords = kPack / zt::kernels::cuda::Pack<T>::kSize;
 
-// p must be 16-byte aligned.
+// p must be 16-byte aligned. Elements keep their order: pack w holds p[w * size, (w + 1) * size).
 template <typename T>
 __device__ __forceinline__ void load8(const T* p, float (&out)[kPack]) {
-  Pack8<T> r;
-  constexpr int kWords = static_cast<int>(sizeof(Pack8<T>) / 16);
+  using P = zt::kernels::cuda::Pack<T>;
+  const P* src = reinterpret_cast<const P*>(p);
+  P r[kWords<T>];
 #pragma unroll
-  for (int w = 0; w < kWords; ++w)
-    reinterpret_cast<uint4*>(&r)[w] = reinterpret_cast<const uint4*>(p)[w];
+  for (int w = 0; w < kWords<T>; ++w)
+    zt::kernels::cuda::load_word(src + w, r[w]);
 #pragma unroll
   for (int e = 0; e < kPack; ++e)
-    out[e] = zt::dev::to_f(r.v[e]);
+    out[e] = zt::dev::to_f(r[e / P::kSize].v[e % P::kSize]);
 }
 
 template <typename T>
 __device__ __forceinline__ void store8(T* p, const float (&in)[kPack]) {
-  Pack8<T> r;
+  using P = zt::kernels::cuda::Pack<T>;
+  P r[kWords<T>];
 #pragma unroll
   for (int e = 0; e < kPack; ++e)
-    r.v[e] = zt::dev::from_f<T>(in[e]);
-  constexpr int kWords = static_cast<int>(sizeof(Pack8<T>) / 16);
+    r[e / P::kSize].v[e % P::kSize] = zt::dev::from_f<T>(in[e]);
+  P* dst = reinterpret_cast<P*>(p);
 #pragma unroll
-  for (int w = 0; w < kWords; ++w)
-    reinterpret_cast<uint4*>(p)[w] = reinterpret_cast<const uint4*>(&r)[w];
+  for (int w = 0; w < kWords<T>; ++w)
+    zt::kernels::cuda::store_word(dst + w, r[w]);
 }
 
 // Sums a and b over a block of kThreads threads (a multiple of 32) in a fixed order: a shuffle
