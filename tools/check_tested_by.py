@@ -4,7 +4,7 @@
 Every header and source under src/zerotrain/ names the tests that cover it in a comment,
 "// Tested by tests/optim/test_flat_adam.cpp, test_adam_variants.cpp and tests/mpi/.". The rule:
 
-- The reference starts at "Tested by" and runs to the end of its sentence: a ".", ";" or ":"
+- The reference starts at "Tested by" (or "Tested in", "tested by", "tested in") and runs to the end of its sentence: a ".", ";" or ":"
   followed by a space or the end of the line, or the end of the // comment block. It may wrap over
   several // lines.
 - A path is a word that starts with one of the repository's top folders (tests/, tools/, bench/,
@@ -30,7 +30,7 @@ import sys
 SOURCE_SUFFIXES = {".h", ".cpp", ".cu", ".cuh"}
 TOP_FOLDERS = ("tests/", "tools/", "bench/", "fuzz/", "scripts/", "assets/", "docs/")
 BARE_SUFFIXES = (".cpp", ".cu", ".py", ".sh", ".cmake")
-MARKER = "Tested by"
+MARKER = re.compile(r"\b[Tt]ested (by|in)\b")
 SENTENCE_END = re.compile(r"[.;:](\s|$)")
 WORD = re.compile(r"[A-Za-z0-9_./*-]+")
 
@@ -45,10 +45,10 @@ def references(lines: list) -> list:
     """(line number, text of the reference) for every "Tested by" in `lines`."""
     found = []
     for n, line in enumerate(lines):
-        at = line.find(MARKER)
-        if at < 0 or "//" not in line[:at]:
+        mark = MARKER.search(line)
+        if not mark or "//" not in line[:mark.start()]:
             continue
-        text = line[at + len(MARKER):]
+        text = line[mark.end():]
         follow = n + 1
         while not SENTENCE_END.search(text) and follow < len(lines):
             more = comment_text(lines[follow])

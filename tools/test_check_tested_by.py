@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Self-test of tools/check_tested_by.py, so the check cannot pass silently: on a temporary fake
-tree it must exit 0 when every named test exists (wrapped comments, bare names after a folder
-path, folders, globs, words that are no paths), and exit 1 naming exactly the paths that do not.
+tree it must exit 0 when every named test exists (wrapped comments, "Tested in", bare names after
+a folder path, folders, globs, words that are no paths), and exit 1 naming exactly the paths that do not.
 
 Run: python3 tools/test_check_tested_by.py (ctest: tested_by_check_selftest).
 """
@@ -45,7 +45,7 @@ def main() -> int:
               "// See adam.h. Tested by the other tests/optim/ files and the ctest optim_cli;\n"
               "// uses tests/missing.cpp after the sentence ends.\n")
         write(root, "src/zerotrain/kernels/cuda/rope.cu",
-              "// Tested by tests/kernels/test_rope*.cpp and, against transformers,\n"
+              "// Tested in tests/kernels/test_rope*.cpp and, against transformers,\n"
               "// tools/parity/check_generate.py.\n//\n// [Note: rope]\n")
         clean = run(root)
         expect(clean.returncode == 0 and clean.stdout == "", "a clean tree must pass", clean)
@@ -53,7 +53,7 @@ def main() -> int:
         write(root, "src/zerotrain/optim/adam.h",
               "// Adam. Tested by tests/optim/test_adam.cpp, test_gone.cpp and\n"
               "// tests/mpi/test_parity_gone.cpp.\n")
-        write(root, "src/zerotrain/optim/lion.cpp", "#include <x>\n// Tested by test_lion.cpp.\n")
+        write(root, "src/zerotrain/optim/lion.cpp", "#include <x>\n// Lion; tested by test_lion.cpp.\n")
         write(root, "src/zerotrain/kernels/cuda/rope.cu",
               "// Tested by tests/kernels/test_norm*.cpp and tests/nn/.\n")
         bad = run(root)
