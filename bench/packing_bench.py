@@ -4,8 +4,8 @@
 Writes a deterministic synthetic chat dataset of short examples of varied length (a user turn of
 --user-words and an assistant turn of --answer-words, drawn from a seeded generator), prepares it
 with `zerotrain data prepare` (the Mistral v0.3 template of tests/fixtures/chat_templates and the
-SentencePiece tokenizer of tests/data/tokenizer/sp_bpe: user tokens masked, version 2 token file),
-then trains --steps steps with each layout at the same --seq-len, --micro-batch and model, from the
+SentencePiece tokenizer of tests/fixtures/tokenizer/sp_bpe: user tokens masked, version 2 token
+file), then trains --steps steps with each layout at the same --seq-len, --micro-batch and model, from the
 same seeded random init. For each layout it reports:
   - positions/s: all input positions of the step (rows x seq_len), the trainer's tokens/s (median
     over the steps after --warmup-steps of --rounds runs per layout, the layouts alternating);
@@ -118,7 +118,7 @@ def main():
     work.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     (work / "tok").mkdir(exist_ok=True)
-    shutil.copy(ROOT / "tests/data/tokenizer/sp_bpe/tokenizer.json", work / "tok")
+    shutil.copy(ROOT / "tests/fixtures/tokenizer/sp_bpe/tokenizer.json", work / "tok")
     (work / "tok/tokenizer_config.json").write_text(
         '{"bos_token": "<s>", "eos_token": {"content": "</s>"}}')
     if a.model == "kjv-llama-4m":

@@ -1,8 +1,8 @@
 // libFuzzer target: any text encoded with the repository's two fixture tokenizers (byte-level BPE,
-// tests/data/tokenizer/small_bpe; SentencePiece-style BPE with byte fallback, sp_bpe), loaded
+// tests/fixtures/tokenizer/small_bpe; SentencePiece-style BPE with byte fallback, sp_bpe), loaded
 // once. Every id must be below vocab_size, and decoding the ids must not fail.
-// ZT_FUZZ_TOKENIZER_DIR names tests/data/tokenizer (set by the build; the environment variable of
-// that name overrides it).
+// ZT_FUZZ_TOKENIZER_DIR names tests/fixtures/tokenizer (set by the build; the environment variable
+// of that name overrides it).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

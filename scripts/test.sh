@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it:
 #  0. the layer check (tools/check_layers.py: no include points up docs/ARCHITECTURE.md's order)
-#     and the function-length check of train/ and cli/ (tools/check_function_length.py);
+#     with the function-length check of train/ and cli/ (tools/check_function_length.py) and the
+#     Tested-by check (tools/check_tested_by.py: every test src/ names exists);
 #  1. the default build (CUDA backend too when nvcc is present: it must compile and link; its tests
 #     skip without a GPU), all tests;
 #     then parity with PyTorch on the CPU (scripts/parity_cpu.sh);
@@ -13,11 +14,13 @@ cd "$(dirname "$0")/.."
 scripts/install_deps.sh
 jobs="$(nproc)"
 
-echo "== [0] layer check"
+echo "== [0] layer check, function-length check, Tested-by check"
 python3 tools/check_layers.py
 python3 tools/test_check_layers.py
 python3 tools/check_function_length.py
 python3 tools/test_check_function_length.py
+python3 tools/check_tested_by.py
+python3 tools/test_check_tested_by.py
 
 echo "== [1/2] default build + tests"
 scripts/build.sh build

@@ -143,7 +143,7 @@ def run_controls(binary, fx, timeout):
         ("data prepare", ["data", "prepare", "--tokenizer", fx.tokenizer, "--input", fx.text,
                           "--output", os.path.join(fx.root, "prepared.bin"), "--quiet"]),
         ("config check", ["config", "check", os.path.join(
-            ROOT, "tests/data/ds_configs/valid/batch_only_micro.json")]),
+            ROOT, "tests/fixtures/ds_configs/valid/batch_only_micro.json")]),
         ("estimate", ["estimate", "--model", fx.config, "--seq", "16"]),
     ]
     ok = True

@@ -62,7 +62,7 @@ if [[ "$parts" == *" ckpt "* ]]; then
   echo "== raw disk read: the same 8 GiB, dd with O_DIRECT (not from the page cache)"
   dd if="$work/raw.bin" of=/dev/null bs=64M iflag=direct 2>&1 | tail -1 | tee "$OUT/raw_read.txt"
   rm -f "$work/raw.bin"
-  cfg1=tests/data/configs/llama3.2_1b_instruct.json
+  cfg1=tests/fixtures/configs/llama3.2_1b_instruct.json
   cfg3="$work/llama3.2_3b.json"
   python3 - "$cfg1" "$cfg3" <<'PY'
 import json, sys
@@ -124,7 +124,7 @@ if [[ "$parts" == *" load3b "* ]]; then
   echo "   cache, against dd's O_DIRECT read of the same shard file; a resume itself would save 45 GB"
   echo "   more, which this 64 GB disk cannot hold beside the first"
   cfg3="$work/llama3.2_3b.json"
-  python3 - tests/data/configs/llama3.2_1b_instruct.json "$cfg3" <<'PY'
+  python3 - tests/fixtures/configs/llama3.2_1b_instruct.json "$cfg3" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))
 c.update(hidden_size=3072, intermediate_size=8192, num_hidden_layers=28, num_attention_heads=24,
@@ -167,7 +167,7 @@ if [[ "$parts" == *" firststeps "* ]]; then
     --json "$OUT/firststeps_bench.json" > "$OUT/firststeps_bench.log" 2>&1
   grep -E "tok/s|tokens/s" "$OUT/firststeps_bench.log" | head -4
   timeout 200 "$bin/zerotrain" train --init random --data .carry/kjv.bin --device cuda --dtype bf16 \
-    --model tests/data/configs/llama3.2_1b_instruct.json --seq-len 4096 --micro-batch 2 --steps 20 \
+    --model tests/fixtures/configs/llama3.2_1b_instruct.json --seq-len 4096 --micro-batch 2 --steps 20 \
     --log-every 1 --keep-checkpoints 1 --out "$work/first" > "$OUT/firststeps_train.log" 2>&1
   echo "rc $?" >> "$OUT/firststeps_train.log"
   grep -E "^step|start-up|checkpoint saves|rc " "$OUT/firststeps_train.log" | cut -c1-160

@@ -35,7 +35,7 @@ with open(sys.argv[1], "wb") as f:
     f.write(token_file(ids, token_bytes=4, vocab_size=128256))
 PY
 for i in 1 2; do
-  /usr/bin/time -f "wall %e s" "$bin/zerotrain" train --model tests/data/estimate/llama3.2_1b.json \
+  /usr/bin/time -f "wall %e s" "$bin/zerotrain" train --model tests/fixtures/estimate/llama3.2_1b.json \
     --data /tmp/zt_speed_tokens.bin --out "/tmp/zt_speed_$i" --steps 3 --seq-len 4096 \
     --micro-batch 2 --device cuda --dtype bf16 --init random --log-every 1 > "$R/startup_$i.log" 2>&1
   echo "rc $?"

@@ -65,7 +65,7 @@ fi
 for t in "${targets[@]}"; do
   [ -x "$build/bin/fuzz_$t" ] || { echo "fuzz_all: no target $build/bin/fuzz_$t" >&2; exit 2; }
 done
-export ZT_FUZZ_TOKENIZER_DIR="$PWD/tests/data/tokenizer"
+export ZT_FUZZ_TOKENIZER_DIR="$PWD/tests/fixtures/tokenizer"
 python3 tools/fuzz_seeds.py --out "$out/seeds" >/dev/null
 mkdir -p "$out/logs"
 rm -f "$out"/logs/*.log

@@ -62,25 +62,26 @@ def seeds():
         return out
 
     header, data = fixtures.st_tensors(fixtures.tiny_tensors(), {"format": "pt"})
-    texts = files("tests/data/tokenizer/small_bpe/cases.json")[0][1]
+    texts = files("tests/fixtures/tokenizer/small_bpe/cases.json")[0][1]
     encode = [(f"text{k}.txt", s.encode()) for k, s in enumerate(
         c["text"] for c in json.loads(texts)["cases"][:60] if c.get("text"))]
     return {
-        "ds_config": files("tests/data/ds_configs/*/*.json", exclude=".expect."),
-        "safetensors": files("tests/data/safetensors/*.safetensors") +
-        files("tests/data/safetensors/sharded/*.safetensors") +
+        "ds_config": files("tests/fixtures/ds_configs/*/*.json", exclude=".expect."),
+        "safetensors": files("tests/fixtures/safetensors/*.safetensors") +
+        files("tests/fixtures/safetensors/sharded/*.safetensors") +
         [("tiny.safetensors", fixtures.st_file(header, data))],
-        "sharded_index": files("tests/data/safetensors/sharded/*.json") + [
+        "sharded_index": files("tests/fixtures/safetensors/sharded/*.json") + [
             ("two_shards.json", json.dumps({"metadata": {"total_size": 32}, "weight_map": {
                 "a.weight": "model-00001-of-00002.safetensors",
                 "b.weight": "model-00002-of-00002.safetensors"}}).encode())],
-        "hf_config": files("tests/data/configs/*.json") + files("tests/data/estimate/*.json") +
-        files("assets/models/*/config.json") + files("tests/data/hostile/layers_1e9.json") +
+        "hf_config": files("tests/fixtures/configs/*.json") +
+        files("tests/fixtures/estimate/*.json") +
+        files("assets/models/*/config.json") + files("tests/fixtures/hostile/layers_1e9.json") +
         [("tiny.json", fixtures.dumps(fixtures.TINY_CONFIG).encode())],
         "tokenizer": [("byte_level.json", small_tokenizer(os.path.join(
-            ROOT, "tests/data/tokenizer/small_bpe/tokenizer.json")).encode()),
+            ROOT, "tests/fixtures/tokenizer/small_bpe/tokenizer.json")).encode()),
                       ("sentencepiece.json", small_tokenizer(os.path.join(
-                          ROOT, "tests/data/tokenizer/sp_bpe/tokenizer.json")).encode())],
+                          ROOT, "tests/fixtures/tokenizer/sp_bpe/tokenizer.json")).encode())],
         "tokenizer_encode": encode or [("hello.txt", b"Hello world")],
         "token_file": [("tiny.bin", fixtures.token_file()),
                        ("eos.bin", fixtures.token_file([1, 2, 0, 3, 0], eos_id=0, num_documents=2)),

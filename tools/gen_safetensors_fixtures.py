@@ -9,7 +9,7 @@ plus a newline, metadata {"total_parameters", "total_size"}), which needs no tor
 values are the closed-form sequences the C++ tests rebuild (see tests/io/safetensors_fixtures.h).
 
 Needs: pip install safetensors numpy ml_dtypes huggingface_hub
-Run:   python3 tools/gen_safetensors_fixtures.py [--out tests/data/safetensors]
+Run:   python3 tools/gen_safetensors_fixtures.py [--out tests/fixtures/safetensors]
 """
 import argparse
 import json
@@ -88,7 +88,7 @@ def write_sharded(out_dir, tensors):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default="tests/data/safetensors")
+    ap.add_argument("--out", default="tests/fixtures/safetensors")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     save_file(mixed_tensors(), os.path.join(args.out, "mixed.safetensors"),

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Writes the SentencePiece-style BPE fixtures of tests/data_pipeline/test_tokenizer_sentencepiece.cpp
+"""Writes the SentencePiece-style BPE fixtures of tests/data/test_tokenizer_sentencepiece.cpp
 with Hugging Face `tokenizers` (pip install tokenizers; the fixtures were made with 0.23.3):
 
-  tests/data/tokenizer/sp_bpe/tokenizer.json  a BPE with byte_fallback laid out as Llama 2's
+  tests/fixtures/tokenizer/sp_bpe/tokenizer.json  a BPE with byte_fallback laid out as Llama 2's
       tokenizer.json: <unk> <s> </s>, then the 256 byte tokens <0x00>..<0xFF>, then the trained
       pieces; normalizer Sequence[Prepend "▁", Replace " " -> "▁"], no pre-tokenizer, decoder
       Sequence[Replace "▁" -> " ", ByteFallback, Fuse, Strip 1 leading space]; merges written as
@@ -10,7 +10,7 @@ with Hugging Face `tokenizers` (pip install tokenizers; the fixtures were made w
       characters fall back to bytes) on the English license texts of Debian's base-files and a few
       multilingual sentences. Added tokens: Mistral's [INST] / [/INST] (special), one with lstrip /
       rstrip, and one normalized non-special word;
-  tests/data/tokenizer/sp_bpe/cases.json      a multilingual test text (tricky strings, random
+  tests/fixtures/tokenizer/sp_bpe/cases.json      a multilingual test text (tricky strings, random
       Unicode soup, sentences in a dozen scripts, a license text) with the ids `tokenizers` gives
       for the file as is and for the variants the C++ test makes by editing the JSON the same way:
         ids_metaspace_first   normalizer null, pre_tokenizer Metaspace(prepend_scheme "first",
@@ -37,7 +37,7 @@ from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 from make_tokenizer_fixtures import LICENSES, TRICKY, random_text, write_cases
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-OUT = ROOT / "tests/data/tokenizer/sp_bpe"
+OUT = ROOT / "tests/fixtures/tokenizer/sp_bpe"
 SPACE = "\u2581"  # ▁, SentencePiece's meta space
 
 TRAINING_SENTENCES = [

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""Writes the tokenizer fixtures of tests/data_pipeline/test_tokenizer_hf.cpp with Hugging Face
+"""Writes the tokenizer fixtures of tests/data/test_tokenizer_hf.cpp with Hugging Face
 `tokenizers` (pip install tokenizers; the fixtures were made with 0.23.3):
 
-  tests/data/tokenizer/small_bpe/tokenizer.json  a byte-level BPE (vocab 4000) trained on the
+  tests/fixtures/tokenizer/small_bpe/tokenizer.json  a byte-level BPE (vocab 4000) trained on the
       English license texts of Debian's base-files (/usr/share/common-licenses), with added tokens
       that exercise lstrip / rstrip / single_word / leftmost-longest matching;
-  tests/data/tokenizer/small_bpe/cases.json      texts with their ids from `tokenizers`: as is, with
+  tests/fixtures/tokenizer/small_bpe/cases.json      texts with their ids from `tokenizers`: as is, with
       the pre-tokenizer's add_prefix_space on, and with the model's ignore_merges on; and decodings;
-  tests/data/tokenizer/kjv_bpe_cases.json        the same for assets/tokenizers/kjv-bpe-4096.
+  tests/fixtures/tokenizer/kjv_bpe_cases.json        the same for assets/tokenizers/kjv-bpe-4096.
 
     python3 tools/make_tokenizer_fixtures.py
 """
@@ -20,7 +20,7 @@ from tokenizers import pre_tokenizers, trainers
 from train_tokenizer import EOS, build_byte_level_bpe
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-OUT = ROOT / "tests/data/tokenizer"
+OUT = ROOT / "tests/fixtures/tokenizer"
 LICENSES = pathlib.Path("/usr/share/common-licenses")
 
 TRICKY = [

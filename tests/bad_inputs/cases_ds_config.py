@@ -1,5 +1,5 @@
-"""Bad ds_config files. The invalid half of the ds_config corpus (tests/data/ds_configs/invalid/,
-each with its *.expect.json sidecar: the flags and the expected message) runs through
+"""Bad ds_config files. The invalid half of the ds_config corpus
+(tests/fixtures/ds_configs/invalid/, each with its *.expect.json sidecar: the flags and the expected message) runs through
 `zerotrain config check`, and a few more through `zerotrain train --deepspeed`: broken JSON,
 nesting, repeated keys, raw bytes, absurd values."""
 import glob
@@ -9,7 +9,7 @@ import os
 from case import Case
 from fixtures import ROOT, TRAIN_FLAGS
 
-INVALID = os.path.join(ROOT, "tests", "data", "ds_configs", "invalid")
+INVALID = os.path.join(ROOT, "tests", "fixtures", "ds_configs", "invalid")
 FLAGS = {"world_size": "--world-size", "lr": "--lr", "dtype": "--dtype"}
 
 

@@ -145,7 +145,7 @@ def token_file(tokens=None, **header):
 
 
 def tokenizer_base(which="small_bpe"):
-    with open(os.path.join(ROOT, "tests/data/tokenizer", which, "tokenizer.json")) as f:
+    with open(os.path.join(ROOT, "tests/fixtures/tokenizer", which, "tokenizer.json")) as f:
         return json.load(f)
 
 
@@ -161,7 +161,7 @@ class Fixtures:
         self.model = os.path.join(root, "model")
         self.config = os.path.join(self.model, "config.json")
         self.tokens = os.path.join(root, "tokens.bin")
-        self.tokenizer = os.path.join(ROOT, "tests/data/tokenizer/small_bpe/tokenizer.json")
+        self.tokenizer = os.path.join(ROOT, "tests/fixtures/tokenizer/small_bpe/tokenizer.json")
         self.text = os.path.join(root, "text.txt")
         self.ckpt = os.path.join(root, "base_run", "checkpoints", "step-00000001")
         self.ckpt16 = os.path.join(root, "base_run_f16", "checkpoints", "step-00000001")

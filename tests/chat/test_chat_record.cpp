@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "data_pipeline/temp_dir.h"
+#include "data/temp_dir.h"
 #include "support/test_util.h"
 #include "zerotrain/data/chat_record.h"
 #include "zerotrain/data/chat_template_config.h"
@@ -25,7 +25,7 @@ std::string read(const std::filesystem::path& p) {
 }
 
 std::filesystem::path templates() {
-  return test::test_data_dir().parent_path() / "fixtures" / "chat_templates";
+  return test::fixtures_dir() / "chat_templates";
 }
 
 // The decoded text of each run of counted tokens.
@@ -45,9 +45,9 @@ std::vector<std::string> counted_runs(const Tokenizer& tok, const MaskedRecord& 
 
 class ChatRecord : public ::testing::Test {
  protected:
-  Tokenizer sp_ = Tokenizer::from_file(test::test_data_dir() / "tokenizer/sp_bpe/tokenizer.json");
+  Tokenizer sp_ = Tokenizer::from_file(test::fixtures_dir() / "tokenizer/sp_bpe/tokenizer.json");
   Tokenizer bpe_ =
-      Tokenizer::from_file(test::test_data_dir() / "tokenizer/small_bpe/tokenizer.json");
+      Tokenizer::from_file(test::fixtures_dir() / "tokenizer/small_bpe/tokenizer.json");
   ChatTemplate mistral_{"mistral", read(templates() / "mistral_v0_3.jinja")};
   ChatTemplate qwen_{"qwen2", read(templates() / "qwen2.jinja")};
   BpeCache cache_;
@@ -187,7 +187,7 @@ TEST(ChatTemplateConfig, ReadsTheTemplateAndSpecialTokens) {
 TEST(ChatPrepare, WritesAVersion2FileAndReportsSkippedRecords) {
   test::TempDir dir;
   const Tokenizer tok =
-      Tokenizer::from_file(test::test_data_dir() / "tokenizer/sp_bpe/tokenizer.json");
+      Tokenizer::from_file(test::fixtures_dir() / "tokenizer/sp_bpe/tokenizer.json");
   const ChatTemplate tpl("mistral", read(templates() / "mistral_v0_3.jinja"));
   const auto input = dir.write(
       "chat.jsonl",

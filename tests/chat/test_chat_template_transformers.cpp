@@ -16,7 +16,7 @@ namespace zt::data {
 namespace {
 
 std::filesystem::path fixture_dir() {
-  return test::test_data_dir().parent_path() / "fixtures" / "chat_templates";
+  return test::fixtures_dir() / "chat_templates";
 }
 
 std::string read(const std::filesystem::path& p) {

@@ -3,8 +3,8 @@
 
 A chat JSON Lines file (user and assistant turns of varied length) goes through `zerotrain data
 prepare` with the Mistral v0.3 template of tests/fixtures/chat_templates and the SentencePiece
-tokenizer of tests/data/tokenizer/sp_bpe (user tokens masked, version 2 token file); a tiny llama
-is then trained from a seeded random init with --lr 0, so every step sees the init's weights and
+tokenizer of tests/fixtures/tokenizer/sp_bpe (user tokens masked, version 2 token file); a tiny
+llama is then trained from a seeded random init with --lr 0, so every step sees the init's weights and
 each step's loss has a direct value to meet:
   - packing on, one process and 2 ranks (`train --nproc 2`): every step's global batch is the whole
     epoch of windows, so its loss must equal the validation loss of the same file (the mean token
@@ -101,7 +101,7 @@ def main():
     root, work = Path(a.root).resolve(), Path(a.work).resolve()
     shutil.rmtree(work, ignore_errors=True)
     (work / "tok").mkdir(parents=True)
-    shutil.copy(root / "tests/data/tokenizer/sp_bpe/tokenizer.json", work / "tok")
+    shutil.copy(root / "tests/fixtures/tokenizer/sp_bpe/tokenizer.json", work / "tok")
     (work / "tok/tokenizer_config.json").write_text(
         '{"bos_token": "<s>", "eos_token": {"content": "</s>"}}')
     env = dict(os.environ, OMP_NUM_THREADS="1")

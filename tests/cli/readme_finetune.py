@@ -5,10 +5,10 @@ Reads the command lines between the finetune-example markers of README.md and ru
 in a fresh work directory holding what the README assumes: my-model/ (a tiny llama with the default
 job's tokenizer and a chat template, made here by one `zerotrain train` step from a random init),
 train.jsonl and valid.jsonl (conversations: a line of docs/ARCHITECTURE.md from the user, the next
-line from the assistant) and ds_config.json (the Hugging Face
-Trainer's ZeRO-3 config of tests/data/ds_configs/valid/). Passes when every command succeeds, the
-validation loss is reported after steps 10, 20 and 30 and falls, the consolidated directory loads
-in `generate` and the weights equal the run's <out>/model. ctest `readme_finetune_example`.
+line from the assistant) and ds_config.json (the Hugging Face Trainer's ZeRO-3 config of
+tests/fixtures/ds_configs/valid/). Passes when every command succeeds, the validation loss is
+reported after steps 10, 20 and 30 and falls, the consolidated directory loads in `generate` and
+the weights equal the run's <out>/model. ctest `readme_finetune_example`.
 """
 import argparse
 import json
@@ -93,7 +93,7 @@ def main():
              for q, a in zip(lines[:-1], lines[1:])]
     for name, part in (("train.jsonl", chats[:-20]), ("valid.jsonl", chats[-20:])):
         (work / name).write_text("".join(json.dumps(c) + "\n" for c in part))
-    shutil.copy(root / "tests/data/ds_configs/valid/hf_trainer_zero3_auto.json",
+    shutil.copy(root / "tests/fixtures/ds_configs/valid/hf_trainer_zero3_auto.json",
                 work / "ds_config.json")
 
     out = run(["sh", "-e", "-c", readme_commands(root / "README.md")], work, env)

@@ -12,7 +12,7 @@ namespace zt::test {
 
 std::vector<std::filesystem::path> ds_corpus(const std::string& kind) {
   std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(test_data_dir() / "ds_configs" / kind)) {
+  for (const auto& e : std::filesystem::directory_iterator(fixtures_dir() / "ds_configs" / kind)) {
     const std::string name = e.path().filename().string();
     if (name.ends_with(".json") && !name.ends_with(".expect.json")) files.push_back(e.path());
   }

@@ -1,5 +1,5 @@
-// Helpers of the ds_config corpus tests: the files of tests/data/ds_configs/{valid,invalid}/ with
-// their *.expect.json sidecars, and the sidecar's "overrides" as ConfigOverrides (every value
+// Helpers of the ds_config corpus tests: the files of tests/fixtures/ds_configs/{valid,invalid}/
+// with their *.expect.json sidecars, and the sidecar's "overrides" as ConfigOverrides (every value
 // given explicitly, as `zerotrain config check` flags are).
 #pragma once
 
@@ -12,7 +12,7 @@
 
 namespace zt::test {
 
-// The *.json files (not the sidecars) of tests/data/ds_configs/<kind>, sorted.
+// The *.json files (not the sidecars) of tests/fixtures/ds_configs/<kind>, sorted.
 std::vector<std::filesystem::path> ds_corpus(const std::string& kind);
 // The sidecar of `config` (name.json -> name.expect.json), parsed.
 nlohmann::json ds_expectation(const std::filesystem::path& config);

@@ -42,9 +42,9 @@ bool literally_true(const nlohmann::json& j, const char* section) {
 }  // namespace
 
 std::optional<std::filesystem::path> real_corpus_dir() {
-  // test_data_dir() is <source>/tests/data, possibly relative to the working directory.
+  // fixtures_dir() is <source>/tests/fixtures, possibly relative to the working directory.
   const std::filesystem::path source =
-      std::filesystem::weakly_canonical(std::filesystem::absolute(test_data_dir()))
+      std::filesystem::weakly_canonical(std::filesystem::absolute(fixtures_dir()))
           .parent_path()
           .parent_path();
   const std::filesystem::path dir = source.parent_path() / "shared" / "ds-configs-real";

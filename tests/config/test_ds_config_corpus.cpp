@@ -1,4 +1,4 @@
-// The ds_config corpus (tests/data/ds_configs/): every valid file resolves to the values its
+// The ds_config corpus (tests/fixtures/ds_configs/): every valid file resolves to the values its
 // sidecar expects (and prints as JSON that loads again to the same values); every invalid file
 // fails with a one-line "[config] ..." error containing each expected substring (the key path
 // among them).

@@ -1,4 +1,4 @@
-// The model configs of tests/data/estimate/ (see its README.md), read as zerotrain reads them.
+// The model configs of tests/fixtures/estimate/ (see its README.md), read as zerotrain reads them.
 #pragma once
 
 #include <string>
@@ -9,7 +9,7 @@
 namespace zt::estimate {
 
 inline nn::ModelConfig estimate_config(const std::string& file) {
-  return io::read_hf_config(test::test_data_dir() / "estimate" / file);
+  return io::read_hf_config(test::fixtures_dir() / "estimate" / file);
 }
 
 }  // namespace zt::estimate

@@ -1,4 +1,4 @@
-// The tensors of the reference files in tests/data/safetensors/, rebuilt in C++ from the same
+// The tensors of the reference files in tests/fixtures/safetensors/, rebuilt in C++ from the same
 // closed-form sequences tools/gen_safetensors_fixtures.py uses (keep the two in step).
 #pragma once
 
@@ -18,7 +18,7 @@ inline Tensor seq(int64_t n, double scale, double shift, DType dtype, const Shap
 }
 
 inline std::filesystem::path safetensors_fixture(const std::string& name) {
-  return test_data_dir() / "safetensors" / name;
+  return fixtures_dir() / "safetensors" / name;
 }
 
 // mixed.safetensors (metadata {"format": "pt"}), in the generator's dict order.

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "data_pipeline/temp_dir.h"
-#include "data_pipeline/tokenizer_fixtures.h"
+#include "data/temp_dir.h"
+#include "data/tokenizer_fixtures.h"
 #include "zerotrain/core/io_error.h"
 #include "zerotrain/io/generation_config.h"
 

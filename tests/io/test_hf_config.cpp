@@ -1,4 +1,4 @@
-// config.json -> ModelConfig for published configs (tests/data/configs/: Llama 3.1 8B,
+// config.json -> ModelConfig for published configs (tests/fixtures/configs/: Llama 3.1 8B,
 // Llama 3.2 1B Instruct, Mistral 7B v0.1, Qwen2 0.5B, GPT-2, and two written by transformers 5),
 // round trips through write_hf_config, and every error naming its key.
 #include <gtest/gtest.h>
@@ -19,7 +19,7 @@ using nn::ModelConfig;
 using test::expect_error;
 
 std::filesystem::path config_path(const std::string& name) {
-  return test::test_data_dir() / "configs" / name;
+  return test::fixtures_dir() / "configs" / name;
 }
 
 nlohmann::json config_json(const std::string& name) {

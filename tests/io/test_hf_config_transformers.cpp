@@ -25,7 +25,7 @@ bool has_transformers() {
 }
 
 std::vector<nn::ModelConfig> configs_to_check() {
-  const auto dir = test::test_data_dir() / "configs";
+  const auto dir = test::fixtures_dir() / "configs";
   std::vector<nn::ModelConfig> out;
   for (const char* f : {"llama3.1_8b.json", "llama3.2_1b_instruct.json", "mistral_7b_v0.1.json",
                         "qwen2_0.5b.json", "gpt2.json"})
@@ -95,7 +95,7 @@ TEST(HfConfigTransformers, AutoConfigReadsBackTheSameModel) {
     args += " " + sub.string();
   }
   const auto script =
-      test::test_data_dir().parent_path().parent_path() / "tools" / "hf_config_readback.py";
+      test::fixtures_dir().parent_path().parent_path() / "tools" / "hf_config_readback.py";
   const auto out = dir / "readback.json";
   const std::string cmd = python() + " " + script.string() + args + " > " + out.string() + " 2> " +
                           (dir / "err").string();

@@ -1,6 +1,6 @@
-// zerotrain against the reference `safetensors` package: files it wrote (tests/data/safetensors/,
-// made by tools/gen_safetensors_fixtures.py) read back to the expected values, and the same tensors
-// written by zerotrain give the same bytes.
+// zerotrain against the reference `safetensors` package: files it wrote
+// (tests/fixtures/safetensors/, made by tools/gen_safetensors_fixtures.py) read back to the
+// expected values, and the same tensors written by zerotrain give the same bytes.
 #include <gtest/gtest.h>
 
 #include "io/io_test_util.h"

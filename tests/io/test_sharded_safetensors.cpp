@@ -1,6 +1,6 @@
 // Sharded checkpoints: the split rule of huggingface_hub, byte-exact shards and index against a
-// reference checkpoint (tests/data/safetensors/sharded/), reading through the index, single-file
-// checkpoints, stale-file removal, and every malformed index named.
+// reference checkpoint (tests/fixtures/safetensors/sharded/), reading through the index,
+// single-file checkpoints, stale-file removal, and every malformed index named.
 #include <gtest/gtest.h>
 
 #include "io/io_test_util.h"

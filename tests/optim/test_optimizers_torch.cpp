@@ -1,6 +1,6 @@
 // Adam, AdamW (also with amsgrad), SGD (torch.optim, torch 1.13) and Lion, LAMB (the generator's
 // own float32 implementations of the paper / DeepSpeed formulas) over 50 steps, recorded by
-// tools/reference/make_optimizer_reference.py in tests/data/optim/optimizer_reference.json.
+// tools/reference/make_optimizer_reference.py in tests/fixtures/optim/optimizer_reference.json.
 // Every CPU path this machine supports must stay within 1e-6 relative of the recorded params and
 // final states, element by element (SGD with momentum: relative to the summed magnitudes, see
 // [Note: SGD momentum tolerance]).
@@ -24,7 +24,7 @@ namespace {
 using optim::CpuIsa;
 
 nlohmann::json load_reference() {
-  const auto path = test::test_data_dir() / "optim" / "optimizer_reference.json";
+  const auto path = test::fixtures_dir() / "optim" / "optimizer_reference.json";
   std::ifstream file(path);
   if (!file) throw std::runtime_error("cannot open " + path.string());
   return nlohmann::json::parse(file);

@@ -1,7 +1,7 @@
 // The optim/ schedulers against DeepSpeed's formulas (and HF's) at 20 sample iterations per case,
 // boundaries included, recorded by tools/reference/make_scheduler_reference.py in
-// tests/data/optim/scheduler_reference.json; stepping, the JSON state round trip, bad configs, and
-// the typed section (config/scheduler_config.h) building the same schedule as its JSON block.
+// tests/fixtures/optim/scheduler_reference.json; stepping, the JSON state round trip, bad configs,
+// and the typed section (config/scheduler_config.h) building the same schedule as its JSON block.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -22,7 +22,7 @@ namespace zt {
 namespace {
 
 nlohmann::json load_reference() {
-  const auto path = test::test_data_dir() / "optim" / "scheduler_reference.json";
+  const auto path = test::fixtures_dir() / "optim" / "scheduler_reference.json";
   std::ifstream file(path);
   if (!file) throw std::runtime_error("cannot open " + path.string());
   return nlohmann::json::parse(file);

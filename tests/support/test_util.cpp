@@ -96,10 +96,10 @@ void expect_bitwise_equal(const Tensor& a, const Tensor& b, const std::string& w
   EXPECT_EQ(std::memcmp(ha.data(), hb.data(), ha.nbytes()), 0) << what << ": bytes differ";
 }
 
-std::filesystem::path test_data_dir() {
+std::filesystem::path fixtures_dir() {
   if (const char* root = std::getenv("ZT_SOURCE_DIR"))
-    return std::filesystem::path(root) / "tests" / "data";
-  return std::filesystem::path(__FILE__).parent_path().parent_path() / "data";
+    return std::filesystem::path(root) / "tests" / "fixtures";
+  return std::filesystem::path(__FILE__).parent_path().parent_path() / "fixtures";
 }
 
 double dot(const std::vector<double>& a, const std::vector<double>& b) {

@@ -59,9 +59,9 @@ void expect_gradients_match_fd(
     const std::string& what, double h = 1e-2, double rtol = 1e-2, int directions = 6,
     uint64_t seed = 1234);
 
-// tests/data of the source tree: $ZT_SOURCE_DIR/tests/data when set (binaries run away from the
-// tree they were built from), otherwise the tree this file was compiled in.
-std::filesystem::path test_data_dir();
+// tests/fixtures of the source tree: $ZT_SOURCE_DIR/tests/fixtures when set (binaries run away
+// from the tree they were built from), otherwise the tree this file was compiled in.
+std::filesystem::path fixtures_dir();
 
 // sum_i a[i] * b[i] in float64.
 double dot(const std::vector<double>& a, const std::vector<double>& b);

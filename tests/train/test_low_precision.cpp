@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "data_pipeline/temp_dir.h"
+#include "data/temp_dir.h"
 #include "support/test_util.h"
 #include "train/train_test_util.h"
 #include "zerotrain/config/load.h"

@@ -215,7 +215,7 @@ TEST(OutOfMemory, OffloadSetupsAreFlagsAndTheRunsPolicyIsEstimated) {
 // state to NVMe; a GPU run whose host allocation failed aims the host instead.
 TEST(OutOfMemory, AdviceProposesOffloadWithinTheHostsMemory) {
   train::TrainConfig c;
-  c.paths.model = test::test_data_dir() / "estimate" / "gpt2_xl.json";
+  c.paths.model = test::fixtures_dir() / "estimate" / "gpt2_xl.json";
   c.device = Device::cuda(0);
   c.precision.dtype = DType::bf16;
   c.data.seq_len = 1024;

@@ -16,7 +16,7 @@ from transformers import PreTrainedTokenizerFast
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "chat_templates")
-TOKENIZER = os.path.join(ROOT, "tests", "data", "tokenizer", "small_bpe", "tokenizer.json")
+TOKENIZER = os.path.join(ROOT, "tests", "fixtures", "tokenizer", "small_bpe", "tokenizer.json")
 
 TEMPLATES = {
     "llama3_2": ("<|begin_of_text|>", "<|eot_id|>"),

@@ -25,7 +25,7 @@ from transformers import AutoConfig, AutoModelForCausalLM, PreTrainedTokenizerFa
 generation_utils.is_fsdp_managed_module = lambda module: False
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SP_TOKENIZER = os.path.join(ROOT, "tests/data/tokenizer/sp_bpe/tokenizer.json")
+SP_TOKENIZER = os.path.join(ROOT, "tests/fixtures/tokenizer/sp_bpe/tokenizer.json")
 KJV_TOKENIZER = os.path.join(ROOT, "assets/tokenizers/kjv-bpe-4096/tokenizer.json")
 NEW_TOKENS = 40
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes optimizer trajectories to tests/data/optim/optimizer_reference.json, replayed by
+"""Writes optimizer trajectories to tests/fixtures/optim/optimizer_reference.json, replayed by
 tests/optim/test_optimizers_torch.cpp through zerotrain's optim/ step functions.
 
 Adam, AdamW and SGD are torch.optim's own (CPU, float32, single-tensor path, foreach=False),
@@ -21,7 +21,7 @@ C++ test regenerates (value(case, step, tensor, i): top 24 bits of splitmix64(ke
 params at CHECKPOINTS and the final state. Hyper-parameters are exactly representable in float32,
 so torch's double scalars and zerotrain's floats agree.
 
-Run: python3 tools/reference/make_optimizer_reference.py [--out tests/data/optim/optimizer_reference.json]
+Run: python3 tools/reference/make_optimizer_reference.py [--out tests/fixtures/optim/optimizer_reference.json]
 """
 import argparse
 import json
@@ -174,7 +174,7 @@ def run_case(index, name, kind, hp, wd, grad_scale):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default="tests/data/optim/optimizer_reference.json")
+    ap.add_argument("--out", default="tests/fixtures/optim/optimizer_reference.json")
     args = ap.parse_args()
     torch.set_num_threads(1)
     doc = {"generator": "tools/reference/make_optimizer_reference.py",

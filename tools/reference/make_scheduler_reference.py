@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes learning-rate (and OneCycle momentum) values of DeepSpeed's schedulers and of the HF
-warmup schedules at sample iterations to tests/data/optim/scheduler_reference.json, which
+warmup schedules at sample iterations to tests/fixtures/optim/scheduler_reference.json, which
 tests/optim/test_schedulers.cpp compares with zerotrain's optim/ schedulers.
 
 DeepSpeed is not installed here, so the formulas of deepspeed/runtime/lr_schedules.py (WarmupLR,
@@ -10,7 +10,7 @@ operation for operation as the DeepSpeed methods compute them, including the val
 constructors set at last_batch_iteration = -1. The HF ones follow transformers'
 get_{constant,linear,cosine}_schedule_with_warmup lambdas, evaluated at step = iteration + 1.
 
-Run: python3 tools/reference/make_scheduler_reference.py [--out tests/data/optim/scheduler_reference.json]
+Run: python3 tools/reference/make_scheduler_reference.py [--out tests/fixtures/optim/scheduler_reference.json]
 """
 import argparse
 import json
@@ -177,7 +177,7 @@ def evaluate(kind, p, it):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default="tests/data/optim/scheduler_reference.json")
+    ap.add_argument("--out", default="tests/fixtures/optim/scheduler_reference.json")
     args = ap.parse_args()
     cases = []
     for kind, params, its in CASES:

@@ -2,8 +2,8 @@
 // the newest complete one, saves in progress under "<tag>.partial-<run id>" and a replaced
 // checkpoint under "<tag>.old-<run id>" until its successor is in place. Finding a checkpoint from
 // what a user passes (a checkpoint, a checkpoints directory or a run's --out), and pruning to the
-// newest K. Tested by tests/checkpoint/test_checkpoint_store.cpp and the crash harness
-// (tests/checkpoint/checkpoint_cli.py).
+// newest K. Tested by tests/checkpoint/test_checkpoint_files.cpp (CheckpointStore.*) and the crash
+// harness (tests/checkpoint/checkpoint_cli.py).
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,8 @@
 // bounded by the largest tensor whatever the model and world size (DeepSpeed's zero_to_fp32 holds
 // the whole model): consolidate into Hugging Face weights, rewrite as a universal checkpoint (one
 // file per parameter, which any world size and stage reads), and describe or verify. Tested by
-// tests/checkpoint/test_checkpoint_tools.cpp and the parity step (tools/parity/check_consolidated.py).
+// tests/checkpoint/checkpoint_cli.py (universal, consolidate, inspect) and the parity step
+// (tools/parity/check_consolidate.py).
 #pragma once
 
 #include <cstdint>

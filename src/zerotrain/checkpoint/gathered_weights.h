@@ -4,7 +4,8 @@
 // device at stage 3. Used for <out>/model at the end of a run and, with
 // stage3_gather_16bit_weights_on_model_save, for the weights inside every checkpoint
 // ([Note: sharded checkpoint format] in manifest.h). Tested by
-// tests/checkpoint/test_gathered_weights.cpp and tests/mpi/test_gathered_weights_mpi.cpp.
+// tests/zero/test_zero_stage.cpp (<out>/model of every stage bitwise equal) and
+// tests/mpi/test_zero_parity.cpp (also the copy inside the checkpoint, 2 and 4 ranks).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // The entry point of a distributed run: reads the launcher's variables, sets up MPI when the job
-// has an MPI world, and hands out communicators. Tested by tests/comm/test_process_group.cpp (one
-// process) and tests/mpi/ (under mpirun).
+// has an MPI world, and hands out communicators. Tested by tests/comm/test_self_communicator.cpp
+// (one process) and tests/mpi/ (under mpirun).
 #pragma once
 
 #include <cstdint>

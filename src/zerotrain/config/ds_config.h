@@ -4,7 +4,7 @@
 // DeepSpeed's default. "auto" values are resolved from command-line values (overrides.h) before
 // the structures are built. load_ds_config() in load.h produces a DsConfig; ds_config_json()
 // prints it back. Tested by tests/config/ (a corpus of valid and invalid files in
-// tests/data/ds_configs/).
+// tests/fixtures/ds_configs/).
 #pragma once
 
 #include <cstdint>

@@ -4,7 +4,7 @@
 // DeepSpeed's batch rule (batch_rule.h) -> cross-section checks. Errors are ValueError (or
 // io FormatError for bad JSON), one line, "[config] <key path>: <what is wrong>". Warnings
 // (deprecated keys, ignored values) are returned for the caller to print.
-// Tested by tests/config/ (the corpus in tests/data/ds_configs/).
+// Tested by tests/config/ (the corpus in tests/fixtures/ds_configs/).
 #pragma once
 
 #include <filesystem>

@@ -2,7 +2,8 @@
 // DeepSpeed passes to FusedAdam / FusedLamb / FusedLion / torch.optim.SGD (their constructors'
 // keyword arguments, with those constructors' defaults; a setting they refuse is refused here).
 // The type is matched ignoring case, as DeepSpeed lowercases its own optimizers' names.
-// Tested by tests/config/test_ds_config.cpp and tests/config/test_ds_config_optimizers.cpp.
+// Tested by tests/config/test_ds_config_corpus.cpp (the optimizer files of the corpus) and
+// tests/config/test_ds_config_optimizers.cpp.
 #include <cctype>
 
 #include "zerotrain/config/nearest_name.h"

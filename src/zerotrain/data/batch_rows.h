@@ -2,7 +2,7 @@
 // loader (data_loader.h): a packed row is a window of S+1 tokens of the stream, whatever documents
 // it crosses; a padded row is one document (example) from its start, cut after S+1 tokens and
 // padded to S. Both turn a version 2 file's flags into -100 targets and document starts (See
-// [Note: token flags] in token_file.h). Tested in tests/data_pipeline/test_data_loader_flags.cpp.
+// [Note: token flags] in token_file.h). Tested in tests/data/test_data_loader_flags.cpp.
 #pragma once
 
 #include <cstdint>

@@ -3,7 +3,7 @@
 // (byte-level vocabularies, GPT-2 style) or per character (SentencePiece-style vocabularies, where
 // a character outside the vocabulary becomes its <0xXX> byte tokens with byte_fallback), and the
 // pair with the lowest merge rank (leftmost on ties) is merged until no pair has a merge, with a
-// priority queue over (rank, position). Tested in tests/data_pipeline/test_bpe_model.cpp and
+// priority queue over (rank, position). Tested in tests/data/test_bpe_model.cpp and
 // against `tokenizers` through the tokenizer.
 #pragma once
 

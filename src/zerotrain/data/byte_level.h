@@ -1,7 +1,7 @@
 // GPT-2's byte-level alphabet: every byte maps to one printable code point (printable Latin-1 bytes
 // to themselves, the rest to U+0100 upwards, so the space 0x20 becomes 'Ġ' U+0120), which is how
 // byte-level BPE vocabularies spell their tokens. Tested in
-// tests/data_pipeline/test_byte_level.cpp.
+// tests/data/test_byte_level.cpp.
 #pragma once
 
 #include <cstdint>

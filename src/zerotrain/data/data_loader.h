@@ -23,7 +23,7 @@
 // At the end of an epoch, fewer than micro_batch x world positions may remain. With drop_last they
 // are skipped; otherwise every rank gets one last, shorter batch of floor(remaining / world) rows
 // (the last remaining % world positions are skipped so that all ranks stay in step).
-// Tested in tests/data_pipeline/test_data_loader.cpp.
+// Tested in tests/data/test_data_loader.cpp.
 #pragma once
 
 #include <cstdint>

@@ -5,7 +5,7 @@
 // clean_up_tokenization_spaces (a tokenizer_config.json setting, e.g. Llama 3's) the text is
 // cleaned as transformers' clean_up_tokenization does (" ." -> ".", " n't" -> "n't", ...), and the
 // stream holds back the text from the last space on, where a later token may still remove it.
-// Tested by tests/data_pipeline/test_decode_stream.cpp.
+// Tested by tests/data/test_decode_stream.cpp.
 #pragma once
 
 #include <cstdint>

@@ -3,7 +3,7 @@
 //   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 // taking at each position the first alternative that matches (contractions are case-sensitive; a
 // run of white space followed by a word keeps its last space for that word). Bytes that are not
-// valid UTF-8 count as "other" characters. Tested in tests/data_pipeline/test_gpt2_split.cpp and,
+// valid UTF-8 count as "other" characters. Tested in tests/data/test_gpt2_split.cpp and,
 // through the tokenizer, against `tokenizers` itself.
 #pragma once
 

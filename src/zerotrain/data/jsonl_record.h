@@ -5,7 +5,7 @@
 // gives an error message instead, for `data prepare` to skip and report with its line number.
 // Chat records (a list of messages) are chat_record.h's; both parse a line with
 // parse_jsonl_object.
-// Tested in tests/data_pipeline/test_jsonl_record.cpp.
+// Tested in tests/data/test_jsonl_record.cpp.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>

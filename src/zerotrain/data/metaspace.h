@@ -2,7 +2,7 @@
 // (Mistral v0.3, Llama saved with legacy=False): every space becomes the meta space "▁" (U+2581),
 // a "▁" is put in front of a piece that does not start with one (always, only for the piece at the
 // very start of the input, or never), and with `split` the piece is cut before each run of meta
-// spaces. Tested in tests/data_pipeline/test_sentencepiece_parts.cpp and against `tokenizers`.
+// spaces. Tested in tests/data/test_sentencepiece_parts.cpp and against `tokenizers`.
 #pragma once
 
 #include <string>

@@ -2,7 +2,7 @@
 // "Prepend" (put a string before a non-empty text), "Replace" with a string pattern (every
 // non-overlapping occurrence, left to right) and "Sequence" of those, applied in order, as Hugging
 // Face `tokenizers` applies them to each piece of text between added tokens. Tested in
-// tests/data_pipeline/test_sentencepiece_parts.cpp and against `tokenizers` through the tokenizer.
+// tests/data/test_sentencepiece_parts.cpp and against `tokenizers` through the tokenizer.
 #pragma once
 
 #include <string>

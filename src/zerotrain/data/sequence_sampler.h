@@ -1,7 +1,7 @@
 // The order in which a data loader visits sequences: for each epoch, a permutation of [0, n) that
 // depends only on (seed, epoch), with random access and O(1) memory, so that any rank can compute
 // its share of any step and a resumed run can jump straight to a position.
-// Tested in tests/data_pipeline/test_sequence_sampler.cpp.
+// Tested in tests/data/test_sequence_sampler.cpp.
 #pragma once
 
 #include <cstdint>

@@ -5,7 +5,7 @@
 // (up to `start` / `stop` copies of a character at each token's ends) and "Metaspace" ("▁" back to
 // a space, dropped in the first token unless the prepend scheme is "never"); Llama 2 and Mistral
 // use Sequence[Replace "▁" -> " ", ByteFallback, Fuse, Strip " " 1 0]. Tested in
-// tests/data_pipeline/test_sentencepiece_parts.cpp and against `tokenizers` through the tokenizer.
+// tests/data/test_sentencepiece_parts.cpp and against `tokenizers` through the tokenizer.
 #pragma once
 
 #include <cstddef>

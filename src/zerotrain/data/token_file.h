@@ -21,7 +21,7 @@
 // prompt/completion records); plain text keeps version 1, whose every target counts and whose
 // rows are unbroken streams. TokenFile reads either through a read-only memory map,
 // TokenFileWriter writes one atomically (temporary file, fsync, rename).
-// Tested in tests/data_pipeline/test_token_file.cpp and test_token_file_v2.cpp.
+// Tested in tests/data/test_token_file.cpp and test_token_file_v2.cpp.
 #pragma once
 
 #include <array>

@@ -7,7 +7,7 @@
 // Documents are encoded (and records parsed) in parallel (OpenMP, one BpeCache per thread) in
 // chunks of about chunk_bytes of input and written, and skipped records reported, in input order,
 // so the output does not depend on the thread count.
-// Tested in tests/data_pipeline/test_token_file_prepare.cpp and test_token_file_prepare_jsonl.cpp.
+// Tested in tests/data/test_token_file_prepare.cpp and test_token_file_prepare_jsonl.cpp.
 #pragma once
 
 #include <cstdint>

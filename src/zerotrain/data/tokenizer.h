@@ -4,7 +4,7 @@
 // normalizer or a Metaspace pre-tokenizer, a Replace / ByteFallback / Fuse / Strip or Metaspace
 // decoder). encode() gives the ids that `tokenizers` gives with add_special_tokens=False (the
 // post-processor is not applied), decode() the text its decode() gives. Thread-safe: encode from
-// many threads with one BpeCache per thread. Tested in tests/data_pipeline/test_tokenizer*.cpp
+// many threads with one BpeCache per thread. Tested in tests/data/test_tokenizer*.cpp
 // against fixtures made with `tokenizers`.
 #pragma once
 

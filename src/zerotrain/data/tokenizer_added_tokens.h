@@ -4,7 +4,7 @@
 // that are left; single_word keeps a match only between non-word characters; lstrip / rstrip let a
 // match swallow the white space on its left / right. A normalized token is matched by its content
 // passed through the tokenizer's normalizer, in normalized text, as `tokenizers` does. Tested in
-// tests/data_pipeline/test_tokenizer_added_tokens.cpp and against `tokenizers`.
+// tests/data/test_tokenizer_added_tokens.cpp and against `tokenizers`.
 #pragma once
 
 #include <cstdint>

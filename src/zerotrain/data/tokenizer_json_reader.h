@@ -2,7 +2,7 @@
 // and the key path ("[tokenizer] t.json: model.vocab["a"]: expected a token id ..."). Included by
 // .cpp files of data/ only (it exposes nlohmann). Also the readers of the pipeline stages of
 // SentencePiece-style tokenizers (tokenizer_json_pipeline.cpp). Tested through
-// tests/data_pipeline/test_tokenizer_json.cpp and test_tokenizer_sentencepiece.cpp.
+// tests/data/test_tokenizer_json.cpp and test_tokenizer_sentencepiece.cpp.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // The character classes of the GPT-2 pre-tokenizer split: \p{L} letters, \p{N} numbers, \s white
 // space (the Unicode White_Space property, as Oniguruma's \s), and everything else; and word
 // characters. The data are generated tables (unicode_tables.cpp) verified code point by code point
-// against Hugging Face `tokenizers`. Tested in tests/data_pipeline/test_unicode_class.cpp.
+// against Hugging Face `tokenizers`. Tested in tests/data/test_unicode_class.cpp.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // UTF-8 helpers for the tokenizer: lenient decoding of one code point (a byte that does not start a
 // valid sequence decodes as U+FFFD, one byte long, so that any byte string can be split and
 // encoded), encoding, and the lossy conversion of decoded bytes to text. Tested in
-// tests/data_pipeline/test_utf8.cpp.
+// tests/data/test_utf8.cpp.
 #pragma once
 
 #include <cstddef>

@@ -5,7 +5,7 @@
 // a missing key or a value of the wrong JSON type, ValueError for a value zerotrain does not
 // support (model_type, rope type, activation, per-layer sliding windows), an inconsistent shape or
 // a size past its ceiling (nn/model_size.h, named by its config.json key: "num_hidden_layers").
-// Tested by tests/io/test_hf_config.cpp (published configs in tests/data/configs/) and
+// Tested by tests/io/test_hf_config.cpp (published configs in tests/fixtures/configs/) and
 // tests/io/test_hf_config_transformers.cpp (transformers.AutoConfig reads back what is written).
 #pragma once
 

@@ -4,7 +4,7 @@
 // empty, so `eval_loss` is filled exactly on evaluation rows; appended to on --resume like
 // metrics.jsonl, under the header already there) and DeepSpeed's csv_monitor layout (see
 // [Note: csv_monitor layout]). Tested by tests/train/test_train_outputs.cpp and
-// tests/train/test_eval_csv.cpp.
+// tests/monitor/test_metrics_csv_eval.cpp.
 //
 // [Note: csv_monitor layout]
 // As deepspeed/monitor/csv_monitor.py: a directory <output_path>/<job_name>/ (output_path ""

@@ -4,7 +4,8 @@
 // checkpoint format] in checkpoint/manifest.h, [Note: checkpoint save protocol] in
 // checkpoint/checkpoint_saver.h): `<out>/checkpoints/<tag>/` with one shard file per rank, and
 // `<out>/checkpoints/latest`. Tested by tests/train/test_trainer_resume.cpp and
-// tests/mpi/test_sharded_checkpoint.cpp.
+// tests/mpi/test_zero_parity.cpp (a stage-2 checkpoint resumed in stage 3) and
+// tests/checkpoint/checkpoint_cli.py (resumes at other world sizes).
 #pragma once
 
 #include <cstdint>

@@ -13,7 +13,7 @@
 // must also fit the host (--host-memory-cap, else its physical memory). When the
 // estimate of the failed setup is already under that budget (the estimate missed something), the
 // advice asks for 10% less than that estimate instead. Outputs: a failure at setup or in a step
-// leaves metrics.jsonl/metrics.csv with the steps logged so far and no model/ or checkpoint/ of
+// leaves metrics.jsonl/metrics.csv with the steps logged so far and no model/ or checkpoints/ of
 // this run (checkpoints written by --save-every before the failure stay valid; a checkpoint is
 // complete only with its COMPLETE marker). Multi-rank runs: the error is raised on the rank that
 // failed, which exits non-zero; the other ranks wait in their next collective. `zerotrain launch`

@@ -4,7 +4,8 @@
 // event file (tensorboard_monitor.h) and with wandb an offline wandb run under <out>/wandb
 // (wandb_monitor.h; closed with the RunLog).
 // A resumed run first drops what the interrupted run logged after its checkpoint, then appends.
-// Tested by tests/train/test_train_outputs.cpp, test_tfevents.cpp and test_wandb_offline.cpp.
+// Tested by tests/train/test_train_outputs.cpp, tests/monitor/test_tfevents.cpp and
+// test_wandb_offline.cpp.
 #pragma once
 
 #include <cstdint>

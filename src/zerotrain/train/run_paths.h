@@ -16,8 +16,9 @@ struct RunPaths {
   // loadable weights is an error naming what it holds.
   io::ModelInit init = io::ModelInit::from_path;
   std::filesystem::path data;  // token file (zerotrain data prepare)
-  std::filesystem::path out;   // model/, checkpoint/, metrics.jsonl, loss.png
-  // A checkpoint directory (`<out>/checkpoint` of an earlier run) to continue from: its weights,
+  std::filesystem::path out;   // model/, checkpoints/, metrics.jsonl, loss.png
+  // A checkpoint to continue from (checkpoint::resolve_checkpoint: a checkpoint, an earlier run's
+  // `<out>/checkpoints` or that run's --out, which mean its `latest`): its weights,
   // optimizer state, data position and step replace the init; training goes on to `steps`.
   std::filesystem::path resume;
   // --deepspeed: the ds_config the run's DeepSpeed settings came from (empty: flags only), so that

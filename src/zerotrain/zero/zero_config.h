@@ -1,7 +1,6 @@
 // The ZeRO section of the run configuration, as the user gives it (--zero-stage,
-// --reduce-bucket-size,
-// --stage3-* or a ds_config's zero_optimization): built and validated once (validate_zero_config),
-// then handed to the engine (zero::ZeroOptions is built from it). Tested by
+// --reduce-bucket-size, --stage3-* or a ds_config's zero_optimization): built and validated once
+// (validate_zero_config), then handed to the engine (zero::ZeroOptions is built from it). Tested by
 // tests/train/test_run_config.cpp and tests/config/test_ds_train_config.cpp.
 #pragma once
 
@@ -35,7 +34,8 @@ struct ZeroConfig {
   // (optimizer state included) across the groups. Bitwise the same results either way.
   int64_t shard_group_size = 1;
   // Where optimizer state and parameter shards live (offload_optimizer / offload_param): the
-  // training device only, so far; anything else is refused here (offload_policy.h).
+  // device, host memory or NVMe swap files (offload_policy.h; validate_offload_policy refuses an
+  // optimizer offload below stage 1 and a parameter offload below stage 3).
   OffloadPolicy offload;
 };
 

@@ -7,7 +7,7 @@
 // threads of block 0. A view at an offset that is not 16-byte aligned takes the element-by-element
 // path of packed_io.cuh. Each thread reads all its inputs at an index before writing its outputs
 // there, so outputs may alias inputs. Tested by tests/kernels/test_elementwise_cuda.cpp (against
-// the CPU backend) and measured by bench/bench_elementwise.cpp.
+// the CPU backend) and measured by bench/kernel_bench.cpp.
 #include <array>
 
 #include "zerotrain/core/cuda/cuda_check.h"

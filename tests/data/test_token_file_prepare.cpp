@@ -2,8 +2,8 @@
 // input order whatever the thread count and chunk size, eos handling, and input errors.
 #include <gtest/gtest.h>
 
-#include "data_pipeline/temp_dir.h"
-#include "data_pipeline/tokenizer_fixtures.h"
+#include "data/temp_dir.h"
+#include "data/tokenizer_fixtures.h"
 #include "zerotrain/data/token_file_prepare.h"
 
 namespace zt::data {

@@ -7,7 +7,7 @@
 // of the BPE model beside its piece-wise one.
 #include <gtest/gtest.h>
 
-#include "data_pipeline/tokenizer_fixtures.h"
+#include "data/tokenizer_fixtures.h"
 #include "zerotrain/data/tokenizer.h"
 
 namespace zt::data {

@@ -2,7 +2,7 @@
 // names the file and the key.
 #include <gtest/gtest.h>
 
-#include "data_pipeline/tokenizer_fixtures.h"
+#include "data/tokenizer_fixtures.h"
 #include "zerotrain/data/tokenizer.h"
 
 namespace zt::data {

@@ -1,5 +1,6 @@
-// Loading the tokenizer fixtures of tests/data/tokenizer (made by tools/make_tokenizer_fixtures.py
-// and tools/make_sentencepiece_fixtures.py with Hugging Face `tokenizers`).
+// Loading the tokenizer fixtures of tests/fixtures/tokenizer (made by
+// tools/make_tokenizer_fixtures.py and tools/make_sentencepiece_fixtures.py with Hugging Face
+// `tokenizers`).
 #pragma once
 
 #include <filesystem>
@@ -25,16 +26,16 @@ inline nlohmann::json read_json_file(const std::filesystem::path& path) {
 }
 
 inline std::filesystem::path small_bpe_dir() {
-  return test_data_dir() / "tokenizer" / "small_bpe";
+  return fixtures_dir() / "tokenizer" / "small_bpe";
 }
 
 inline std::filesystem::path sentencepiece_bpe_dir() {
-  return test_data_dir() / "tokenizer" / "sp_bpe";
+  return fixtures_dir() / "tokenizer" / "sp_bpe";
 }
 
 // The tokenizer the default job uses (committed under assets/).
 inline std::filesystem::path kjv_tokenizer_path() {
-  return test_data_dir().parent_path().parent_path() / "assets" / "tokenizers" / "kjv-bpe-4096" /
+  return fixtures_dir().parent_path().parent_path() / "assets" / "tokenizers" / "kjv-bpe-4096" /
          "tokenizer.json";
 }
 

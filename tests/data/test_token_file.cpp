@@ -5,8 +5,8 @@
 #include <cstring>
 #include <fstream>
 
-#include "data_pipeline/temp_dir.h"
-#include "data_pipeline/tokenizer_fixtures.h"
+#include "data/temp_dir.h"
+#include "data/tokenizer_fixtures.h"
 #include "zerotrain/data/token_file.h"
 
 namespace zt::data {

@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data_pipeline/temp_dir.h"
-#include "data_pipeline/tokenizer_fixtures.h"
+#include "data/temp_dir.h"
+#include "data/tokenizer_fixtures.h"
 #include "zerotrain/data/token_file_prepare.h"
 
 namespace zt::data {

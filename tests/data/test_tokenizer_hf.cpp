@@ -4,7 +4,7 @@
 // default job's KJV tokenizer.
 #include <gtest/gtest.h>
 
-#include "data_pipeline/tokenizer_fixtures.h"
+#include "data/tokenizer_fixtures.h"
 #include "zerotrain/data/tokenizer.h"
 
 namespace zt::data {
@@ -95,7 +95,7 @@ TEST(TokenizerHfKjv, DefaultJobTokenizerEncodesLikeTokenizers) {
   EXPECT_EQ(tok.vocab_size(), 4096u);
   EXPECT_EQ(tok.token_to_id("<|endoftext|>"), 0u);
   const json cases =
-      test::read_json_file(test::test_data_dir() / "tokenizer" / "kjv_bpe_cases.json")["cases"];
+      test::read_json_file(test::fixtures_dir() / "tokenizer" / "kjv_bpe_cases.json")["cases"];
   EXPECT_EQ(expect_encodings(tok, cases, "ids"), static_cast<int>(cases.size()));
   for (const json& c : cases)
     EXPECT_EQ(tok.decode(c["ids"].get<std::vector<uint32_t>>()), c["decoded"].get<std::string>())

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "data_pipeline/temp_dir.h"
+#include "data/temp_dir.h"
 #include "zerotrain/data/data_loader.h"
 
 namespace zt::data {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "data_pipeline/tokenizer_fixtures.h"
+#include "data/tokenizer_fixtures.h"
 #include "zerotrain/data/decode_stream.h"
 #include "zerotrain/data/tokenizer.h"
 
