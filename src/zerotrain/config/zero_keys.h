@@ -2,8 +2,8 @@
 // train's ZeRO section and its flags, the engine's options, the estimator): each key's DeepSpeed
 // 0.19 default and least value written once, the one check of a value against it, and the
 // short form ("5e8") the help texts write the default in. Tested by
-// tests/config/test_ds_config_corpus.cpp (invalid/negative_bucket), tests/zero/test_zero_stage.cpp
-// and tests/train/test_run_config.cpp.
+// tests/config/test_zero_keys.cpp, and through its users by tests/config/test_ds_config_corpus.cpp
+// (invalid/negative_bucket), tests/zero/test_zero_stage.cpp and tests/train/test_run_config.cpp.
 #pragma once
 
 #include <cstdint>
