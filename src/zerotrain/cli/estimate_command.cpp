@@ -8,6 +8,7 @@
 #include <string>
 
 #include "zerotrain/cli/commands.h"
+#include "zerotrain/config/zero_keys.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/estimate/checks.h"
 #include "zerotrain/estimate/deepspeed_model_states.h"
@@ -40,10 +41,21 @@ struct EstimateArgs {
   std::string offload_optimizer = "none", offload_param = "none", dtype = "bf16";
   std::string grad_accum_dtype = "f32", comm_dtype = "f32", precision = "mixed";
   std::string gpu_memory = "80GiB", host_memory;
-  std::string sub_group_size = "1e9", param_buffer_size = "1e8", param_max_in_cpu = "1e9";
-  int64_t optimizer_buffer_count = 4, param_buffer_count = 5;
-  std::string reduce_bucket = "5e8", allgather_bucket = "5e8", prefetch_bucket = "5e7",
-              max_live = "1e9";
+  // DeepSpeed's defaults (config/zero_keys.h), written as the help shows them ("1e9").
+  std::string sub_group_size = config::short_count(config::zero_keys::kSubGroupSize.default_value);
+  std::string param_buffer_size =
+      config::short_count(config::zero_keys::kParamBufferSize.default_value);
+  std::string param_max_in_cpu =
+      config::short_count(config::zero_keys::kParamMaxInCpu.default_value);
+  int64_t optimizer_buffer_count = config::zero_keys::kOptimizerBufferCount.default_value;
+  int64_t param_buffer_count = config::zero_keys::kParamBufferCount.default_value;
+  std::string reduce_bucket =
+      config::short_count(config::zero_keys::kReduceBucketSize.default_value);
+  std::string allgather_bucket =
+      config::short_count(config::zero_keys::kAllgatherBucketSize.default_value);
+  std::string prefetch_bucket =
+      config::short_count(config::zero_keys::kPrefetchBucketSize.default_value);
+  std::string max_live = config::short_count(config::zero_keys::kMaxLiveParameters.default_value);
 };
 
 const char* kFooter = R"(Examples:
@@ -262,12 +274,14 @@ void add_dtype_and_bucket_flags(CLI::App& cmd, EstimateArgs& a) {
       ->capture_default_str();
   cmd.add_option("--gpu-memory", a.gpu_memory, "memory of one GPU for the recommendation")
       ->capture_default_str();
-  cmd.add_option("--reduce-bucket-size", a.reduce_bucket, "elements (DeepSpeed's default 5e8)");
+  cmd.add_option("--reduce-bucket-size", a.reduce_bucket,
+                 str("elements (DeepSpeed's default ", a.reduce_bucket, ")"));
   cmd.add_option("--allgather-bucket-size", a.allgather_bucket,
-                 "elements (DeepSpeed's default 5e8)");
+                 str("elements (DeepSpeed's default ", a.allgather_bucket, ")"));
   cmd.add_option("--prefetch-bucket-size", a.prefetch_bucket,
-                 "stage3_prefetch_bucket_size in elements (default 5e7)");
-  cmd.add_option("--max-live-parameters", a.max_live, "stage3_max_live_parameters (default 1e9)");
+                 str("stage3_prefetch_bucket_size in elements (default ", a.prefetch_bucket, ")"));
+  cmd.add_option("--max-live-parameters", a.max_live,
+                 str("stage3_max_live_parameters (default ", a.max_live, ")"));
   cmd.add_flag("--json", a.json, "machine-readable output");
 }
 

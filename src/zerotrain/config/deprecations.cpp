@@ -2,6 +2,7 @@
 #include "zerotrain/config/deprecations.h"
 
 #include "zerotrain/config/key_table.h"
+#include "zerotrain/config/zero_keys.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/core/json_util.h"
 
@@ -15,7 +16,8 @@ void legacy_zero_flag(Json& root, std::vector<std::string>& warnings) {
   Json zero = {{"stage", it->get<bool>() ? 1 : 0}};
   if (it->get<bool>()) {
     const auto size = root.find("allgather_size");
-    zero["allgather_bucket_size"] = size != root.end() ? *size : Json(500'000'000);
+    zero["allgather_bucket_size"] =
+        size != root.end() ? *size : Json(zero_keys::kAllgatherBucketSize.default_value);
   }
   root.erase("allgather_size");
   warnings.push_back(

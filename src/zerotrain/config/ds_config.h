@@ -17,6 +17,7 @@
 #include "zerotrain/config/aio_config.h"
 #include "zerotrain/config/offload_device.h"
 #include "zerotrain/config/scheduler_config.h"
+#include "zerotrain/config/zero_keys.h"
 
 namespace zt::config {
 
@@ -27,9 +28,9 @@ enum class PrecisionName { fp16, bf16, fp32 };
 struct OffloadParamConfig {
   OffloadDevice device = OffloadDevice::none;
   std::optional<std::string> nvme_path;  // required when device is nvme
-  int64_t buffer_count = 5;
-  int64_t buffer_size = 100'000'000;
-  int64_t max_in_cpu = 1'000'000'000;
+  int64_t buffer_count = zero_keys::kParamBufferCount.default_value;
+  int64_t buffer_size = zero_keys::kParamBufferSize.default_value;
+  int64_t max_in_cpu = zero_keys::kParamMaxInCpu.default_value;
   bool pin_memory = true;  // DeepSpeed 0.19.6's default (false before)
 };
 
@@ -37,7 +38,7 @@ struct OffloadParamConfig {
 struct OffloadOptimizerConfig {
   OffloadDevice device = OffloadDevice::none;
   std::optional<std::string> nvme_path;
-  int64_t buffer_count = 4;
+  int64_t buffer_count = zero_keys::kOptimizerBufferCount.default_value;
   bool pin_memory = true;  // DeepSpeed 0.19.6's default (false before)
   bool pipeline_read = false;
   bool pipeline_write = false;
@@ -54,21 +55,21 @@ struct ZeroConfig {
   int64_t stage = 0;  // 0..3
   bool contiguous_gradients = true;
   bool reduce_scatter = true;
-  int64_t reduce_bucket_size = 500'000'000;
+  int64_t reduce_bucket_size = zero_keys::kReduceBucketSize.default_value;
   bool use_multi_rank_bucket_allreduce = true;
   bool allgather_partitions = true;
-  int64_t allgather_bucket_size = 500'000'000;
+  int64_t allgather_bucket_size = zero_keys::kAllgatherBucketSize.default_value;
   bool overlap_comm = false;  // DeepSpeed's default: true for stage 3, false otherwise
   bool load_from_fp32_weights = true;
   bool elastic_checkpoint = false;
   std::optional<OffloadParamConfig> offload_param;
   std::optional<OffloadOptimizerConfig> offload_optimizer;
-  int64_t sub_group_size = 1'000'000'000;
-  int64_t prefetch_bucket_size = 50'000'000;
-  int64_t param_persistence_threshold = 100'000;
+  int64_t sub_group_size = zero_keys::kSubGroupSize.default_value;
+  int64_t prefetch_bucket_size = zero_keys::kPrefetchBucketSize.default_value;
+  int64_t param_persistence_threshold = zero_keys::kParamPersistenceThreshold.default_value;
   int64_t model_persistence_threshold = std::numeric_limits<int64_t>::max();  // sys.maxsize
-  int64_t max_live_parameters = 1'000'000'000;
-  int64_t max_reuse_distance = 1'000'000'000;
+  int64_t max_live_parameters = zero_keys::kMaxLiveParameters.default_value;
+  int64_t max_reuse_distance = zero_keys::kMaxReuseDistance.default_value;
   bool gather_16bit_weights_on_model_save = false;
   int64_t module_granularity_threshold = 0;
   bool use_all_reduce_for_fetch_params = false;

@@ -19,9 +19,9 @@ OffloadParamConfig read_offload_param(Section& s) {
   OffloadParamConfig p;
   p.device = read_device(s);
   p.nvme_path = s.get_opt_string("nvme_path");
-  p.buffer_count = s.get_int("buffer_count", p.buffer_count, 0);
-  p.buffer_size = s.get_int("buffer_size", p.buffer_size, 0);
-  p.max_in_cpu = s.get_int("max_in_cpu", p.max_in_cpu, 0);
+  p.buffer_count = s.get_int("buffer_count", p.buffer_count, zero_keys::kParamBufferCount.min);
+  p.buffer_size = s.get_int("buffer_size", p.buffer_size, zero_keys::kParamBufferSize.min);
+  p.max_in_cpu = s.get_int("max_in_cpu", p.max_in_cpu, zero_keys::kParamMaxInCpu.min);
   p.pin_memory = s.get_bool("pin_memory", p.pin_memory);
   s.finish();
   return p;
@@ -31,7 +31,7 @@ OffloadOptimizerConfig read_offload_optimizer(Section& s) {
   OffloadOptimizerConfig o;
   o.device = read_device(s);
   o.nvme_path = s.get_opt_string("nvme_path");
-  o.buffer_count = s.get_int("buffer_count", o.buffer_count, 0);
+  o.buffer_count = s.get_int("buffer_count", o.buffer_count, zero_keys::kOptimizerBufferCount.min);
   o.pin_memory = s.get_bool("pin_memory", o.pin_memory);
   o.pipeline_read = s.get_bool("pipeline_read", o.pipeline_read);
   o.pipeline_write = s.get_bool("pipeline_write", o.pipeline_write);
@@ -56,24 +56,30 @@ void parse_zero(Section& s, ZeroConfig& z) {
   if (z.stage > 3) fail(s.path_of("stage"), str("expected 0, 1, 2 or 3, got ", z.stage));
   z.contiguous_gradients = s.get_bool("contiguous_gradients", z.contiguous_gradients);
   z.reduce_scatter = s.get_bool("reduce_scatter", z.reduce_scatter);
-  z.reduce_bucket_size = s.get_int("reduce_bucket_size", z.reduce_bucket_size, 0);
+  z.reduce_bucket_size =
+      s.get_int("reduce_bucket_size", z.reduce_bucket_size, zero_keys::kReduceBucketSize.min);
   z.use_multi_rank_bucket_allreduce =
       s.get_bool("use_multi_rank_bucket_allreduce", z.use_multi_rank_bucket_allreduce);
   z.allgather_partitions = s.get_bool("allgather_partitions", z.allgather_partitions);
-  z.allgather_bucket_size = s.get_int("allgather_bucket_size", z.allgather_bucket_size, 0);
+  z.allgather_bucket_size = s.get_int("allgather_bucket_size", z.allgather_bucket_size,
+                                      zero_keys::kAllgatherBucketSize.min);
   z.overlap_comm = s.get_opt_bool("overlap_comm").value_or(z.stage == 3);
   z.load_from_fp32_weights = s.get_bool("load_from_fp32_weights", z.load_from_fp32_weights);
   z.elastic_checkpoint = s.get_bool("elastic_checkpoint", z.elastic_checkpoint);
   if (auto p = s.get_section("offload_param")) z.offload_param = read_offload_param(*p);
   if (auto o = s.get_section("offload_optimizer")) z.offload_optimizer = read_offload_optimizer(*o);
-  z.sub_group_size = s.get_int("sub_group_size", z.sub_group_size, 0);
-  z.prefetch_bucket_size = stage3_int(s, "prefetch_bucket_size", z.prefetch_bucket_size);
+  z.sub_group_size = s.get_int("sub_group_size", z.sub_group_size, zero_keys::kSubGroupSize.min);
+  z.prefetch_bucket_size = stage3_int(s, "prefetch_bucket_size", z.prefetch_bucket_size,
+                                      zero_keys::kPrefetchBucketSize.min);
   z.param_persistence_threshold =
-      stage3_int(s, "param_persistence_threshold", z.param_persistence_threshold);
+      stage3_int(s, "param_persistence_threshold", z.param_persistence_threshold,
+                 zero_keys::kParamPersistenceThreshold.min);
   z.model_persistence_threshold =
       stage3_int(s, "model_persistence_threshold", z.model_persistence_threshold);
-  z.max_live_parameters = stage3_int(s, "max_live_parameters", z.max_live_parameters);
-  z.max_reuse_distance = stage3_int(s, "max_reuse_distance", z.max_reuse_distance);
+  z.max_live_parameters = stage3_int(s, "max_live_parameters", z.max_live_parameters,
+                                     zero_keys::kMaxLiveParameters.min);
+  z.max_reuse_distance =
+      stage3_int(s, "max_reuse_distance", z.max_reuse_distance, zero_keys::kMaxReuseDistance.min);
   z.gather_16bit_weights_on_model_save =
       s.get_bool(s.pick_alias("gather_16bit_weights_on_model_save",
                               "stage3_gather_16bit_weights_on_model_save"),

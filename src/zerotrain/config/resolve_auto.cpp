@@ -9,6 +9,7 @@
 
 #include "zerotrain/config/lax_coercion.h"
 #include "zerotrain/config/load.h"
+#include "zerotrain/config/zero_keys.h"
 #include "zerotrain/core/error.h"
 
 namespace zt::config {
@@ -196,18 +197,22 @@ void resolve_precision(Json& root, const ConfigOverrides& o) {
 // agree with the file's value; the HF "auto" rules below then see the stage the run will use.
 void resolve_zero_flags(Json& root, const ConfigOverrides& o) {
   struct Flag {
-    const char* key;
-    const char* flag;
+    std::string_view key;
+    std::string_view flag;
     const std::optional<int64_t>& value;
   };
+  // The sizes' key and flag from their rows (zero_keys.h).
+  auto sized = [](const ZeroSizeKey& k, const std::optional<int64_t>& value) {
+    return Flag{k.path, k.flag, value};
+  };
+  using namespace zero_keys;
   const Flag flags[] = {
       {"stage", "--zero-stage", o.zero_stage},
-      {"reduce_bucket_size", "--reduce-bucket-size", o.reduce_bucket_size},
-      {"stage3_param_persistence_threshold", "--stage3-persistence-threshold",
-       o.persistence_threshold},
-      {"stage3_prefetch_bucket_size", "--stage3-prefetch-bucket-size", o.prefetch_bucket_size},
-      {"stage3_max_live_parameters", "--stage3-max-live-parameters", o.max_live_parameters},
-      {"sub_group_size", "--sub-group-size", o.sub_group_size},
+      sized(kReduceBucketSize, o.reduce_bucket_size),
+      sized(kParamPersistenceThreshold, o.persistence_threshold),
+      sized(kPrefetchBucketSize, o.prefetch_bucket_size),
+      sized(kMaxLiveParameters, o.max_live_parameters),
+      sized(kSubGroupSize, o.sub_group_size),
   };
   for (const Flag& f : flags) {
     if (!given(o, f.flag) || !f.value) continue;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "zerotrain/config/zero_keys.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/nn/model_size.h"
 
@@ -25,6 +26,13 @@ inline void require_positive(int64_t v, std::string_view name) {
 inline void require_non_negative(double v, std::string_view name) {
   if (!(v >= 0) || !std::isfinite(v))
     throw ValueError(kComponent, str(name, ": must be a finite number >= 0, got ", v));
+}
+
+// A zero_optimization size in elements against its key's least value (config/zero_keys.h), as a
+// finite number.
+inline void require_zero_size(double v, const config::ZeroSizeKey& key, std::string_view name) {
+  if (!(v >= static_cast<double>(key.min)) || !std::isfinite(v))
+    throw ValueError(kComponent, str(name, ": must be a finite number >= ", key.min, ", got ", v));
 }
 
 // A parameter count: finite, > 0 and at most nn::kMaxModelParams (the ceiling every model config

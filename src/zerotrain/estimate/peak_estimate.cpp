@@ -65,14 +65,15 @@ void validate(const RunSetup& s) {
     throw ValueError(kComponent, str("offload_param: needs ZeRO stage 3, got stage ", s.stage));
   if (s.host_run && (opt_off || param_off))
     throw ValueError(kComponent, "offload_optimizer: does not apply to a run on the CPU");
-  require_non_negative(s.offload_buffers.sub_group_size, "sub_group_size");
+  using namespace config::zero_keys;
+  require_zero_size(s.offload_buffers.sub_group_size, kSubGroupSize, "sub_group_size");
   require_positive(s.offload_buffers.optimizer_buffer_count, "offload_optimizer.buffer_count");
   require_positive(s.offload_buffers.param_buffer_count, "offload_param.buffer_count");
   require_positive(s.offload_buffers.param_buffer_size, "offload_param.buffer_size");
-  require_non_negative(s.offload_buffers.param_max_in_cpu, "offload_param.max_in_cpu");
-  require_non_negative(s.buckets.reduce_bucket_size, "reduce_bucket_size");
+  require_zero_size(s.offload_buffers.param_max_in_cpu, kParamMaxInCpu, "offload_param.max_in_cpu");
+  require_zero_size(s.buckets.reduce_bucket_size, kReduceBucketSize, "reduce_bucket_size");
   require_positive(s.buckets.allgather_bucket_size, "allgather_bucket_size");
-  require_non_negative(s.buckets.prefetch_bucket_size, "prefetch_bucket_size");
+  require_zero_size(s.buckets.prefetch_bucket_size, kPrefetchBucketSize, "prefetch_bucket_size");
   require_positive(s.buckets.max_live_parameters, "max_live_parameters");
 }
 

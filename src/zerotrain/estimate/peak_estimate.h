@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "zerotrain/config/offload_device.h"
+#include "zerotrain/config/zero_keys.h"
 #include "zerotrain/core/dtype.h"
 #include "zerotrain/estimate/activation_memory.h"
 #include "zerotrain/estimate/param_count.h"
@@ -75,21 +76,27 @@ inline bool offloaded(OffloadDevice d) {
 //     zero/param_swap.h).
 // pin_memory changes where host bytes live, not how many.
 
+// A key's default (config/zero_keys.h) as the estimator's element count.
+constexpr double default_elements(const config::ZeroSizeKey& key) {
+  return static_cast<double>(key.default_value);
+}
+
 struct ZeroBuckets {  // DeepSpeed's defaults, in elements
-  double reduce_bucket_size = 5e8;
-  double allgather_bucket_size = 5e8;
-  double prefetch_bucket_size = 5e7;  // stage3_prefetch_bucket_size
-  double max_live_parameters = 1e9;   // stage3_max_live_parameters
+  double reduce_bucket_size = default_elements(config::zero_keys::kReduceBucketSize);
+  double allgather_bucket_size = default_elements(config::zero_keys::kAllgatherBucketSize);
+  double prefetch_bucket_size = default_elements(config::zero_keys::kPrefetchBucketSize);
+  double max_live_parameters = default_elements(config::zero_keys::kMaxLiveParameters);
 };
 
 // The nvme staging buffers (DeepSpeed's defaults): zero_optimization.sub_group_size,
 // offload_optimizer.buffer_count, offload_param.buffer_count, buffer_size and max_in_cpu.
 struct OffloadBuffers {
-  double sub_group_size = 1e9;  // elements
-  int64_t optimizer_buffer_count = 4;
-  int64_t param_buffer_count = 5;
-  double param_buffer_size = 1e8;  // elements
-  double param_max_in_cpu = 1e9;   // elements of the parameter cache beside the staging buffers
+  double sub_group_size = default_elements(config::zero_keys::kSubGroupSize);
+  int64_t optimizer_buffer_count = config::zero_keys::kOptimizerBufferCount.default_value;
+  int64_t param_buffer_count = config::zero_keys::kParamBufferCount.default_value;
+  double param_buffer_size = default_elements(config::zero_keys::kParamBufferSize);
+  // Elements of the parameter cache beside the staging buffers.
+  double param_max_in_cpu = default_elements(config::zero_keys::kParamMaxInCpu);
 };
 
 struct RunSetup {

@@ -10,16 +10,18 @@
 #include <string>
 
 #include "zerotrain/config/overrides.h"
+#include "zerotrain/config/zero_keys.h"
 #include "zerotrain/zero/zero_config.h"
 
 namespace zt::train {
 
 struct OffloadFlags {
-  std::string optimizer = "none";          // --offload-optimizer: none, cpu or nvme
-  std::string params = "none";             // --offload-param: none, cpu or nvme
-  std::string nvme_path;                   // --nvme-path: the directory swap files are made under
-  bool pin_memory = false;                 // --pin-memory: page-locked host buffers
-  int64_t sub_group_size = 1'000'000'000;  // --sub-group-size: elements per host optimizer unit
+  std::string optimizer = "none";  // --offload-optimizer: none, cpu or nvme
+  std::string params = "none";     // --offload-param: none, cpu or nvme
+  std::string nvme_path;           // --nvme-path: the directory swap files are made under
+  bool pin_memory = false;         // --pin-memory: page-locked host buffers
+  // --sub-group-size: elements per host optimizer unit
+  int64_t sub_group_size = config::zero_keys::kSubGroupSize.default_value;
 };
 
 // Sets z.offload's devices, nvme_path and pin_memory (both sections) and sub_group_size. Throws

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "zerotrain/comm/communicator.h"
+#include "zerotrain/config/zero_keys.h"
 #include "zerotrain/core/stream.h"
 #include "zerotrain/nn/block.h"
 #include "zerotrain/zero/grad_buckets.h"
@@ -33,8 +34,8 @@
 namespace zt::zero {
 
 struct DataParallelOptions {
-  // Elements per gradient bucket: zero_optimization.reduce_bucket_size (DeepSpeed's default 5e8).
-  int64_t bucket_elements = 500'000'000;
+  // Elements per gradient bucket: zero_optimization.reduce_bucket_size (DeepSpeed's default).
+  int64_t bucket_elements = config::zero_keys::kReduceBucketSize.default_value;
   // zero_optimization.overlap_comm: reduce on a separate stream while backward goes on (GPU only;
   // without it each bucket is reduced on the compute stream).
   bool overlap_comm = true;

@@ -30,7 +30,8 @@ void validate_offload_policy(const OffloadPolicy& p, int stage) {
   const OptimizerOffload& o = p.optimizer;
   if (o.device != OffloadDevice::none && stage < 1)
     fail("offload_optimizer.device (--offload-optimizer)",
-         str(config::offload_device_name(o.device), " needs ZeRO stage 1, 2 or 3, got stage ", stage));
+         str(config::offload_device_name(o.device), " needs ZeRO stage 1, 2 or 3, got stage ",
+             stage));
   if (!(o.ratio > 0.0 && o.ratio <= 1.0))
     fail("offload_optimizer.ratio", str("must be in (0, 1], got ", o.ratio));
   if (o.ratio < 1.0 && (stage != 3 || o.device == OffloadDevice::none))
@@ -44,9 +45,9 @@ void validate_offload_policy(const OffloadPolicy& p, int stage) {
   check_target("offload_param", q);
   if (q.device == OffloadDevice::nvme) {
     at_least("offload_param.buffer_size", q.buffer_size, 1);
-    at_least("offload_param.max_in_cpu", q.max_in_cpu, 0);
+    config::check_zero_size(config::zero_keys::kParamMaxInCpu, q.max_in_cpu);
   }
-  at_least("sub_group_size", p.sub_group_size, 0);  // 0: one group per sub-group
+  config::check_zero_size(config::zero_keys::kSubGroupSize, p.sub_group_size, config::NameFlag::no);
   if (o.device == OffloadDevice::nvme || q.device == OffloadDevice::nvme) {
     at_least("aio.block_size", p.aio.block_size, 1);
     at_least("aio.queue_depth", p.aio.queue_depth, 1);

@@ -10,6 +10,7 @@
 
 #include "zerotrain/config/aio_config.h"
 #include "zerotrain/config/offload_device.h"
+#include "zerotrain/config/zero_keys.h"
 
 namespace zt::zero {
 
@@ -23,7 +24,7 @@ struct OffloadTarget {
   std::string nvme_path;    // nvme: the directory the run's swap directory is made in
   // nvme: staging buffers in host memory, so reads of the next sub-group overlap this one's use
   // (offload_optimizer 4, offload_param 5).
-  int64_t buffer_count = 4;
+  int64_t buffer_count = config::zero_keys::kOptimizerBufferCount.default_value;
 };
 
 // zero_optimization.offload_optimizer: masters, moments (and amsgrad's state) at stages 1-3.
@@ -35,9 +36,11 @@ struct OptimizerOffload : OffloadTarget {
 
 // zero_optimization.offload_param: stage 3's value shards.
 struct ParamOffload : OffloadTarget {
-  ParamOffload() { buffer_count = 5; }
-  int64_t buffer_size = 100'000'000;  // nvme: elements per staging buffer
-  int64_t max_in_cpu = 1'000'000'000;  // nvme: elements kept in host memory besides the buffers
+  ParamOffload() { buffer_count = config::zero_keys::kParamBufferCount.default_value; }
+  // nvme: elements per staging buffer
+  int64_t buffer_size = config::zero_keys::kParamBufferSize.default_value;
+  // nvme: elements kept in host memory besides the buffers
+  int64_t max_in_cpu = config::zero_keys::kParamMaxInCpu.default_value;
 };
 
 struct OffloadPolicy {
@@ -46,7 +49,7 @@ struct OffloadPolicy {
   // Elements the host optimizer steps as one unit (zero_optimization.sub_group_size): whole
   // groups are packed into sub-groups of about this size, and one sub-group's transfers (and
   // swap reads) overlap the previous one's update.
-  int64_t sub_group_size = 1'000'000'000;
+  int64_t sub_group_size = config::zero_keys::kSubGroupSize.default_value;
   config::AioConfig aio;  // nvme: how swap files are read and written
 };
 

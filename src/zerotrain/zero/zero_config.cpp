@@ -2,32 +2,22 @@
 #include "zerotrain/zero/zero_config.h"
 
 #include "zerotrain/config/shard_group.h"
+#include "zerotrain/config/zero_keys.h"
 
 #include "zerotrain/core/error.h"
 
 namespace zt::zero {
-
-namespace {
-
-void at_least_zero(const char* key, const char* flag, int64_t value) {
-  if (value < 0)
-    throw ValueError("config",
-                     str("zero_optimization.", key, " (", flag, "): must be >= 0, got ", value));
-}
-
-}  // namespace
 
 void validate_zero_config(const ZeroConfig& z) {
   if (z.stage < 0 || z.stage > 3)
     throw ValueError("config", str("zero_optimization.stage (--zero-stage): must be 0, 1, 2 or 3, "
                                    "got ",
                                    z.stage));
-  at_least_zero("reduce_bucket_size", "--reduce-bucket-size", z.reduce_bucket_elements);
-  at_least_zero("stage3_param_persistence_threshold", "--stage3-persistence-threshold",
-                z.persistence_threshold);
-  at_least_zero("stage3_prefetch_bucket_size", "--stage3-prefetch-bucket-size",
-                z.prefetch_elements);
-  at_least_zero("stage3_max_live_parameters", "--stage3-max-live-parameters", z.max_live_elements);
+  using namespace config::zero_keys;
+  config::check_zero_size(kReduceBucketSize, z.reduce_bucket_elements);
+  config::check_zero_size(kParamPersistenceThreshold, z.persistence_threshold);
+  config::check_zero_size(kPrefetchBucketSize, z.prefetch_elements);
+  config::check_zero_size(kMaxLiveParameters, z.max_live_elements);
   validate_offload_policy(z.offload, z.stage);
 }
 

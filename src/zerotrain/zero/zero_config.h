@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "zerotrain/config/zero_keys.h"
 #include "zerotrain/zero/offload_policy.h"
 
 namespace zt::zero {
@@ -16,14 +17,14 @@ struct ZeroConfig {
   int stage = 0;
   // Gradient elements per reduction bucket (zero_optimization.reduce_bucket_size); a bucket is cut
   // once it holds at least this many (grad_buckets.h), so 0 reduces every block on its own.
-  int64_t reduce_bucket_elements = 500'000'000;
+  int64_t reduce_bucket_elements = config::zero_keys::kReduceBucketSize.default_value;
   bool overlap_comm = true;  // zero_optimization.overlap_comm
   // Stage 3: blocks with fewer parameter elements stay gathered between uses
   // (zero_optimization.stage3_param_persistence_threshold).
-  int64_t persistence_threshold = 100'000;
+  int64_t persistence_threshold = config::zero_keys::kParamPersistenceThreshold.default_value;
   // Stage 3 prefetch bounds in elements (stage3_prefetch_bucket_size, stage3_max_live_parameters).
-  int64_t prefetch_elements = 50'000'000;
-  int64_t max_live_elements = 1'000'000'000;
+  int64_t prefetch_elements = config::zero_keys::kPrefetchBucketSize.default_value;
+  int64_t max_live_elements = config::zero_keys::kMaxLiveParameters.default_value;
   // Stage 3: DeepSpeed's zero.Init (shard_init.h): the full model is never built; each rank
   // generates (seeded init) or reads (the model directory's safetensors, its slices only) just
   // its value shards. A resume loads the checkpoint's full values as before. Same bits either way.
