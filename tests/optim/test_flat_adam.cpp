@@ -21,7 +21,7 @@
 #include "train/param_fixture.h"
 #include "zerotrain/kernels/cast.h"
 #include "zerotrain/optim/state_slots.h"
-#include "zerotrain/zero/group_adam.h"
+#include "zerotrain/zero/optimizer_options.h"
 
 namespace zt {
 namespace {

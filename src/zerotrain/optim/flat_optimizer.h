@@ -1,7 +1,7 @@
 // The one optimizer of every ZeRO stage: Adam/AdamW (or torch.optim.Adam's L2 decay, amsgrad, no
 // bias correction), Lamb, Lion or SGD (OptimizerConfig::kind) over a list of flat runs, each a
 // contiguous value buffer holding pieces of named parameters. Stage 0 hands it each block's whole
-// flat group, stages 1-3 this rank's shard of every group (zero/group_adam.h); a test may hand it
+// flat group, stages 1-3 this rank's shard of every group (zero/optimizer_options.h); a test may hand it
 // one run per parameter. Each step gives the rule's step function (optimizers.h; adam_step_lowp
 // for bf16 values in Precision::low) one run per piece, with that piece's weight decay; Adam,
 // Lion and SGD are elementwise and every CPU path gives the scalar path's bits ([Note: flat
@@ -145,7 +145,7 @@ class FlatOptimizer {
   std::vector<SlotTensor> run_state(size_t i) const;
   // The full state when every param is one piece (a world of one): views sharing storage, no copy;
   // empty tensors while no step was taken. Throws ValueError for a param cut into several pieces
-  // or none (a sharded engine gathers instead: zero/group_adam.h).
+  // or none (a sharded engine gathers instead: zero/optimizer_options.h).
   OptimizerState full_state() const;
   // Bytes of state tensors this optimizer holds (0 while evicted).
   int64_t bytes() const;
