@@ -23,9 +23,10 @@
 // copies, runs the CPU optimizer on it and starts copying its updated values back on the
 // host-to-device stream, so the next sub-group's update overlaps this one's copy. The compute
 // stream waits for the copies before the next use of the values, so no step reads stale weights.
-// The CPU and CUDA Adam, Lion and SGD give the same bits ([Note: flat shards] in optim/shard.h), so
-// a run gives bitwise the same losses, weights and state with and without offload. On a CPU run the
-// same path runs with host-to-host copies (the parity tests' "host-side placement").
+// The CPU and CUDA Adam, Lion and SGD give the same bits ([Note: flat segments] in
+// optim/segment.h), so a run gives bitwise the same losses, weights and state with and without
+// offload. On a CPU run the same path runs with host-to-host copies (the parity tests' "host-side
+// placement").
 #pragma once
 
 #include <functional>
