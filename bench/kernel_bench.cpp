@@ -220,8 +220,8 @@ struct Bench {
     Tensor m = random_on({n}, DType::f32, dev, 17, s), v = random_on({n}, DType::f32, dev, 18, s);
     kernels::scale(v, 0.0f, v, s);
     Tensor copy16 = Tensor::empty({n}, DType::bf16, dev, s);
-    // One flat-shard run, as the ZeRO engine steps it (optim::adam_step, AdamW).
-    optim::AdamShard run;
+    // One flat-segment run, as the ZeRO engine steps it (optim::adam_step, AdamW).
+    optim::AdamSegment run;
     run.master = static_cast<float*>(p.data());
     run.exp_avg = static_cast<float*>(m.data());
     run.exp_avg_sq = static_cast<float*>(v.data());

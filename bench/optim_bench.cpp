@@ -113,7 +113,7 @@ double cpu_adamw_ms(int64_t n, optim::CpuIsa isa, int reps) {
     pg[i] = bf16(pseudo_random(i, 2) * 1e-2f);
     pc[i] = bf16(0.0f);
   });
-  optim::AdamShard s{pm, pe, pv, pg, DType::bf16, pc, DType::bf16, n, 0.01f};
+  optim::AdamSegment s{pm, pe, pv, pg, DType::bf16, pc, DType::bf16, n, 0.01f};
   int64_t step = 0;
   return time_ms(
       [&] {
@@ -139,15 +139,15 @@ GpuResult gpu_adamw(int64_t n, int reps) {
          copy = Tensor::zeros({n}, DType::bf16, dev, s);
   grad.fill(1e-3, s);
   master.fill(0.5, s);
-  optim::AdamShard shard{static_cast<float*>(master.data()),
-                         static_cast<float*>(m.data()),
-                         static_cast<float*>(v.data()),
-                         grad.data(),
-                         DType::bf16,
-                         copy.data(),
-                         DType::bf16,
-                         n,
-                         0.01f};
+  optim::AdamSegment shard{static_cast<float*>(master.data()),
+                           static_cast<float*>(m.data()),
+                           static_cast<float*>(v.data()),
+                           grad.data(),
+                           DType::bf16,
+                           copy.data(),
+                           DType::bf16,
+                           n,
+                           0.01f};
   int64_t step = 0;
   GpuResult r;
   r.adamw_ms = time_ms(

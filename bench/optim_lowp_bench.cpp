@@ -38,15 +38,15 @@ std::vector<Result> run_on(Device device, int64_t n, int reps) {
   {
     const Tensor master = make(DType::f32, 0.5), m = make(DType::f32, 0), v = make(DType::f32, 0),
                  copy = make(DType::bf16, 0);
-    optim::AdamShard shard{static_cast<float*>(master.data()),
-                           static_cast<float*>(m.data()),
-                           static_cast<float*>(v.data()),
-                           grad.data(),
-                           DType::bf16,
-                           copy.data(),
-                           DType::bf16,
-                           n,
-                           0.01f};
+    optim::AdamSegment shard{static_cast<float*>(master.data()),
+                             static_cast<float*>(m.data()),
+                             static_cast<float*>(v.data()),
+                             grad.data(),
+                             DType::bf16,
+                             copy.data(),
+                             DType::bf16,
+                             n,
+                             0.01f};
     int64_t step = 0;
     const double ms = time_ms(
         [&] {
@@ -57,13 +57,13 @@ std::vector<Result> run_on(Device device, int64_t n, int reps) {
   }
   {
     const Tensor p = make(DType::bf16, 0.5), m = make(DType::bf16, 0), v = make(DType::bf16, 0);
-    optim::AdamShardLowp shard{static_cast<bf16*>(p.data()),
-                               static_cast<bf16*>(m.data()),
-                               static_cast<bf16*>(v.data()),
-                               grad.data(),
-                               DType::bf16,
-                               n,
-                               0.01f};
+    optim::AdamSegmentLowp shard{static_cast<bf16*>(p.data()),
+                                 static_cast<bf16*>(m.data()),
+                                 static_cast<bf16*>(v.data()),
+                                 grad.data(),
+                                 DType::bf16,
+                                 n,
+                                 0.01f};
     int64_t step = 0;
     const double ms = time_ms(
         [&] {

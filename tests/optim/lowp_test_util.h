@@ -39,7 +39,7 @@ struct LowpBuffers {
     if (grad_dtype == DType::bf16) return grad_bf16.data();
     return grad_f16.data();
   }
-  optim::AdamShardLowp shard(float wd) {
+  optim::AdamSegmentLowp shard(float wd) {
     return {p.data(), m.data(), v.data(), grad(), grad_dtype, n(), wd};
   }
 };

@@ -79,8 +79,8 @@ struct RunBuffers {
     return grad_f32.data();
   }
 
-  optim::AdamShard adam(float wd, bool amsgrad = false) {
-    optim::AdamShard s;
+  optim::AdamSegment adam(float wd, bool amsgrad = false) {
+    optim::AdamSegment s;
     s.max_exp_avg_sq = amsgrad ? s2.data() : nullptr;
     s.master = master.data();
     s.exp_avg = s0.data();
@@ -93,12 +93,12 @@ struct RunBuffers {
     s.weight_decay = wd;
     return s;
   }
-  optim::LionShard lion(float wd) {
-    const optim::AdamShard a = adam(wd);
+  optim::LionSegment lion(float wd) {
+    const optim::AdamSegment a = adam(wd);
     return {a.master, a.exp_avg, a.grad, a.grad_dtype, a.param_copy, a.param_dtype, a.n, wd};
   }
-  optim::SgdShard sgd(float wd, bool momentum) {
-    const optim::AdamShard a = adam(wd);
+  optim::SgdSegment sgd(float wd, bool momentum) {
+    const optim::AdamSegment a = adam(wd);
     return {a.master,     momentum ? a.exp_avg : nullptr,
             a.grad,       a.grad_dtype,
             a.param_copy, a.param_dtype,

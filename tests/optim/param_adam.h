@@ -11,7 +11,7 @@
 
 #include "zerotrain/nn/parameter.h"
 #include "zerotrain/optim/flat_optimizer.h"
-#include "zerotrain/zero/group_adam.h"
+#include "zerotrain/zero/optimizer_options.h"
 
 namespace zt::test {
 

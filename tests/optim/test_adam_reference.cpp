@@ -41,7 +41,7 @@ void adamw_on(RunBuffers& r, const test::AdamWRefParams& hp, optim::CpuIsa isa) 
   ap.beta2 = hp.beta2;
   ap.eps = hp.eps;
   ap.bias_correction = hp.bias_correction;
-  const optim::AdamShard s = r.adam(hp.weight_decay);
+  const optim::AdamSegment s = r.adam(hp.weight_decay);
   optim::adam_step({&s, 1}, ap, optim::StepArgs{hp.step, hp.grad_scale, isa});
 }
 

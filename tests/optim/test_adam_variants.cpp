@@ -79,11 +79,11 @@ std::vector<Tensor> run_and_check(DType value_dtype, const test::ParamAdamOption
   uint64_t seed = 300;
   for (int step = 1; step <= kSteps; ++step) {
     hp.lr = kLrs[step - 1];
-    std::vector<optim::AdamShard> runs;
+    std::vector<optim::AdamSegment> runs;
     for (size_t i = 0; i < params.size(); ++i) {
       Parameter& p = *params[i];
       p.grad = test::random_tensor(p.shape, DType::f32, ++seed, -2.f, 2.f);
-      optim::AdamShard r;
+      optim::AdamSegment r;
       r.master = static_cast<float*>(flat[i].master.data());
       r.exp_avg = static_cast<float*>(flat[i].exp_avg.data());
       r.exp_avg_sq = static_cast<float*>(flat[i].exp_avg_sq.data());

@@ -88,7 +88,7 @@ void compare_paths(const StepFn& fn, bool lamb) {
 TEST(OptimCpuIsa, AdamWMatchesScalarBitwise) {
   compare_paths(
       [](std::vector<RunBuffers>& runs, const optim::StepArgs& a) {
-        std::vector<optim::AdamShard> s;
+        std::vector<optim::AdamSegment> s;
         for (size_t t = 0; t < runs.size(); ++t)
           s.push_back(runs[t].adam(t == 1 ? 0.0f : 0.0625f));
         optim::adam_step(s, optim::AdamParams{}, a);
@@ -99,7 +99,7 @@ TEST(OptimCpuIsa, AdamWMatchesScalarBitwise) {
 TEST(OptimCpuIsa, AdamL2MatchesScalarBitwise) {
   compare_paths(
       [](std::vector<RunBuffers>& runs, const optim::StepArgs& a) {
-        std::vector<optim::AdamShard> s;
+        std::vector<optim::AdamSegment> s;
         for (auto& r : runs)
           s.push_back(r.adam(0.125f));
         optim::AdamParams hp;
@@ -113,7 +113,7 @@ TEST(OptimCpuIsa, AdamL2MatchesScalarBitwise) {
 TEST(OptimCpuIsa, AdamAmsgradMatchesScalarBitwise) {
   compare_paths(
       [](std::vector<RunBuffers>& runs, const optim::StepArgs& a) {
-        std::vector<optim::AdamShard> s;
+        std::vector<optim::AdamSegment> s;
         for (size_t t = 0; t < runs.size(); ++t)
           s.push_back(runs[t].adam(t == 1 ? 0.0f : 0.0625f, true));
         optim::AdamParams hp;
@@ -127,7 +127,7 @@ TEST(OptimCpuIsa, AdamAmsgradMatchesScalarBitwise) {
 TEST(OptimCpuIsa, LionMatchesScalarBitwise) {
   compare_paths(
       [](std::vector<RunBuffers>& runs, const optim::StepArgs& a) {
-        std::vector<optim::LionShard> s;
+        std::vector<optim::LionSegment> s;
         for (auto& r : runs)
           s.push_back(r.lion(0.1f));
         optim::lion_step(s, optim::LionParams{}, a);
@@ -145,7 +145,7 @@ TEST(OptimCpuIsa, SgdMatchesScalarBitwise) {
     hp.nesterov = variant == 2;
     compare_paths(
         [&](std::vector<RunBuffers>& runs, const optim::StepArgs& a) {
-          std::vector<optim::SgdShard> s;
+          std::vector<optim::SgdSegment> s;
           for (auto& r : runs)
             s.push_back(r.sgd(0.01f, hp.momentum != 0.0f));
           optim::sgd_step(s, hp, a);
@@ -157,7 +157,7 @@ TEST(OptimCpuIsa, SgdMatchesScalarBitwise) {
 TEST(OptimCpuIsa, LambMatchesScalar) {
   compare_paths(
       [](std::vector<RunBuffers>& runs, const optim::StepArgs& a) {
-        std::vector<optim::LambShard> s;
+        std::vector<optim::LambSegment> s;
         for (auto& r : runs)
           s.push_back(r.adam(0.01f));
         optim::lamb_step(s, optim::LambParams{}, a);
@@ -194,7 +194,7 @@ TEST(OptimCpuIsa, CopiesRoundLikeCoreHalf) {
       r.set_grad(std::vector<float>(values.size(), 0.5f));
       optim::SgdParams hp;
       hp.lr = 0.0f;
-      std::vector<optim::SgdShard> s = {r.sgd(0.0f, false)};
+      std::vector<optim::SgdSegment> s = {r.sgd(0.0f, false)};
       optim::sgd_step(s, hp, optim::StepArgs{1, 1.0f, isa});
       for (size_t i = 0; i < values.size(); ++i) {
         const uint16_t want = cd == DType::bf16 ? bf16(values[i]).bits : f16(values[i]).bits;
@@ -212,7 +212,7 @@ TEST(OptimCpuIsa, ThreadedStepMatchesScalarBitwise) {
     for (uint64_t t = 0; t < 3; ++t)
       runs.emplace_back(test::stream_values(31, 0, t, 40000), DType::bf16, true, DType::bf16);
     for (int step = 1; step <= 2; ++step) {
-      std::vector<optim::AdamShard> s;
+      std::vector<optim::AdamSegment> s;
       for (uint64_t t = 0; t < 3; ++t) {
         runs[t].set_grad(test::stream_values(31, static_cast<uint64_t>(step), t, 40000));
         s.push_back(runs[t].adam(0.01f));

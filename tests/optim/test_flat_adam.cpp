@@ -21,7 +21,7 @@
 #include "train/param_fixture.h"
 #include "zerotrain/kernels/cast.h"
 #include "zerotrain/optim/state_slots.h"
-#include "zerotrain/zero/group_adam.h"
+#include "zerotrain/zero/optimizer_options.h"
 
 namespace zt {
 namespace {
@@ -358,7 +358,7 @@ TEST(FlatOptimizer, StateSlotTableNamesEverySlot) {
             (V{".exp_avg:f32", ".exp_avg_sq:f32", ".max_exp_avg_sq:f32"}));
 }
 
-// [Note: flat shards]: the same parameters laid back to back in one buffer and cut into two runs
+// [Note: flat segments]: the same parameters laid back to back in one buffer and cut into two runs
 // in the middle of a parameter (as a ZeRO shard boundary cuts them) step to the same bits as one
 // run per parameter; a parameter in two pieces has no full_state() (the engine gathers it).
 TEST(FlatOptimizer, RunsCutInsideAParameterStepTheSameBits) {

@@ -1,7 +1,7 @@
 // The flat optimizer's other update rules (optim/flat_optimizer.h: Lamb, Lion, SGD) against their
 // step functions (optim/optimizers.h, themselves checked against torch and DeepSpeed's formulas by
 // test_optimizers_torch.cpp): one run per parameter steps the same bits as lion_step / sgd_step /
-// lamb_step over one shard per parameter, f32 values in place and bf16 values through f32 masters;
+// lamb_step over one seg per parameter, f32 values in place and bf16 values through f32 masters;
 // Lamb's norms across runs and across two "ranks" (threads exchanging their norm slots, as
 // zero/shard_optimizer.cpp does over the communicator) give the bits of one run
 // ([Note: Lamb across shards]); each rule's state slots round-trip through full_state /
@@ -21,7 +21,7 @@
 #include "support/test_util.h"
 #include "train/param_fixture.h"
 #include "zerotrain/optim/state_slots.h"
-#include "zerotrain/zero/group_adam.h"
+#include "zerotrain/zero/optimizer_options.h"
 
 namespace zt {
 namespace {
@@ -85,7 +85,7 @@ std::vector<std::pair<std::string, OptimizerConfig>> every_rule() {
           {"lamb", lamb()}};
 }
 
-// The reference: the rule's step function over one shard per parameter, on its own buffers.
+// The reference: the rule's step function over one seg per parameter, on its own buffers.
 struct Reference {
   Tensor master;  // [n] f32
   Tensor s0, s1;  // [n] f32 state (exp_avg / momentum_buffer, exp_avg_sq)
@@ -96,25 +96,25 @@ void reference_step(const OptimizerConfig& c, std::vector<Reference>& refs,
                     const std::vector<Tensor>& grads, const std::vector<float>& wds, float lr,
                     float scale, int64_t step) {
   const optim::StepArgs args{step, scale};
-  const auto fill = [&](auto& shard, size_t i) {
+  const auto fill = [&](auto& seg, size_t i) {
     Reference& r = refs[i];
-    shard.master = static_cast<float*>(r.master.data());
-    shard.grad = grads[i].data();
-    shard.grad_dtype = grads[i].dtype();
-    shard.param_copy = r.value.dtype() == DType::f32 ? nullptr : r.value.data();
-    shard.param_dtype = r.value.dtype();
-    shard.n = r.master.numel();
-    shard.weight_decay = wds[i];
+    seg.master = static_cast<float*>(r.master.data());
+    seg.grad = grads[i].data();
+    seg.grad_dtype = grads[i].dtype();
+    seg.param_copy = r.value.dtype() == DType::f32 ? nullptr : r.value.data();
+    seg.param_dtype = r.value.dtype();
+    seg.n = r.master.numel();
+    seg.weight_decay = wds[i];
   };
   if (c.kind == OptimizerKind::lion) {
-    std::vector<optim::LionShard> shards(refs.size());
+    std::vector<optim::LionSegment> shards(refs.size());
     for (size_t i = 0; i < refs.size(); ++i) {
       fill(shards[i], i);
       shards[i].exp_avg = static_cast<float*>(refs[i].s0.data());
     }
     optim::lion_step(shards, optim::lion_params(c, lr), args);
   } else if (c.kind == OptimizerKind::sgd) {
-    std::vector<optim::SgdShard> shards(refs.size());
+    std::vector<optim::SgdSegment> shards(refs.size());
     for (size_t i = 0; i < refs.size(); ++i) {
       fill(shards[i], i);
       shards[i].momentum_buffer =
@@ -122,7 +122,7 @@ void reference_step(const OptimizerConfig& c, std::vector<Reference>& refs,
     }
     optim::sgd_step(shards, optim::sgd_params(c, lr), args);
   } else {
-    std::vector<optim::LambShard> shards(refs.size());
+    std::vector<optim::LambSegment> shards(refs.size());
     for (size_t i = 0; i < refs.size(); ++i) {
       fill(shards[i], i);
       shards[i].exp_avg = static_cast<float*>(refs[i].s0.data());

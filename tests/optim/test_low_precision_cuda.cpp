@@ -45,7 +45,7 @@ void compare(DType gd, bool decoupled) {
   hp.decoupled = decoupled;
   for (int step = 1; step <= 3; ++step) {
     std::vector<Tensor> grads;
-    std::vector<optim::AdamShardLowp> cpu, gpu;
+    std::vector<optim::AdamSegmentLowp> cpu, gpu;
     for (int r = 0; r < kRuns; ++r) {
       const auto g = test::stream_values(32, static_cast<uint64_t>(step), static_cast<uint64_t>(r),
                                          run_size(r));

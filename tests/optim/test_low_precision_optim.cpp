@@ -59,8 +59,8 @@ TEST(LowPrecisionOptim, OneStepIsTheF32StepRoundedOnce) {
         set_grads(runs, step);
         // The f32 reference from the current bf16 state, widened exactly.
         std::vector<RunBuffers> ref;
-        std::vector<optim::AdamShard> ref_shards;
-        std::vector<optim::AdamShardLowp> shards;
+        std::vector<optim::AdamSegment> ref_shards;
+        std::vector<optim::AdamSegmentLowp> shards;
         for (size_t r = 0; r < runs.size(); ++r) {
           ref.emplace_back(widen(runs[r].p), gd, false, DType::bf16);
           ref.back().s0 = widen(runs[r].m);
@@ -93,7 +93,7 @@ TEST(LowPrecisionOptim, SimdPathsEqualTheScalarPathBitwise) {
       for (int step = 1; step <= 3; ++step) {
         set_grads(scalar, step);
         set_grads(simd, step);
-        std::vector<optim::AdamShardLowp> a, b;
+        std::vector<optim::AdamSegmentLowp> a, b;
         for (size_t r = 0; r < scalar.size(); ++r) {
           a.push_back(scalar[r].shard(0.1f));
           b.push_back(simd[r].shard(0.1f));
@@ -121,7 +121,7 @@ int64_t moved_at(float lr) {
   hp.lr = lr;
   for (int step = 1; step <= 3; ++step) {
     set_grads(runs, step);
-    std::vector<optim::AdamShardLowp> shards;
+    std::vector<optim::AdamSegmentLowp> shards;
     for (LowpBuffers& r : runs)
       shards.push_back(r.shard(0.0f));
     optim::adam_step_lowp(shards, hp, {step, 1.0f, optim::CpuIsa::best});
@@ -150,11 +150,11 @@ TEST(LowPrecisionOptim, RejectsBadRunsAndArguments) {
   run.set_grad(test::stream_values(23, 1, 0, 8));
   const optim::AdamParams hp;
   const optim::StepArgs args;
-  auto step_with = [&](optim::AdamShardLowp s) {
-    const std::vector<optim::AdamShardLowp> runs = {run.shard(0.0f), s};
+  auto step_with = [&](optim::AdamSegmentLowp s) {
+    const std::vector<optim::AdamSegmentLowp> runs = {run.shard(0.0f), s};
     optim::adam_step_lowp(runs, hp, args);
   };
-  optim::AdamShardLowp s = run.shard(0.0f);
+  optim::AdamSegmentLowp s = run.shard(0.0f);
   s.param = nullptr;
   EXPECT_THROW(step_with(s), ValueError);
   s = run.shard(0.0f);
@@ -170,7 +170,7 @@ TEST(LowPrecisionOptim, RejectsBadRunsAndArguments) {
   EXPECT_THROW(step_with(s), ValueError);
   optim::AdamParams bad = hp;
   bad.lr = -1.0f;
-  const std::vector<optim::AdamShardLowp> one = {run.shard(0.0f)};
+  const std::vector<optim::AdamSegmentLowp> one = {run.shard(0.0f)};
   EXPECT_THROW(optim::adam_step_lowp(one, bad, args), ValueError);
   EXPECT_THROW(optim::adam_step_lowp(one, hp, {0, 1.0f}), ValueError);
   try {

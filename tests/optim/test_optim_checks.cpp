@@ -34,7 +34,7 @@ void expect_error_with(Fn&& fn, const char* needle) {
 TEST(OptimChecks, RejectsBadHyperParameters) {
   RunBuffers r = one_run();
   const std::vector<float> before = r.master;
-  std::vector<optim::AdamShard> s = {r.adam(0.0f)};
+  std::vector<optim::AdamSegment> s = {r.adam(0.0f)};
   optim::AdamParams hp;
   hp.lr = -1.0f;
   expect_error_with([&] { optim::adam_step(s, hp, {}); }, "lr = -1");
@@ -49,18 +49,18 @@ TEST(OptimChecks, RejectsBadHyperParameters) {
       "grad_scale");
   optim::SgdParams sp;
   sp.nesterov = true;
-  std::vector<optim::SgdShard> ss = {r.sgd(0.0f, false)};
+  std::vector<optim::SgdSegment> ss = {r.sgd(0.0f, false)};
   expect_error_with([&] { optim::sgd_step(ss, sp, {}); }, "nesterov");
   optim::LambParams lp;
   lp.max_coeff = 0.001f;
-  std::vector<optim::LambShard> ls = {r.adam(0.0f)};
+  std::vector<optim::LambSegment> ls = {r.adam(0.0f)};
   expect_error_with([&] { optim::lamb_step(ls, lp, {}); }, "max_coeff");
   EXPECT_EQ(r.master, before);
 }
 
 TEST(OptimChecks, RejectsBadRuns) {
   RunBuffers r = one_run();
-  optim::AdamShard a = r.adam(0.0f);
+  optim::AdamSegment a = r.adam(0.0f);
   a.master = nullptr;
   expect_error_with([&] { optim::adam_step({&a, 1}, {}, {}); }, "run #0: master is null");
   a = r.adam(0.0f);
@@ -89,13 +89,13 @@ TEST(OptimChecks, RejectsBadRuns) {
         optim::adam_step({&a, 1}, {}, {});
       },
       "max_exp_avg_sq given but amsgrad = false");
-  optim::SgdShard s = r.sgd(0.0f, true);
+  optim::SgdSegment s = r.sgd(0.0f, true);
   expect_error_with(
       [&] {
         optim::sgd_step({&s, 1}, optim::SgdParams{}, {});
       },
       "momentum_buffer given");
-  std::vector<optim::LambShard> ls = {r.adam(0.0f)};
+  std::vector<optim::LambSegment> ls = {r.adam(0.0f)};
   std::vector<optim::LambNorms> none;
   expect_error_with([&] { optim::lamb_apply(ls, {}, {}, none); }, "0 norms for 1 runs");
   double norms[2] = {};
@@ -108,7 +108,7 @@ TEST(OptimChecks, RejectsBadRuns) {
 }
 
 TEST(OptimChecks, EmptyRunsAreNoOps) {
-  optim::AdamShard empty;  // n = 0, null pointers: nothing to do
+  optim::AdamSegment empty;  // n = 0, null pointers: nothing to do
   EXPECT_NO_THROW(optim::adam_step({&empty, 1}, {}, {}));
   EXPECT_NO_THROW(optim::adam_step({}, {}, {}));
 }
@@ -116,7 +116,7 @@ TEST(OptimChecks, EmptyRunsAreNoOps) {
 TEST(OptimChecks, CudaRunsNeedTheCudaBackend) {
   if (cuda_available()) GTEST_SKIP() << "a CUDA device is present";
   RunBuffers r = one_run();
-  std::vector<optim::AdamShard> s = {r.adam(0.0f)};
+  std::vector<optim::AdamSegment> s = {r.adam(0.0f)};
 #if ZT_WITH_CUDA
   GTEST_SKIP() << "CUDA build without a device";
 #else

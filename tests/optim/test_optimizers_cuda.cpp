@@ -102,8 +102,8 @@ void for_all_dtypes(const Step& fn) {
 }
 
 // The Adam shard of host run `h` re-pointed at the device buffers of `d`.
-optim::AdamShard device_adam(RunBuffers& h, const DeviceRun& d, float wd, bool amsgrad = false) {
-  optim::AdamShard s = h.adam(wd);
+optim::AdamSegment device_adam(RunBuffers& h, const DeviceRun& d, float wd, bool amsgrad = false) {
+  optim::AdamSegment s = h.adam(wd);
   s.master = d.at<float>(d.master);
   s.exp_avg = d.at<float>(d.s0);
   s.exp_avg_sq = d.at<float>(d.s1);
@@ -117,7 +117,7 @@ optim::AdamShard device_adam(RunBuffers& h, const DeviceRun& d, float wd, bool a
 TEST(OptimCuda, AdamWMatchesCpu) {
   ZT_SKIP_WITHOUT_CUDA();
   for_all_dtypes([](std::vector<RunBuffers>& h, std::vector<DeviceRun>* d, int step) {
-    std::vector<optim::AdamShard> s;
+    std::vector<optim::AdamSegment> s;
     for (int r = 0; r < kRuns; ++r)
       s.push_back(d ? device_adam(h[r], (*d)[r], r % 2 ? 0.0f : 0.1f)
                     : h[r].adam(r % 2 ? 0.0f : 0.1f));
@@ -131,7 +131,7 @@ TEST(OptimCuda, AdamWMatchesCpu) {
 TEST(OptimCuda, AdamL2WithoutBiasCorrectionMatchesCpu) {
   ZT_SKIP_WITHOUT_CUDA();
   for_all_dtypes([](std::vector<RunBuffers>& h, std::vector<DeviceRun>* d, int step) {
-    std::vector<optim::AdamShard> s;
+    std::vector<optim::AdamSegment> s;
     for (int r = 0; r < kRuns; ++r)
       s.push_back(d ? device_adam(h[r], (*d)[r], r % 2 ? 0.0f : 0.1f)
                     : h[r].adam(r % 2 ? 0.0f : 0.1f));
@@ -148,7 +148,7 @@ TEST(OptimCuda, AdamL2WithoutBiasCorrectionMatchesCpu) {
 TEST(OptimCuda, AdamAmsgradMatchesCpu) {
   ZT_SKIP_WITHOUT_CUDA();
   for_all_dtypes([](std::vector<RunBuffers>& h, std::vector<DeviceRun>* d, int step) {
-    std::vector<optim::AdamShard> s;
+    std::vector<optim::AdamSegment> s;
     for (int r = 0; r < kRuns; ++r) {
       const float wd = r % 2 ? 0.0f : 0.1f;
       s.push_back(d ? device_adam(h[r], (*d)[r], wd, true) : h[r].adam(wd, true));
@@ -165,9 +165,9 @@ TEST(OptimCuda, AdamAmsgradMatchesCpu) {
 TEST(OptimCuda, LionMatchesCpu) {
   ZT_SKIP_WITHOUT_CUDA();
   for_all_dtypes([](std::vector<RunBuffers>& h, std::vector<DeviceRun>* d, int step) {
-    std::vector<optim::LionShard> s;
+    std::vector<optim::LionSegment> s;
     for (int r = 0; r < kRuns; ++r) {
-      const optim::AdamShard a = d ? device_adam(h[r], (*d)[r], 0.1f) : h[r].adam(0.1f);
+      const optim::AdamSegment a = d ? device_adam(h[r], (*d)[r], 0.1f) : h[r].adam(0.1f);
       s.push_back({a.master, a.exp_avg, a.grad, a.grad_dtype, a.param_copy, a.param_dtype, a.n,
                    a.weight_decay});
     }
@@ -180,9 +180,9 @@ TEST(OptimCuda, LionMatchesCpu) {
 TEST(OptimCuda, SgdNesterovMatchesCpu) {
   ZT_SKIP_WITHOUT_CUDA();
   for_all_dtypes([](std::vector<RunBuffers>& h, std::vector<DeviceRun>* d, int step) {
-    std::vector<optim::SgdShard> s;
+    std::vector<optim::SgdSegment> s;
     for (int r = 0; r < kRuns; ++r) {
-      const optim::AdamShard a = d ? device_adam(h[r], (*d)[r], 0.01f) : h[r].adam(0.01f);
+      const optim::AdamSegment a = d ? device_adam(h[r], (*d)[r], 0.01f) : h[r].adam(0.01f);
       s.push_back({a.master, a.exp_avg, a.grad, a.grad_dtype, a.param_copy, a.param_dtype, a.n,
                    a.weight_decay});
     }
@@ -195,14 +195,14 @@ TEST(OptimCuda, SgdNesterovMatchesCpu) {
   });
 }
 
-optim::LambShard lamb_shard(RunBuffers& h, const DeviceRun* d, int r) {
+optim::LambSegment lamb_shard(RunBuffers& h, const DeviceRun* d, int r) {
   const float wd = r % 2 ? 0.0f : 0.0625f;
   return d ? device_adam(h, *d, wd) : h.adam(wd);
 }
 
 void lamb_on(const optim::LambParams& hp, std::vector<RunBuffers>& h, std::vector<DeviceRun>* d,
              int step) {
-  std::vector<optim::LambShard> s;
+  std::vector<optim::LambSegment> s;
   for (int r = 0; r < kRuns; ++r)
     s.push_back(lamb_shard(h[r], d ? &(*d)[r] : nullptr, r));
   optim::StepArgs a{step, 0.5f, optim::CpuIsa::scalar};
@@ -326,7 +326,7 @@ TEST(OptimCuda, LambDeviceNormsTwoPassMatchesLambStep) {
   const Device gpu = Device::cuda(0);
   Tensor norms = Tensor::empty({2 * kRuns}, DType::i64, gpu);  // [kRuns, 2] f64 bits
   for (int step = 1; step <= 2; ++step) {
-    std::vector<optim::LambShard> h, a, b;
+    std::vector<optim::LambSegment> h, a, b;
     for (int r = 0; r < kRuns; ++r) {
       const auto g = test::stream_values(42, static_cast<uint64_t>(step), static_cast<uint64_t>(r),
                                          run_size(r));
@@ -374,8 +374,8 @@ TEST(OptimCuda, SgdMomentumAfterAnEmptyRunMatchesCpu) {
     const auto g = test::stream_values(32, static_cast<uint64_t>(step), 0, 1000);
     h.set_grad(g);
     d.grad = DeviceRun::upload(g, DType::f32, 0);
-    optim::SgdShard on_host[2] = {optim::SgdShard{}, h.sgd(0.0f, true)};
-    optim::SgdShard on_dev[2] = {optim::SgdShard{}, h.sgd(0.0f, true)};
+    optim::SgdSegment on_host[2] = {optim::SgdSegment{}, h.sgd(0.0f, true)};
+    optim::SgdSegment on_dev[2] = {optim::SgdSegment{}, h.sgd(0.0f, true)};
     on_dev[1].master = d.at<float>(d.master);
     on_dev[1].momentum_buffer = d.at<float>(d.s0);
     on_dev[1].grad = d.grad.data();

@@ -115,7 +115,7 @@ void replay(const nlohmann::json& c, const std::vector<int64_t>& sizes, int step
       hp.eps = hyper(c, "eps");
       hp.decoupled = kind == "adamw";
       hp.amsgrad = c.at("hyper").value("amsgrad", false);
-      std::vector<optim::AdamShard> shards;
+      std::vector<optim::AdamSegment> shards;
       for (size_t t = 0; t < runs.size(); ++t)
         shards.push_back(runs[t].adam(decay(t), hp.amsgrad));
       optim::adam_step(shards, hp, args);
@@ -125,7 +125,7 @@ void replay(const nlohmann::json& c, const std::vector<int64_t>& sizes, int step
       hp.momentum = hyper(c, "momentum");
       hp.dampening = hyper(c, "dampening");
       hp.nesterov = c.at("hyper").at("nesterov").get<bool>();
-      std::vector<optim::SgdShard> shards;
+      std::vector<optim::SgdSegment> shards;
       for (size_t t = 0; t < runs.size(); ++t)
         shards.push_back(runs[t].sgd(decay(t), hp.momentum != 0.0f));
       optim::sgd_step(shards, hp, args);
@@ -137,7 +137,7 @@ void replay(const nlohmann::json& c, const std::vector<int64_t>& sizes, int step
       hp.lr = hyper(c, "lr");
       hp.beta1 = hyper(c, "beta1");
       hp.beta2 = hyper(c, "beta2");
-      std::vector<optim::LionShard> shards;
+      std::vector<optim::LionSegment> shards;
       for (size_t t = 0; t < runs.size(); ++t)
         shards.push_back(runs[t].lion(decay(t)));
       optim::lion_step(shards, hp, args);
@@ -151,7 +151,7 @@ void replay(const nlohmann::json& c, const std::vector<int64_t>& sizes, int step
       hp.eps_inside_sqrt = c.at("hyper").at("eps_inside_sqrt").get<bool>();
       hp.max_coeff = hyper(c, "max_coeff");
       hp.min_coeff = hyper(c, "min_coeff");
-      std::vector<optim::LambShard> shards;
+      std::vector<optim::LambSegment> shards;
       for (size_t t = 0; t < runs.size(); ++t)
         shards.push_back(runs[t].adam(decay(t)));
       optim::lamb_step(shards, hp, args);

@@ -278,9 +278,9 @@ struct PieceBuffers {
   DType grad_dtype;
 };
 
-template <class Shard>
-Shard shard_of(const PieceBuffers& b, int64_t n, float weight_decay) {
-  Shard s;
+template <class Segment>
+Segment segment_of(const PieceBuffers& b, int64_t n, float weight_decay) {
+  Segment s;
   s.master = b.master;
   s.grad = b.grad;
   s.grad_dtype = b.grad_dtype;
@@ -300,10 +300,10 @@ void FlatOptimizer::update_elementwise(size_t first, size_t last, std::span<cons
   const StepArgs args{step_, open_->grad_scale};
   struct DeviceRuns {
     Device device;
-    std::vector<AdamShard> mixed;    // f32 masters (or f32 values): Adam
-    std::vector<AdamShardLowp> low;  // bf16 values stepped in place: Adam
-    std::vector<LionShard> lion;
-    std::vector<SgdShard> sgd;
+    std::vector<AdamSegment> mixed;    // f32 masters (or f32 values): Adam
+    std::vector<AdamSegmentLowp> low;  // bf16 values stepped in place: Adam
+    std::vector<LionSegment> lion;
+    std::vector<SgdSegment> sgd;
   };
   std::vector<DeviceRuns> by_device;
   for (size_t i = first; i < last; ++i) {
@@ -323,15 +323,15 @@ void FlatOptimizer::update_elementwise(size_t first, size_t last, std::span<cons
       const int64_t at = piece.at, n = piece.end - piece.begin;
       const float wd = weight_decay_of(piece);
       if (low) {
-        AdamShardLowp shard;
-        shard.param = at_element<bf16>(r.value, at);
-        shard.exp_avg = at_element<bf16>(s.exp_avg, at);
-        shard.exp_avg_sq = at_element<bf16>(s.exp_avg_sq, at);
-        shard.grad = at_element<const char>(g, at);
-        shard.grad_dtype = g.dtype();
-        shard.n = n;
-        shard.weight_decay = wd;
-        it->low.push_back(shard);
+        AdamSegmentLowp seg;
+        seg.param = at_element<bf16>(r.value, at);
+        seg.exp_avg = at_element<bf16>(s.exp_avg, at);
+        seg.exp_avg_sq = at_element<bf16>(s.exp_avg_sq, at);
+        seg.grad = at_element<const char>(g, at);
+        seg.grad_dtype = g.dtype();
+        seg.n = n;
+        seg.weight_decay = wd;
+        it->low.push_back(seg);
         continue;
       }
       const PieceBuffers b{at_element<float>(master, at),
@@ -339,25 +339,25 @@ void FlatOptimizer::update_elementwise(size_t first, size_t last, std::span<cons
                            r.value.dtype(), at_element<const char>(g, at), g.dtype()};
       switch (config_.kind) {
         case OptimizerKind::adam: {
-          AdamShard shard = shard_of<AdamShard>(b, n, wd);
-          shard.exp_avg = at_element<float>(s.exp_avg, at);
-          shard.exp_avg_sq = at_element<float>(s.exp_avg_sq, at);
-          shard.max_exp_avg_sq =
+          AdamSegment seg = segment_of<AdamSegment>(b, n, wd);
+          seg.exp_avg = at_element<float>(s.exp_avg, at);
+          seg.exp_avg_sq = at_element<float>(s.exp_avg_sq, at);
+          seg.max_exp_avg_sq =
               s.max_exp_avg_sq.defined() ? at_element<float>(s.max_exp_avg_sq, at) : nullptr;
-          it->mixed.push_back(shard);
+          it->mixed.push_back(seg);
           break;
         }
         case OptimizerKind::lion: {
-          LionShard shard = shard_of<LionShard>(b, n, wd);
-          shard.exp_avg = at_element<float>(s.exp_avg, at);
-          it->lion.push_back(shard);
+          LionSegment seg = segment_of<LionSegment>(b, n, wd);
+          seg.exp_avg = at_element<float>(s.exp_avg, at);
+          it->lion.push_back(seg);
           break;
         }
         case OptimizerKind::sgd: {
-          SgdShard shard = shard_of<SgdShard>(b, n, wd);
-          shard.momentum_buffer =
+          SgdSegment seg = segment_of<SgdSegment>(b, n, wd);
+          seg.momentum_buffer =
               s.momentum_buffer.defined() ? at_element<float>(s.momentum_buffer, at) : nullptr;
-          it->sgd.push_back(shard);
+          it->sgd.push_back(seg);
           break;
         }
         case OptimizerKind::lamb:
@@ -386,9 +386,9 @@ void FlatOptimizer::update_lamb(std::span<const Tensor> grads, Stream stream) {
     base[p + 1] = base[p] + norm_slots(p);
   struct DeviceSegments {
     Device device;
-    std::vector<LambShard> shards;
-    std::vector<int64_t> slot;   // per shard: its norm slot
-    std::vector<size_t> param;   // per shard: its parameter
+    std::vector<LambSegment> segments;
+    std::vector<int64_t> slot;   // per segment: its norm slot
+    std::vector<size_t> param;   // per segment: its parameter
   };
   std::vector<DeviceSegments> by_device;
   for (size_t i = 0; i < runs_.size(); ++i) {
@@ -416,10 +416,10 @@ void FlatOptimizer::update_lamb(std::span<const Tensor> grads, Stream stream) {
         const PieceBuffers b{at_element<float>(master, pos),
                              s.master.defined() ? at_element<char>(r.value, pos) : nullptr,
                              r.value.dtype(), at_element<const char>(g, pos), g.dtype()};
-        LambShard shard = shard_of<LambShard>(b, stop - pos, weight_decay_of(piece));
-        shard.exp_avg = at_element<float>(s.exp_avg, pos);
-        shard.exp_avg_sq = at_element<float>(s.exp_avg_sq, pos);
-        it->shards.push_back(shard);
+        LambSegment seg = segment_of<LambSegment>(b, stop - pos, weight_decay_of(piece));
+        seg.exp_avg = at_element<float>(s.exp_avg, pos);
+        seg.exp_avg_sq = at_element<float>(s.exp_avg_sq, pos);
+        it->segments.push_back(seg);
         it->slot.push_back(base[piece.param] + chunk - lag);
         it->param.push_back(piece.param);
         pos = stop;
@@ -433,17 +433,17 @@ void FlatOptimizer::update_lamb(std::span<const Tensor> grads, Stream stream) {
   std::vector<Tensor> device_norms(by_device.size());  // CUDA: [2 segments] f64 (as i64)
   for (size_t d = 0; d < by_device.size(); ++d) {
     const DeviceSegments& ds = by_device[d];
-    std::vector<LambNorms> norms(ds.shards.size());
+    std::vector<LambNorms> norms(ds.segments.size());
     if (ds.device.is_cuda()) {
-      device_norms[d] = Tensor::empty({static_cast<int64_t>(2 * ds.shards.size())}, DType::i64,
+      device_norms[d] = Tensor::empty({static_cast<int64_t>(2 * ds.segments.size())}, DType::i64,
                                       ds.device, stream);
-      lamb_moments(ds.shards, hp, args, static_cast<double*>(device_norms[d].data()), ds.device,
+      lamb_moments(ds.segments, hp, args, static_cast<double*>(device_norms[d].data()), ds.device,
                    stream);
       const Tensor host = device_norms[d].to(Device::cpu(), stream);
       synchronize(stream);
       std::memcpy(norms.data(), host.data(), norms.size() * sizeof(LambNorms));
     } else {
-      norms = lamb_moments(ds.shards, hp, args);
+      norms = lamb_moments(ds.segments, hp, args);
     }
     for (size_t k = 0; k < norms.size(); ++k) {
       slots[static_cast<size_t>(2 * ds.slot[k])] = norms[k].param_sq;
@@ -469,11 +469,11 @@ void FlatOptimizer::update_lamb(std::span<const Tensor> grads, Stream stream) {
       Tensor host = Tensor::empty({static_cast<int64_t>(2 * norms.size())}, DType::i64);
       std::memcpy(host.data(), norms.data(), norms.size() * sizeof(LambNorms));
       device_norms[d].copy_from(host, stream);
-      lamb_apply(ds.shards, hp, args, static_cast<const double*>(device_norms[d].data()),
+      lamb_apply(ds.segments, hp, args, static_cast<const double*>(device_norms[d].data()),
                  ds.device, stream);
       synchronize(stream);  // `host` is copied before it goes
     } else {
-      lamb_apply(ds.shards, hp, args, norms);
+      lamb_apply(ds.segments, hp, args, norms);
     }
   }
 }

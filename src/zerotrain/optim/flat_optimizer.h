@@ -1,12 +1,13 @@
 // The one optimizer of every ZeRO stage: Adam/AdamW (or torch.optim.Adam's L2 decay, amsgrad, no
 // bias correction), Lamb, Lion or SGD (OptimizerConfig::kind) over a list of flat runs, each a
 // contiguous value buffer holding pieces of named parameters. Stage 0 hands it each block's whole
-// flat group, stages 1-3 this rank's shard of every group (zero/group_adam.h); a test may hand it
-// one run per parameter. Each step gives the rule's step function (optimizers.h; adam_step_lowp
-// for bf16 values in Precision::low) one run per piece, with that piece's weight decay; Adam,
-// Lion and SGD are elementwise and every CPU path gives the scalar path's bits ([Note: flat
-// shards] in shard.h), so how the values are cut into runs never changes a bit. Lamb's trust
-// ratio is per parameter, over pieces that may lie on several ranks: [Note: Lamb across shards].
+// flat group, stages 1-3 this rank's shard of every group (zero/optimizer_options.h); a test may
+// hand it one run per parameter. Each step gives the rule's step function (optimizers.h;
+// adam_step_lowp for bf16 values in Precision::low) one run per piece, with that piece's weight
+// decay; Adam, Lion and SGD are elementwise and every CPU path gives the scalar path's bits
+// ([Note: flat segments] in segment.h), so how the values are cut into runs never changes a bit.
+// Lamb's trust ratio is per parameter, over pieces that may lie on several ranks: [Note: Lamb
+// across shards].
 // State tensors (state_slots.h, [Note: optimizer masters]) are flat like the runs and live on
 // their run's device. Tested by tests/optim/test_flat_adam.cpp, test_adam_variants.cpp,
 // test_flat_optimizer.cpp and tests/mpi/test_zero_parity.cpp.
@@ -27,7 +28,7 @@
 // kLambNormChunk) + 1, indexed by the segment's place in the parameter; a run fills the slots of
 // its segments and leaves the others 0. With pieces of a parameter on other ranks, the engine's
 // NormSum adds the slot vectors over the ranks before the update: every slot is written by exactly
-// one rank, so adding zeros to it is exact in any order (zero/shard_optimizer.cpp adds the f64 bit
+// one rank, so adding zeros to it is exact in any order (zero/lamb_norm_sum.cpp adds the f64 bit
 // patterns as integers). The CUDA path sums the same segments on the device (optimizers.h).
 #pragma once
 
@@ -145,7 +146,7 @@ class FlatOptimizer {
   std::vector<SlotTensor> run_state(size_t i) const;
   // The full state when every param is one piece (a world of one): views sharing storage, no copy;
   // empty tensors while no step was taken. Throws ValueError for a param cut into several pieces
-  // or none (a sharded engine gathers instead: zero/group_adam.h).
+  // or none (a sharded engine gathers instead: zero/optimizer_options.h).
   OptimizerState full_state() const;
   // Bytes of state tensors this optimizer holds (0 while evicted).
   int64_t bytes() const;

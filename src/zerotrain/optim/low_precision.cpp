@@ -21,7 +21,7 @@ namespace {
 
 constexpr std::string_view kOp = "adam_step_lowp";
 
-cpu::RunLowp check_run(const AdamShardLowp& s, size_t index) {
+cpu::RunLowp check_run(const AdamSegmentLowp& s, size_t index) {
   auto fail = [&](std::string_view what) {
     throw ValueError("optim", str(kOp, ": run #", index, ": ", what));
   };
@@ -42,8 +42,8 @@ cpu::RunLowp check_run(const AdamShardLowp& s, size_t index) {
 
 }  // namespace
 
-void adam_step_lowp(std::span<const AdamShardLowp> runs, const AdamParams& hp, const StepArgs& args,
-                    Device device, Stream stream) {
+void adam_step_lowp(std::span<const AdamSegmentLowp> runs, const AdamParams& hp,
+                    const StepArgs& args, Device device, Stream stream) {
   check_adam(kOp, hp, args);
   if (hp.amsgrad)
     throw ValueError("optim",

@@ -22,8 +22,8 @@
 
 namespace zt::optim {
 
-// One run of a low-precision flat shard: the bf16 values are their own master.
-struct AdamShardLowp {
+// One run of a low-precision flat segment: the bf16 values are their own master.
+struct AdamSegmentLowp {
   bf16* param = nullptr;       // [n] bf16, updated in place
   bf16* exp_avg = nullptr;     // [n] bf16, first moment
   bf16* exp_avg_sq = nullptr;  // [n] bf16, second moment
@@ -34,7 +34,7 @@ struct AdamShardLowp {
 };
 
 // Throws ValueError / DTypeError naming the bad run or hyper-parameter, as adam_step does.
-void adam_step_lowp(std::span<const AdamShardLowp> runs, const AdamParams& hp, const StepArgs& args,
-                    Device device = Device::cpu(), Stream stream = {});
+void adam_step_lowp(std::span<const AdamSegmentLowp> runs, const AdamParams& hp,
+                    const StepArgs& args, Device device = Device::cpu(), Stream stream = {});
 
 }  // namespace zt::optim

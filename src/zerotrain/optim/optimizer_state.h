@@ -1,8 +1,8 @@
 // What a checkpoint saves of the optimizer: the updates taken and the full per-parameter state
 // tensors, named "<param><suffix>" after the state-slot table (state_slots.h). The flat optimizer
 // (flat_optimizer.h) loads its slice of one and the ZeRO engine gathers one from the shards
-// (zero/group_adam.h). Tested by tests/optim/test_flat_adam.cpp, test_flat_optimizer.cpp and
-// tests/train/test_trainer_resume.cpp.
+// (zero/optimizer_options.h). Tested by tests/optim/test_flat_adam.cpp, test_flat_optimizer.cpp
+// and tests/train/test_trainer_resume.cpp.
 #pragma once
 
 #include <cstdint>

@@ -44,7 +44,7 @@ void check_args(std::string_view op, const StepArgs& a) {
   if (!std::isfinite(a.grad_scale)) bad(op, "grad_scale", a.grad_scale, "finite");
 }
 
-// The parts every shard type has, checked and turned into a Run.
+// The parts every segment type has, checked and turned into a Run.
 template <class S>
 cpu::Run check_run(std::string_view op, const S& s, size_t index, float* s0, float* s1,
                    int states) {
@@ -108,14 +108,14 @@ cpu::AdamConsts adam_consts(const AdamParams& hp, const StepArgs& args, float we
   return c;
 }
 
-void adam_step(std::span<const AdamShard> runs, const AdamParams& hp, const StepArgs& args,
+void adam_step(std::span<const AdamSegment> runs, const AdamParams& hp, const StepArgs& args,
                Device device, Stream stream) {
   constexpr std::string_view op = "adam_step";
   check_adam(op, hp, args);
   std::vector<cpu::Run> rs;
   std::vector<cpu::AdamConsts> cs;
   for (size_t i = 0; i < runs.size(); ++i) {
-    const AdamShard& s = runs[i];
+    const AdamSegment& s = runs[i];
     rs.push_back(check_run(op, s, i, s.exp_avg, s.exp_avg_sq, 2));
     if (hp.amsgrad && s.n > 0 && !s.max_exp_avg_sq)
       throw ValueError(kComponent, str(op, ": run #", i, ": max_exp_avg_sq is null with amsgrad"));
@@ -131,7 +131,7 @@ void adam_step(std::span<const AdamShard> runs, const AdamParams& hp, const Step
     cpu::adam(rs, cs, cpu::kernel_table(args.isa));
 }
 
-void lion_step(std::span<const LionShard> runs, const LionParams& hp, const StepArgs& args,
+void lion_step(std::span<const LionSegment> runs, const LionParams& hp, const StepArgs& args,
                Device device, Stream stream) {
   constexpr std::string_view op = "lion_step";
   check_lr(op, hp.lr);
@@ -141,7 +141,7 @@ void lion_step(std::span<const LionShard> runs, const LionParams& hp, const Step
   std::vector<cpu::Run> rs;
   std::vector<cpu::LionConsts> cs;
   for (size_t i = 0; i < runs.size(); ++i) {
-    const LionShard& s = runs[i];
+    const LionSegment& s = runs[i];
     rs.push_back(check_run(op, s, i, s.exp_avg, nullptr, 1));
     cpu::LionConsts c{};
     c.lr = hp.lr;
@@ -159,7 +159,7 @@ void lion_step(std::span<const LionShard> runs, const LionParams& hp, const Step
     cpu::lion(rs, cs, cpu::kernel_table(args.isa));
 }
 
-void sgd_step(std::span<const SgdShard> runs, const SgdParams& hp, const StepArgs& args,
+void sgd_step(std::span<const SgdSegment> runs, const SgdParams& hp, const StepArgs& args,
               Device device, Stream stream) {
   constexpr std::string_view op = "sgd_step";
   check_lr(op, hp.lr);
@@ -173,7 +173,7 @@ void sgd_step(std::span<const SgdShard> runs, const SgdParams& hp, const StepArg
   std::vector<cpu::Run> rs;
   std::vector<cpu::SgdConsts> cs;
   for (size_t i = 0; i < runs.size(); ++i) {
-    const SgdShard& s = runs[i];
+    const SgdSegment& s = runs[i];
     if (!has_momentum && s.momentum_buffer)
       throw ValueError(kComponent,
                        str(op, ": run #", i, ": momentum_buffer given but momentum = 0"));
@@ -210,11 +210,11 @@ void check_lamb(const LambParams& hp, const StepArgs& args) {
   check_args(op, args);
 }
 
-void lamb_runs(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
+void lamb_runs(std::span<const LambSegment> runs, const LambParams& hp, const StepArgs& args,
                std::vector<cpu::Run>& rs, std::vector<cpu::LambConsts>& cs) {
   const double b1 = hp.beta1, b2 = hp.beta2, t = static_cast<double>(args.step);
   for (size_t i = 0; i < runs.size(); ++i) {
-    const LambShard& s = runs[i];
+    const LambSegment& s = runs[i];
     rs.push_back(check_run("lamb_step", s, i, s.exp_avg, s.exp_avg_sq, 2));
     cpu::LambConsts c{};
     c.beta1 = hp.beta1;
@@ -233,7 +233,7 @@ void lamb_runs(std::span<const LambShard> runs, const LambParams& hp, const Step
 
 }  // namespace
 
-std::vector<LambNorms> lamb_moments(std::span<const LambShard> runs, const LambParams& hp,
+std::vector<LambNorms> lamb_moments(std::span<const LambSegment> runs, const LambParams& hp,
                                     const StepArgs& args) {
   check_lamb(hp, args);
   std::vector<cpu::Run> rs;
@@ -242,7 +242,7 @@ std::vector<LambNorms> lamb_moments(std::span<const LambShard> runs, const LambP
   return cpu::lamb_moments(rs, cs, cpu::kernel_table(args.isa));
 }
 
-void lamb_apply(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
+void lamb_apply(std::span<const LambSegment> runs, const LambParams& hp, const StepArgs& args,
                 std::span<const LambNorms> norms) {
   check_lamb(hp, args);
   if (norms.size() != runs.size())
@@ -275,7 +275,7 @@ void check_device_norms(std::string_view op, size_t runs, const void* norms, Dev
 
 }  // namespace
 
-void lamb_moments(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
+void lamb_moments(std::span<const LambSegment> runs, const LambParams& hp, const StepArgs& args,
                   double* device_norms, Device device, Stream stream) {
   check_lamb(hp, args);
   check_device_norms("lamb_moments", runs.size(), device_norms, device);
@@ -285,7 +285,7 @@ void lamb_moments(std::span<const LambShard> runs, const LambParams& hp, const S
   ZT_ON_CUDA("lamb_moments", cuda::lamb_moments(rs, cs, device_norms, device, stream));
 }
 
-void lamb_apply(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
+void lamb_apply(std::span<const LambSegment> runs, const LambParams& hp, const StepArgs& args,
                 const double* device_norms, Device device, Stream stream) {
   check_lamb(hp, args);
   check_device_norms("lamb_apply", runs.size(), device_norms, device);
@@ -297,7 +297,7 @@ void lamb_apply(std::span<const LambShard> runs, const LambParams& hp, const Ste
                               cuda::LambTrust{hp.lr, hp.min_coeff, hp.max_coeff}, device, stream));
 }
 
-void lamb_step(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
+void lamb_step(std::span<const LambSegment> runs, const LambParams& hp, const StepArgs& args,
                Device device, Stream stream) {
   if (device.is_cuda()) {
     check_lamb(hp, args);

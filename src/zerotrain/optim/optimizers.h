@@ -1,5 +1,5 @@
-// Step functions of the optimizers over lists of flat-shard runs (see [Note: flat shards] in
-// shard.h), on the CPU (vectorized, multithreaded) or the GPU (fused multi-tensor launches).
+// Step functions of the optimizers over lists of flat-segment runs (see [Note: flat segments] in
+// segment.h), on the CPU (vectorized, multithreaded) or the GPU (fused multi-tensor launches).
 // Semantics, all math in f32 with g = grad * grad_scale:
 //   Adam   (torch.optim.Adam):  g += wd p; m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
 //                               p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)
@@ -22,7 +22,7 @@
 
 #include "zerotrain/core/device.h"
 #include "zerotrain/core/stream.h"
-#include "zerotrain/optim/shard.h"
+#include "zerotrain/optim/segment.h"
 
 namespace zt::optim {
 
@@ -70,28 +70,28 @@ struct LambNorms {
 // `device` says where every buffer of every run lives; `stream` orders the CUDA launches (the
 // CPU path ignores it and returns when done). Throw ValueError / DTypeError naming the bad run
 // or hyper-parameter.
-void adam_step(std::span<const AdamShard> runs, const AdamParams& hp, const StepArgs& args,
+void adam_step(std::span<const AdamSegment> runs, const AdamParams& hp, const StepArgs& args,
                Device device = Device::cpu(), Stream stream = {});
-void lion_step(std::span<const LionShard> runs, const LionParams& hp, const StepArgs& args,
+void lion_step(std::span<const LionSegment> runs, const LionParams& hp, const StepArgs& args,
                Device device = Device::cpu(), Stream stream = {});
-void sgd_step(std::span<const SgdShard> runs, const SgdParams& hp, const StepArgs& args,
+void sgd_step(std::span<const SgdSegment> runs, const SgdParams& hp, const StepArgs& args,
               Device device = Device::cpu(), Stream stream = {});
 
 // LAMB in two passes: lamb_moments updates m and v and returns each run's norms; lamb_apply
 // updates the params from those norms. A ZeRO engine whose run is part of a parameter sums the
 // norms of that parameter's runs over the ranks in between; lamb_step does both passes treating
 // each run as a whole parameter, on the CPU or on `device`.
-std::vector<LambNorms> lamb_moments(std::span<const LambShard> runs, const LambParams& hp,
+std::vector<LambNorms> lamb_moments(std::span<const LambSegment> runs, const LambParams& hp,
                                     const StepArgs& args);
-void lamb_apply(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
+void lamb_apply(std::span<const LambSegment> runs, const LambParams& hp, const StepArgs& args,
                 std::span<const LambNorms> norms);
 // The same two passes on a CUDA device, the norms staying there: device_norms is device memory,
 // [2 * runs.size()] f64, sum p^2 at 2 r and sum u^2 at 2 r + 1 for run r (what LambNorms holds).
-void lamb_moments(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
+void lamb_moments(std::span<const LambSegment> runs, const LambParams& hp, const StepArgs& args,
                   double* device_norms, Device device, Stream stream = {});
-void lamb_apply(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
+void lamb_apply(std::span<const LambSegment> runs, const LambParams& hp, const StepArgs& args,
                 const double* device_norms, Device device, Stream stream = {});
-void lamb_step(std::span<const LambShard> runs, const LambParams& hp, const StepArgs& args,
+void lamb_step(std::span<const LambSegment> runs, const LambParams& hp, const StepArgs& args,
                Device device = Device::cpu(), Stream stream = {});
 
 // The CPU paths this machine can run (scalar always; avx2 needs AVX2+FMA+F16C; avx512 needs

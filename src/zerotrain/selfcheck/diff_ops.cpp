@@ -250,7 +250,7 @@ std::vector<PlainOp> plain_ops() {
          k::mul(in[3], in[3], sq, s);  // second moments are never negative
          k::cast(sq, v, s);
          Tensor copy16 = Tensor::empty({1003}, DType::bf16, d, s);
-         optim::AdamShard run;  // one flat-shard run over the whole buffers
+         optim::AdamSegment run;  // one flat-segment run over the whole buffers
          run.master = static_cast<float*>(p.data());
          run.exp_avg = static_cast<float*>(m.data());
          run.exp_avg_sq = static_cast<float*>(v.data());

@@ -6,7 +6,8 @@
 // are copied back. Lamb's per-parameter norms are summed over the ranks ([Note: Lamb across
 // shards] in optim/flat_optimizer.h); Lamb is not offloaded (its host sub-groups would need every
 // parameter's norms before any update). Also the full optimizer state for
-// checkpoints, gathered from the shards when the groups are sharded over several ranks. Tested by
+// checkpoints, gathered from the shards when the groups are sharded over several ranks. Where the
+// runs go: optimizer_placement.h; the host side: host_optimizer_groups.h. Tested by
 // tests/zero/test_shard_optimizer.cpp, tests/zero/test_zero_stage.cpp and
 // tests/mpi/test_zero_parity.cpp.
 //
@@ -22,35 +23,31 @@
 // copies, runs the CPU optimizer on it and starts copying its updated values back on the
 // host-to-device stream, so the next sub-group's update overlaps this one's copy. The compute
 // stream waits for the copies before the next use of the values, so no step reads stale weights.
-// The CPU and CUDA Adam, Lion and SGD give the same bits ([Note: flat shards] in optim/shard.h), so
-// a run gives bitwise the same losses, weights and state with and without offload. On a CPU run the
-// same path runs with host-to-host copies (the parity tests' "host-side placement").
+// The CPU and CUDA Adam, Lion and SGD give the same bits ([Note: flat segments] in
+// optim/segment.h), so a run gives bitwise the same losses, weights and state with and without
+// offload. On a CPU run the same path runs with host-to-host copies (the parity tests' "host-side
+// placement").
 #pragma once
 
-#include <condition_variable>
-#include <exception>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <optional>
+#include <set>
 #include <span>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "zerotrain/comm/communicator.h"
 #include "zerotrain/core/stream.h"
 #include "zerotrain/optim/flat_optimizer.h"
-#include "zerotrain/zero/group_adam.h"
 #include "zerotrain/zero/offload_policy.h"
+#include "zerotrain/zero/optimizer_options.h"
+#include "zerotrain/zero/optimizer_placement.h"
 #include "zerotrain/zero/param_group.h"
-#include "zerotrain/zero/state_swap.h"
 #include "zerotrain/zero/zero_context.h"
 
 namespace zt::zero {
 
-// Where a group's optimizer run is stepped.
-enum class RunPlace { device, host };
+class HostOptimizerGroups;
 
 class ShardOptimizer {
  public:
@@ -71,7 +68,7 @@ class ShardOptimizer {
   ShardOptimizer(const ShardOptimizer&) = delete;
   ShardOptimizer& operator=(const ShardOptimizer&) = delete;
 
-  RunPlace place(size_t g) const { return place_.at(g); }
+  RunPlace place(size_t g) const { return placement_.place.at(g); }
 
   // Group g's gradient run (as step() will get it) is final once the work queued on `ready` is
   // done: a host group starts copying it to host memory. Optional: step() copies what was not.
@@ -99,7 +96,8 @@ class ShardOptimizer {
   // Calls `use` with every piece's value and state slots (optim::FlatOptimizer::piece_tensors),
   // device groups first, then host sub-group by sub-group: state and values swapped to NVMe are
   // read in for the call and, with `fill` (use writes into the tensors), written back after it.
-  void for_each_piece(bool fill, const std::function<void(optim::FlatOptimizer::PieceTensor&)>& use);
+  void for_each_piece(bool fill,
+                      const std::function<void(optim::FlatOptimizer::PieceTensor&)>& use);
   // After for_each_piece filled the pieces from a saved shard: the step, and the host groups'
   // values copied to the device.
   void shard_loaded(int64_t step, Stream stream);
@@ -113,32 +111,21 @@ class ShardOptimizer {
   int64_t nvme_bytes() const;  // this rank's swap file
 
  private:
-  struct HostGroup;  // the host copies and events of one host group
-  Tensor run_value(size_t g) const;  // the group's value run on the device
-  int64_t run_numel(size_t g) const;
-  // offload_param nvme: the host runs view one buffer of a sub-group's values
-  // (lend_swapped_values), read from the swap file before the sub-group's update and written
-  // back after.
-  void lend_swapped_values();
-  void read_swapped_values(size_t s);
-  void write_swapped_values(size_t s);
-  void copy_gradient(size_t g, const Tensor& grad, Stream ready);
-  void push_values(size_t i, Stream after);  // host run i's values -> the device run
-  void update_host_groups(Stream stream);    // the worker: steps the host runs, copies back
-  void wait_stepped(size_t i);               // until host run i is stepped in the last step
-  void copy_mirrors_home(Stream stream);      // device copies of host value shards -> home
-  size_t swap_buffers() const;
-  // Runs `use`, which only reads, on host sub-group s's optimizer with its state in memory.
-  void with_state(size_t s, const std::function<void(optim::FlatOptimizer&)>& use);
+  void make_device_optimizer(const OptimizerOptions& options, const optim::OptimizerState& initial,
+                             const std::set<std::string>& all_params, const ZeroContext& ctx,
+                             Stream stream);
+  Tensor device_run(size_t g, Stream stream);  // what the device optimizer steps for group g
+  std::vector<Tensor> checked_device_grads(std::span<const Tensor> grads) const;
+  void copy_mirrors_home(Stream stream);  // device copies of host value shards -> home
+  // Gathers one group's state tensor over `comm`; when kept, adds each parameter's part to st.
+  void gather_state(comm::Communicator& comm, bool keep, Stream stream, const ParamGroup& g,
+                    const optim::FlatOptimizer::SlotTensor& t, optim::OptimizerState& st) const;
 
   std::vector<ParamGroup*> groups_;
   RunExtent extent_;
   Device device_;
-  std::vector<RunPlace> place_;
-  std::string pin_key_;  // the key that asked for page-locked host buffers; empty: none
-  bool values_on_host_ = false;
-  std::vector<size_t> index_;  // per group: its run in device_adam_, or its host group
-  std::unique_ptr<optim::FlatOptimizer> device_adam_;
+  OptimizerPlacement placement_;  // per group: device or host, and its index there
+  std::unique_ptr<optim::FlatOptimizer> device_optimizer_;  // the device groups' runs
   // Device groups whose value shard lives in host memory or a swap file: the run on the device
   // and the shard (undefined when swapped).
   struct DeviceMirror {
@@ -146,24 +133,7 @@ class ShardOptimizer {
     ParamGroup* group = nullptr;
   };
   std::vector<DeviceMirror> device_mirrors_;
-  bool values_swapped_ = false;  // offload_param nvme
-  Tensor swapped_values_;        // u8: the values of the sub-group being updated
-  std::vector<std::unique_ptr<HostGroup>> host_;  // the host groups, in group order
-  std::vector<std::pair<size_t, size_t>> sub_groups_;  // [first, last) host groups
-  std::vector<std::unique_ptr<optim::FlatOptimizer>> host_adams_;  // per sub-group
-  std::unique_ptr<StateSwap> swap_;  // nvme: the host sub-groups' state between steps
-  // GPU: the copy streams of the context (comm_streams.h); null on a CPU run (copies are
-  // synchronous).
-  CudaStream* to_host_ = nullptr;
-  CudaStream* to_device_ = nullptr;
-  std::optional<CudaEvent> step_begun_;  // the copies back wait for the step's compute work
-  // The host update of the last step: its thread, which host runs it has stepped (under mu_),
-  // and its error.
-  std::thread worker_;
-  std::mutex mu_;
-  std::condition_variable stepped_cv_;
-  std::vector<bool> stepped_;
-  std::exception_ptr error_;
+  std::unique_ptr<HostOptimizerGroups> host_;  // null without host groups
 };
 
 }  // namespace zt::zero

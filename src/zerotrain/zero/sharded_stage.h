@@ -1,7 +1,7 @@
 // ZeRO stages 1, 2 and 3: one ParamGroup per block, gradients reduce-scattered per group right
-// after the block's backward on the boundary micro-step, the flat Adam on this rank's shards. What
-// differs between the stages is two decisions, each made by the subclass's type: whether the full
-// values stay (1, 2) or are gathered around each use (3), and whether the full gradient stays
+// after the block's backward on the boundary micro-step, the flat optimizer on this rank's shards.
+// What differs between the stages is two decisions, each made by the subclass's type: whether the
+// full values stay (1, 2) or are gathered around each use (3), and whether the full gradient stays
 // (1) or is dropped after its reduce-scatter (2, 3). Stage 3 lives in stage3.h. See
 // [Note: ZeRO stages] in zero_stage.h. Tested by tests/mpi/test_zero_parity.cpp and
 // tests/zero/test_zero_stage.cpp.
@@ -64,7 +64,7 @@ class ShardedStage : public ZeroStage {
   DType grad_dtype_ = DType::f32;  // accumulation ([Note: communication dtype] in grad_comm.h)
   DType comm_dtype_ = DType::f32;  // reduce-scatters
   bool boundary_ = false;
-  Tensor partials_;  // [sum over groups of shard_numel / kNormChunk] f32
+  Tensor partials_;       // [sum over groups of shard_numel / kNormChunk] f32
   Tensor host_partials_;  // the gathered partials' host copy (grad_norm.h: partials_on_host)
   // GPU with overlap_comm, see [Note: sharded reduce overlap]: the gradient reduce-scatters run on
   // ctx_'s reduce stream (comm_streams.h) while earlier blocks' backward goes on; null: on compute.

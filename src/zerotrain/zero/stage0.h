@@ -1,9 +1,9 @@
 // ZeRO stage 0 behind the ZeroStage interface: one ParamGroup per block replicated over a world of
 // one (the values in its flat buffer), DataParallel's bucketed all-reduce (with one rank, the same
 // flat gradient buckets without communication), the chunked global norm over full gradients,
-// and the flat Adam stepping each group's parameters with its block's slice of a gradient bucket.
-// See [Note: ZeRO stages] in zero_stage.h. Tested by
-// tests/mpi/test_ddp_training.cpp and tests/mpi/test_zero_parity.cpp.
+// and the flat optimizer stepping each group's parameters with its block's slice of a gradient
+// bucket. See [Note: ZeRO stages] in zero_stage.h. Tested by tests/mpi/test_ddp_training.cpp and
+// tests/mpi/test_zero_parity.cpp.
 #pragma once
 
 #include <memory>

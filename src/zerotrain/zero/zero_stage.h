@@ -9,16 +9,16 @@
 //
 // [Note: ZeRO stages]
 // - Every stage keeps one ParamGroup per block (param_group.h) and steps it with the one flat
-//   Adam (optim/flat_optimizer.h through group_adam.h), started from the initial optimizer state
-//   make_zero_stage is given (fresh or a checkpoint's).
+//   optimizer (optim/flat_optimizer.h, whichever update rule optimizer_options.h names), started
+//   from the initial optimizer state make_zero_stage is given (fresh or a checkpoint's).
 // - Stage 0 (stage0.h): the groups are replicated over a world of one (as FSDP2 treats DDP as
 //   sharding over a world of one): full values, gradients and optimizer state on every rank; the
 //   gradients live in the bucketed all-reduce's buffers (zero/data_parallel.h), each group's
-//   gradient being its block's slice of a bucket; the flat Adam steps each group's parameters.
+//   gradient being its block's slice of a bucket; the flat optimizer steps each group's parameters.
 // - Stage 1 (sharded_stage.h): the groups are sharded over the ranks; full values and full
 //   gradients stay; on the boundary micro-step each group's gradient is reduce-scattered in place
-//   right after its block's backward; the flat Adam steps this rank's shard; the updated shards
-//   are all-gathered into every rank's full values.
+//   right after its block's backward; the flat optimizer steps this rank's shard; the updated
+//   shards are all-gathered into every rank's full values.
 // - Stage 2: as 1, but a group's full gradient buffer exists only from the first backward that
 //   touches it in an optimizer step until its reduce-scatter on the boundary micro-step; then only
 //   the shard stays. On non-boundary micro-steps the full buffer accumulates locally: reducing
@@ -51,7 +51,7 @@
 #include "zerotrain/nn/block.h"
 #include "zerotrain/nn/block_runner.h"
 #include "zerotrain/optim/optimizer_state.h"
-#include "zerotrain/zero/group_adam.h"
+#include "zerotrain/zero/optimizer_options.h"
 #include "zerotrain/zero/param_group.h"
 #include "zerotrain/zero/param_swap.h"
 #include "zerotrain/zero/shard_checkpoint.h"
@@ -184,7 +184,7 @@ struct ZeroOptions {
   // groups take the model's values, broadcast from rank 0.
   ShardSource* initial_values = nullptr;
   DType initial_values_dtype = DType::f32;
-  // The optimizer: Adam settings, precision policy, precision guard.
+  // The optimizer: the update rule and its settings, precision policy, precision guard.
   OptimizerOptions optimizer;
 };
 

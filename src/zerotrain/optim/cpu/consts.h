@@ -10,7 +10,7 @@
 
 namespace zt::optim::cpu {
 
-// One run of a flat shard: master p and up to two state buffers, all f32.
+// One run of a flat segment: master p and up to two state buffers, all f32.
 struct Run {
   float* p = nullptr;   // [n] f32 master
   float* s0 = nullptr;  // [n] f32: exp_avg (Adam, Lion, LAMB) or the momentum buffer (SGD)
@@ -23,7 +23,7 @@ struct Run {
   float* s2 = nullptr;  // [n] f32: max_exp_avg_sq (Adam with amsgrad), else null
 };
 
-// One run of a low-precision shard (optim/low_precision.h): bf16 values and moments, no copy.
+// One run of a low-precision segment (optim/low_precision.h): bf16 values and moments, no copy.
 struct RunLowp {
   bf16* p = nullptr;   // [n] bf16 values, updated in place
   bf16* s0 = nullptr;  // [n] bf16 exp_avg

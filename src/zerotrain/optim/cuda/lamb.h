@@ -1,5 +1,5 @@
-// CUDA LAMB (DeepSpeed FusedLamb semantics, see optim/optimizers.h) over lists of flat-shard runs,
-// in two passes as on the CPU: lamb_moments updates m and v and leaves each run's sum p^2 and
+// CUDA LAMB (DeepSpeed FusedLamb semantics, see optim/optimizers.h) over lists of flat-segment
+// runs, in two passes as on the CPU: lamb_moments updates m and v and leaves each run's sum p^2 and
 // sum u^2 in a device buffer; lamb_apply turns them into the trust ratio and updates the params
 // (and their copies). A ZeRO engine whose runs are pieces of parameters can all-reduce the norms
 // between the passes. Arguments are checked by the front-end (optim/optimizers.cpp).

@@ -1,8 +1,8 @@
-// The flat-shard interface of the optimizers: what one contiguous run of a (ZeRO) flat buffer hands
-// to a step function, and the per-step arguments every optimizer shares.
-// Tested by tests/optim/test_optimizers_torch.cpp and tests/optim/test_cpu_isa.cpp.
+// The flat-segment interface of the optimizers: what one contiguous run of a (ZeRO) flat buffer
+// hands to a step function, and the per-step arguments every optimizer shares. Tested by
+// tests/optim/test_optimizers_torch.cpp and tests/optim/test_cpu_isa.cpp.
 //
-// [Note: flat shards]
+// [Note: flat segments]
 // The ZeRO engine owns one flat f32 master buffer per rank and its state buffers (moments,
 // momentum) laid out alike, a flat gradient buffer (f32/bf16/f16) and the flat low-precision
 // parameter copy that the all-gather reads. A parameter group (weight decay or not) is a set of
@@ -22,7 +22,7 @@
 namespace zt::optim {
 
 // Adam / AdamW / LAMB: two moments.
-struct AdamShard {
+struct AdamSegment {
   float* master = nullptr;      // [n] f32, updated in place
   float* exp_avg = nullptr;     // [n] f32, first moment
   float* exp_avg_sq = nullptr;  // [n] f32, second moment
@@ -36,7 +36,7 @@ struct AdamShard {
 };
 
 // Lion: one moment.
-struct LionShard {
+struct LionSegment {
   float* master = nullptr;   // [n] f32
   float* exp_avg = nullptr;  // [n] f32
   const void* grad = nullptr;
@@ -48,7 +48,7 @@ struct LionShard {
 };
 
 // SGD: the momentum buffer (null when momentum == 0).
-struct SgdShard {
+struct SgdSegment {
   float* master = nullptr;           // [n] f32
   float* momentum_buffer = nullptr;  // [n] f32, or null without momentum
   const void* grad = nullptr;
@@ -59,7 +59,7 @@ struct SgdShard {
   float weight_decay = 0.0f;
 };
 
-using LambShard = AdamShard;
+using LambSegment = AdamSegment;
 
 // Which CPU code path runs the step: the best the CPU supports, or one forced (tests, benches).
 enum class CpuIsa { best, scalar, avx2, avx512 };

@@ -1,5 +1,5 @@
-// What decays; see group_adam.h.
-#include "zerotrain/zero/group_adam.h"
+// What decays; see optimizer_options.h.
+#include "zerotrain/zero/optimizer_options.h"
 
 
 namespace zt::zero {
