@@ -6,6 +6,7 @@
 #include "zerotrain/core/io_error.h"
 #include "zerotrain/core/json_util.h"
 #include "zerotrain/io/hf_config.h"
+#include "zerotrain/nn/family_registry.h"
 #include "zerotrain/nn/model_size.h"
 
 namespace zt::io {
@@ -111,12 +112,9 @@ KeyNames key_names(Family f) {
 
 Family parse_family(const Fields& f) {
   const std::string t = f.req_str("model_type");
-  if (t == "llama") return Family::llama;
-  if (t == "mistral") return Family::mistral;
-  if (t == "qwen2") return Family::qwen2;
-  if (t == "gpt2") return Family::gpt2;
-  f.unsupported("model_type", str(quote_excerpt(t),
-                                  " is not supported (supported: llama, mistral, qwen2, gpt2)"));
+  if (const nn::FamilyTraits* family = nn::find_family(t)) return family->family;
+  f.unsupported("model_type",
+                str(quote_excerpt(t), " is not supported (supported: ", nn::family_names(), ")"));
 }
 
 // A token id: an integer, a list (the first is kept), or null (-1).

@@ -7,6 +7,7 @@
 #include "zerotrain/core/error.h"
 #include "zerotrain/core/files.h"
 #include "zerotrain/io/hf_config.h"
+#include "zerotrain/nn/family_registry.h"
 
 namespace zt::io {
 
@@ -102,17 +103,7 @@ std::string hf_model_type(Family family) {
 }
 
 std::string hf_architecture(Family family) {
-  switch (family) {
-    case Family::llama:
-      return "LlamaForCausalLM";
-    case Family::mistral:
-      return "MistralForCausalLM";
-    case Family::qwen2:
-      return "Qwen2ForCausalLM";
-    case Family::gpt2:
-      return "GPT2LMHeadModel";
-  }
-  return "?";
+  return nn::family_traits(family).hf.causal_lm_class;
 }
 
 std::string hf_torch_dtype(DType dtype) {
