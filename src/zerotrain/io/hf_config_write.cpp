@@ -7,6 +7,9 @@
 #include "zerotrain/core/error.h"
 #include "zerotrain/core/files.h"
 #include "zerotrain/io/hf_config.h"
+#include "zerotrain/io/hf_config_families.h"
+#include "zerotrain/nn/architecture.h"
+#include "zerotrain/nn/family_registry.h"
 
 namespace zt::io {
 
@@ -20,77 +23,9 @@ json token(int64_t id) {
   return id < 0 ? json(nullptr) : json(id);
 }
 
-json rope_scaling(const ModelConfig& c) {
-  if (c.rope_scaling.factor == 0) return nullptr;
-  return {{"rope_type", "llama3"},
-          {"factor", c.rope_scaling.factor},
-          {"low_freq_factor", c.rope_scaling.low_freq_factor},
-          {"high_freq_factor", c.rope_scaling.high_freq_factor},
-          {"original_max_position_embeddings", c.rope_scaling.original_max_position_embeddings}};
-}
-
-json llama_like(const ModelConfig& c) {
-  json j = {{"vocab_size", c.vocab_size},
-            {"hidden_size", c.hidden_size},
-            {"intermediate_size", c.intermediate_size},
-            {"num_hidden_layers", c.num_layers},
-            {"num_attention_heads", c.num_heads},
-            {"num_key_value_heads", c.num_kv_heads},
-            {"max_position_embeddings", c.max_position_embeddings},
-            {"rms_norm_eps", c.norm_eps},
-            {"rope_theta", c.rope_theta},
-            {"rope_scaling", rope_scaling(c)},
-            {"hidden_act", c.hidden_act},
-            {"tie_word_embeddings", c.tie_word_embeddings},
-            {"initializer_range", 0.02},
-            {"attention_dropout", 0.0},
-            {"use_cache", true}};
-  switch (c.family) {
-    case Family::llama:
-      j["head_dim"] = c.head_dim;
-      j["attention_bias"] = c.attention_bias;
-      j["mlp_bias"] = c.mlp_bias;
-      j["pretraining_tp"] = 1;
-      break;
-    case Family::mistral:
-      j["head_dim"] = c.head_dim;
-      j["sliding_window"] = c.sliding_window > 0 ? json(c.sliding_window) : json(nullptr);
-      break;
-    case Family::qwen2:
-      // Qwen2 reads head_dim when present and derives it otherwise; published configs omit it.
-      if (c.head_dim != c.hidden_size / c.num_heads) j["head_dim"] = c.head_dim;
-      j["use_sliding_window"] = c.sliding_window > 0;
-      j["sliding_window"] = c.sliding_window > 0 ? json(c.sliding_window) : json(nullptr);
-      j["max_window_layers"] = c.sliding_window > 0 ? 0 : c.num_layers;
-      break;
-    case Family::gpt2:
-      break;
-  }
-  return j;
-}
-
-json gpt2(const ModelConfig& c) {
-  return {{"vocab_size", c.vocab_size},
-          {"n_embd", c.hidden_size},
-          {"n_layer", c.num_layers},
-          {"n_head", c.num_heads},
-          {"n_inner", c.intermediate_size},
-          {"n_positions", c.max_position_embeddings},
-          {"n_ctx", c.max_position_embeddings},
-          {"layer_norm_epsilon", c.norm_eps},
-          {"activation_function", c.hidden_act},
-          {"tie_word_embeddings", c.tie_word_embeddings},
-          {"initializer_range", 0.02},
-          {"resid_pdrop", 0.1},
-          {"embd_pdrop", 0.1},
-          {"attn_pdrop", 0.1},
-          {"scale_attn_weights", true},
-          {"use_cache", true}};
-}
-
 // Fields a family does not use, which the round trip may not preserve.
 bool ignored(const ModelConfig& c, const std::string& field) {
-  if (c.family == Family::gpt2 && field.rfind("rope", 0) == 0) return true;
+  if (!nn::architecture_of(c).rotary && field.rfind("rope", 0) == 0) return true;
   return c.rope_scaling.factor == 0 && field.rfind("rope_scaling.", 0) == 0 &&
          field != "rope_scaling.factor";
 }
@@ -102,17 +37,7 @@ std::string hf_model_type(Family family) {
 }
 
 std::string hf_architecture(Family family) {
-  switch (family) {
-    case Family::llama:
-      return "LlamaForCausalLM";
-    case Family::mistral:
-      return "MistralForCausalLM";
-    case Family::qwen2:
-      return "Qwen2ForCausalLM";
-    case Family::gpt2:
-      return "GPT2LMHeadModel";
-  }
-  return "?";
+  return nn::family_traits(family).hf.causal_lm_class;
 }
 
 std::string hf_torch_dtype(DType dtype) {
@@ -165,7 +90,7 @@ std::vector<std::string> config_differences(const ModelConfig& a, const ModelCon
 }
 
 std::string hf_config_json(const ModelConfig& config) {
-  json j = config.family == Family::gpt2 ? gpt2(config) : llama_like(config);
+  json j = hf_config_family(config.family).write(config);
   j["architectures"] = {hf_architecture(config.family)};
   j["model_type"] = hf_model_type(config.family);
   j["torch_dtype"] = config.torch_dtype;

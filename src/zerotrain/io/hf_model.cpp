@@ -8,6 +8,7 @@
 #include "zerotrain/core/io_error.h"
 #include "zerotrain/core/json_util.h"
 #include "zerotrain/io/hf_config.h"
+#include "zerotrain/nn/family_registry.h"
 
 namespace zt::io {
 
@@ -17,11 +18,11 @@ constexpr const char* kHead = "lm_head.weight";
 
 // transformers' base_model_prefix: checkpoints of the bare base model drop it from every name.
 std::string base_prefix(nn::Family f) {
-  return f == nn::Family::gpt2 ? "transformer." : "model.";
+  return nn::family_traits(f).hf.base_prefix;
 }
 
 std::string input_embedding(nn::Family f) {
-  return f == nn::Family::gpt2 ? "transformer.wte.weight" : "model.embed_tokens.weight";
+  return str(nn::family_traits(f).hf.embed_tokens, ".weight");
 }
 
 // The checkpoint tensor holding parameter `name`, or "" when there is none.

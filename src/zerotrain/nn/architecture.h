@@ -1,7 +1,7 @@
-// What each model family builds, as Hugging Face's modeling_llama.py / modeling_mistral.py /
-// modeling_qwen2.py / modeling_gpt2.py define it: which norm, which biases, which MLP, how
-// positions enter, how projection weights are laid out. The layers, the blocks and the parameter
-// count (model_config.cpp) all read it here. Tested by tests/nn/test_model_config.cpp.
+// What a model builds, as its family's Hugging Face modeling_<name>.py defines it: which norm,
+// which biases, which MLP, how positions enter, how projection weights are laid out. Each family
+// says which in its nn/family_<name>.cpp; the layers, the blocks and the parameter count
+// (model_config.cpp) all read it here. Tested by tests/nn/test_model_config.cpp.
 #pragma once
 
 #include "zerotrain/nn/model_config.h"
@@ -20,8 +20,7 @@ struct Architecture {
   bool sliding_window = false;  // config.sliding_window limits attention (mistral, qwen2)
 };
 
-// llama: biases from attention_bias (q/k/v/o) and mlp_bias; mistral: no biases; qwen2: q/k/v biases
-// always, none elsewhere; gpt2: biases everywhere.
+// The architecture c's family builds for c (FamilyTraits::architecture).
 Architecture architecture_of(const ModelConfig& c);
 
 }  // namespace zt::nn

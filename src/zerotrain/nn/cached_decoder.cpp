@@ -8,6 +8,7 @@
 #include "zerotrain/core/error.h"
 #include "zerotrain/kernels/elementwise.h"
 #include "zerotrain/nn/architecture.h"
+#include "zerotrain/nn/family_registry.h"
 #include "zerotrain/nn/gated_mlp.h"
 #include "zerotrain/nn/gelu_mlp.h"
 #include "zerotrain/nn/linear.h"
@@ -25,13 +26,13 @@ NormKind norm_kind(const ModelConfig& c) {
 
 struct CachedDecoder::Layer {
   Layer(const ModelConfig& c, int64_t index)
-      : name(str(architecture_of(c).conv1d ? "transformer.h." : "model.layers.", index)),
+      : name(str(family_traits(c.family).hf.layer_prefix, index)),
         gpt2(architecture_of(c).conv1d),
-        norm1(name + (gpt2 ? ".ln_1" : ".input_layernorm"), c.hidden_size, norm_kind(c),
+        norm1(name + family_traits(c.family).hf.input_norm, c.hidden_size, norm_kind(c),
               c.norm_eps),
-        norm2(name + (gpt2 ? ".ln_2" : ".post_attention_layernorm"), c.hidden_size, norm_kind(c),
+        norm2(name + family_traits(c.family).hf.post_attention_norm, c.hidden_size, norm_kind(c),
               c.norm_eps),
-        attn(make_cached_attention(name + (gpt2 ? ".attn" : ".self_attn"), c)) {
+        attn(make_cached_attention(name + family_traits(c.family).hf.attention, c)) {
     if (gpt2)
       mlp = std::make_unique<GeluMlp>(name + ".mlp", c);
     else
@@ -48,18 +49,17 @@ struct CachedDecoder::Layer {
 CachedDecoder::CachedDecoder(const ModelConfig& config)
     : config_(config),
       learned_positions_(architecture_of(config).learned_positions),
-      wte_(learned_positions_ ? "transformer.wte" : "model.embed_tokens", config.vocab_size,
-           config.hidden_size),
-      final_norm_(learned_positions_ ? "transformer.ln_f" : "model.norm", config.hidden_size,
-                  norm_kind(config), config.norm_eps),
+      wte_(family_traits(config.family).hf.embed_tokens, config.vocab_size, config.hidden_size),
+      final_norm_(family_traits(config.family).hf.final_norm, config.hidden_size, norm_kind(config),
+                  config.norm_eps),
       lm_head_(config.tie_word_embeddings
                    ? Parameter{}
                    : make_parameter("lm_head.weight", {config.vocab_size, config.hidden_size},
                                     ParamKind::weight)) {
   config_.validate();
   if (learned_positions_)
-    wpe_ = std::make_unique<Embedding>("transformer.wpe", config.max_position_embeddings,
-                                       config.hidden_size);
+    wpe_ = std::make_unique<Embedding>(family_traits(config.family).hf.positions,
+                                       config.max_position_embeddings, config.hidden_size);
   for (int64_t i = 0; i < config.num_layers; ++i)
     layers_.push_back(std::make_unique<Layer>(config_, i));
 }

@@ -4,6 +4,7 @@
 #include "zerotrain/core/error.h"
 #include "zerotrain/kernels/elementwise.h"
 #include "zerotrain/nn/block_checks.h"
+#include "zerotrain/nn/family_registry.h"
 #include "zerotrain/nn/gated_mlp.h"
 #include "zerotrain/nn/gelu_mlp.h"
 #include "zerotrain/nn/gpt2_attention.h"
@@ -13,10 +14,6 @@ namespace zt::nn {
 
 namespace {
 
-std::string layer_name(const ModelConfig& c, int64_t index) {
-  return str(architecture_of(c).conv1d ? "transformer.h." : "model.layers.", index);
-}
-
 NormKind norm_kind(const ModelConfig& c) {
   return architecture_of(c).layer_norm ? NormKind::layer : NormKind::rms;
 }
@@ -24,19 +21,19 @@ NormKind norm_kind(const ModelConfig& c) {
 }  // namespace
 
 DecoderLayerBlock::DecoderLayerBlock(const ModelConfig& c, int64_t index)
-    : name_(layer_name(c, index)),
+    : name_(str(family_traits(c.family).hf.layer_prefix, index)),
       hidden_(c.hidden_size),
       gpt2_order_(architecture_of(c).conv1d),
-      norm1_(name_ + (gpt2_order_ ? ".ln_1" : ".input_layernorm"), c.hidden_size, norm_kind(c),
+      norm1_(name_ + family_traits(c.family).hf.input_norm, c.hidden_size, norm_kind(c),
              c.norm_eps),
-      norm2_(name_ + (gpt2_order_ ? ".ln_2" : ".post_attention_layernorm"), c.hidden_size,
-             norm_kind(c), c.norm_eps) {
+      norm2_(name_ + family_traits(c.family).hf.post_attention_norm, c.hidden_size, norm_kind(c),
+             c.norm_eps) {
   const Architecture arch = architecture_of(c);
   if (arch.conv1d) {
-    attn_ = std::make_unique<Gpt2Attention>(name_ + ".attn", c);
+    attn_ = std::make_unique<Gpt2Attention>(name_ + family_traits(c.family).hf.attention, c);
     mlp_ = std::make_unique<GeluMlp>(name_ + ".mlp", c);
   } else {
-    attn_ = std::make_unique<SelfAttention>(name_ + ".self_attn", c, arch);
+    attn_ = std::make_unique<SelfAttention>(name_ + family_traits(c.family).hf.attention, c, arch);
     mlp_ = std::make_unique<GatedMlp>(name_ + ".mlp", c, arch);
   }
 }

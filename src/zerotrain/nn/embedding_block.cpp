@@ -4,22 +4,17 @@
 #include "zerotrain/core/error.h"
 #include "zerotrain/kernels/elementwise.h"
 #include "zerotrain/nn/block_checks.h"
+#include "zerotrain/nn/family_registry.h"
 
 namespace zt::nn {
 
-namespace {
-std::string prefix_for(const ModelConfig& c) {
-  return architecture_of(c).learned_positions ? "transformer" : "model";
-}
-}  // namespace
-
 EmbeddingBlock::EmbeddingBlock(const ModelConfig& c)
-    : name_(prefix_for(c) + (architecture_of(c).learned_positions ? ".wte" : ".embed_tokens")),
+    : name_(family_traits(c.family).hf.embed_tokens),
       hidden_(c.hidden_size),
       wte_(name_, c.vocab_size, c.hidden_size) {
   if (architecture_of(c).learned_positions)
-    wpe_ = std::make_unique<Embedding>(prefix_for(c) + ".wpe", c.max_position_embeddings,
-                                       c.hidden_size);
+    wpe_ = std::make_unique<Embedding>(family_traits(c.family).hf.positions,
+                                       c.max_position_embeddings, c.hidden_size);
 }
 
 std::vector<Parameter*> EmbeddingBlock::parameters() {

@@ -6,6 +6,7 @@
 #include "zerotrain/kernels/elementwise.h"
 #include "zerotrain/kernels/reduce.h"
 #include "zerotrain/nn/block_checks.h"
+#include "zerotrain/nn/family_registry.h"
 #include "zerotrain/nn/linear.h"
 #include "zerotrain/nn/loss_targets.h"
 #include "zerotrain/nn/parameter_util.h"
@@ -13,10 +14,6 @@
 namespace zt::nn {
 
 namespace {
-
-std::string norm_name(const ModelConfig& c) {
-  return architecture_of(c).layer_norm ? "transformer.ln_f" : "model.norm";
-}
 
 // The divisor of the summed losses: the trainer's global count, or this batch's own.
 int64_t loss_items(const StepContext& ctx, const Tensor& targets) {
@@ -27,7 +24,7 @@ int64_t loss_items(const StepContext& ctx, const Tensor& targets) {
 }  // namespace
 
 HeadBlock::HeadBlock(const ModelConfig& c, Parameter* tied_embedding)
-    : norm(norm_name(c), c.hidden_size,
+    : norm(family_traits(c.family).hf.final_norm, c.hidden_size,
            architecture_of(c).layer_norm ? NormKind::layer : NormKind::rms, c.norm_eps),
       tied_(tied_embedding),
       lm_head_(tied_embedding ? Parameter{}

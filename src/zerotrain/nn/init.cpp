@@ -5,7 +5,7 @@
 
 #include "zerotrain/core/error.h"
 #include "zerotrain/kernels/random_normal.h"
-#include "zerotrain/nn/architecture.h"
+#include "zerotrain/nn/family_registry.h"
 
 namespace zt::nn {
 
@@ -18,7 +18,8 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 // The standard deviation of a weight or embedding.
 float weight_std(const ModelConfig& config, const Parameter& p, float std) {
-  if (architecture_of(config).conv1d && ends_with(p.name, ".c_proj.weight"))
+  const std::string scaled = family_traits(config.family).scaled_init_suffix;
+  if (!scaled.empty() && ends_with(p.name, scaled))
     return static_cast<float>(std / std::sqrt(2.0 * static_cast<double>(config.num_layers)));
   return std;
 }

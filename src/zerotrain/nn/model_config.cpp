@@ -6,6 +6,7 @@
 
 #include "zerotrain/core/error.h"
 #include "zerotrain/nn/architecture.h"
+#include "zerotrain/nn/family_registry.h"
 #include "zerotrain/nn/model_size.h"
 
 namespace zt::nn {
@@ -25,17 +26,7 @@ void require_positive(int64_t v, const char* field) {
 }  // namespace
 
 std::string family_name(Family f) {
-  switch (f) {
-    case Family::llama:
-      return "llama";
-    case Family::mistral:
-      return "mistral";
-    case Family::qwen2:
-      return "qwen2";
-    case Family::gpt2:
-      return "gpt2";
-  }
-  return "unknown";
+  return family_traits(f).name;
 }
 
 void ModelConfig::validate() const {

@@ -1,0 +1,34 @@
+// Mistral (transformers' modeling_mistral.py): the llama architecture without any biases and with
+// a sliding attention window (config.sliding_window). See nn/family_traits.h.
+#include "zerotrain/nn/family_traits.h"
+
+namespace zt::nn {
+
+namespace {
+Architecture architecture(const ModelConfig&) {
+  Architecture a;
+  a.rotary = a.gated_mlp = a.sliding_window = true;
+  return a;
+}
+}  // namespace
+
+const FamilyTraits& mistral_family() {
+  static const FamilyTraits traits = {
+      .family = Family::mistral,
+      .name = "mistral",
+      .architecture = architecture,
+      .hf = {.base_prefix = "model.",
+             .embed_tokens = "model.embed_tokens",
+             .positions = "",
+             .layer_prefix = "model.layers.",
+             .input_norm = ".input_layernorm",
+             .attention = ".self_attn",
+             .post_attention_norm = ".post_attention_layernorm",
+             .final_norm = "model.norm",
+             .causal_lm_class = "MistralForCausalLM"},
+      .scaled_init_suffix = "",
+  };
+  return traits;
+}
+
+}  // namespace zt::nn
