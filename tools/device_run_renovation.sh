@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine (device tool): the renovation of issue 13 must change no result and no
+# Runs on the GPU machine (device tool): a renovation (issues 13, 31) must change no result and no
 # speed. Over the binaries staged by tools/device_build.sh (.carry/dev, this commit) and the previous
 # main's zerotrain + train_bench (.carry/base): every test, the PyTorch parity check on CUDA, the
 # default job's losses and written files from both builds (f32 and bf16, compared bitwise), and the
 # Llama-1B single-GPU throughput of both builds in the same call. Results go to $OUT.
-# Usage: ZT_COMMIT=<sha> ZT_BASE=<sha> tools/device_run_renovation.sh check|bench
-# (two calls: check = tests, parity, default job; bench = the 1B throughput).
+# Usage: ZT_COMMIT=<sha> ZT_BASE=<sha> tools/device_run_renovation.sh check|bench|attention
+# (check = tests, parity, default job; bench = the 1B throughput; attention = kernel_bench's causal
+# 1x4096x32x128 bf16 attention rows of both builds, and, when .carry/cfe/sdpa_check is carried, the
+# same shape through NVIDIA's cudnn-frontend in the same call, for issue 31's keep-or-replace rule).
 set -uo pipefail
 source tools/device_env.sh
 base_lib="$PWD/.carry/base/lib"
@@ -53,3 +55,19 @@ echo "== Llama-1B, seq 4096, mbs 2, one GPU: previous main, this commit, previou
 "${new_env[@]}" "$bin/train_bench" --model 1b --seq 4096 --mbs 2 --commit "$commit" --json "$OUT/train_1b_new.json" 2>&1 | tail -1
 "${old_env[@]}" .carry/base/bin/train_bench --model 1b --seq 4096 --mbs 2 --commit "${ZT_BASE:-base}" --json "$OUT/train_1b_old2.json" 2>&1 | tail -1
 fi
+
+if [ "$phase" = attention ]; then
+echo "== attention 1x4096x32x128 causal bf16: previous main, this commit, previous main again"
+for side in old new old2; do
+  if [ $side = new ]; then run=("${new_env[@]}" "$bin/kernel_bench"); c="$commit"; else run=("${old_env[@]}" .carry/base/bin/kernel_bench); c="${ZT_BASE:-base}"; fi
+  timeout 180 "${run[@]}" --only attention --commit "$c" --json "$OUT/attention_$side.json" 2>&1 | grep -E "_cudnn_tflops|cudnn" | head -6
+done
+if [ -x .carry/cfe/sdpa_check ]; then
+  echo "== cudnn-frontend 1.32 SDPA (heuristics choice, deterministic backward), same shape (8 kv heads)"
+  nvrtc="$(dirname "$(find / -name 'libnvrtc.so.13*' 2>/dev/null | head -1)")"
+  for i in 1 2 3; do
+    env LD_LIBRARY_PATH="$nvrtc:$LD_LIBRARY_PATH" timeout 120 .carry/cfe/sdpa_check 8 2>&1 | tee -a "$OUT/cudnn_frontend.log" | tail -3
+  done
+fi
+fi
+
