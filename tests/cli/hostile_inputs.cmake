@@ -10,7 +10,7 @@ function(zt_cli_refusal name rc expect)
   set_tests_properties(cli_refuses_${name} PROPERTIES TIMEOUT 60)
 endfunction()
 
-set(zt_hostile ${CMAKE_CURRENT_SOURCE_DIR}/data/hostile)
+set(zt_hostile ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/hostile)
 
 zt_cli_refusal(estimate_params_1e30 1
   "\\[estimate\\] --params: 1e\\+30 parameters is above the ceiling of 2\\^47"
