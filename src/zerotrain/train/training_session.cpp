@@ -190,7 +190,7 @@ TrainSummary TrainingSession::run() {
   for (int64_t step = in_.resumed.step + 1; step <= c_.steps; ++step) {
     where_ = str("step ", step);
     const ProfileRange step_range(where_);
-    const StepResult result = this->step(step);
+    const StepResult result = optimizer_step(step);
     record(step, result);
     const bool last = step == c_.steps;
     if (step % c_.reporting.log_every == 0 || last) log_interval(step, result);
@@ -208,7 +208,7 @@ TrainSummary TrainingSession::run() {
   return sum_;
 }
 
-TrainingSession::StepResult TrainingSession::step(int64_t step) {
+TrainingSession::StepResult TrainingSession::optimizer_step(int64_t step) {
   memory_.begin_step(step);
   engine_.zero_grad();
   const std::vector<data::Batch> batches = [&] {

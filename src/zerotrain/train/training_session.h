@@ -4,8 +4,8 @@
 //   when resuming; the block runner with the memory tracker's hooks; --out created, locked and its
 //   space checked; the checkpoint saver and its first buffers; the run log; the fault hooks and
 //   the stop signal);
-// - step(): one optimizer step: the task's micro-batches forward and backward, the gradient sync,
-//   the global norm and the non-finite check, the clipped update and the schedule;
+// - optimizer_step(): the task's micro-batches forward and backward, the gradient sync, the global
+//   norm and the non-finite check, the clipped update and the schedule;
 // - log_interval(), evaluate_after(), save(): what the config asks for after a step;
 // - finish(): the last save, the model in Hugging Face layout, the summary's totals.
 // Tested through train() by tests/train/ (test_trainer_resume.cpp, test_train_outputs.cpp,
@@ -61,7 +61,7 @@ class TrainingSession {
     int64_t tokens = 0;
   };
 
-  StepResult step(int64_t step);  // 1-based
+  StepResult optimizer_step(int64_t step);  // 1-based
   double forward_backward(const std::vector<data::Batch>& batches, int64_t step);
   StepResult update(int64_t step, double loss);
   void record(int64_t step, const StepResult& result);
