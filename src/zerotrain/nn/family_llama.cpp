@@ -14,20 +14,24 @@ Architecture architecture(const ModelConfig& c) {
 }
 }  // namespace
 
+HfNames llama_layout_names(const char* causal_lm_class) {
+  return {.base_prefix = "model.",
+          .embed_tokens = "model.embed_tokens",
+          .positions = "",
+          .layer_prefix = "model.layers.",
+          .input_norm = ".input_layernorm",
+          .attention = ".self_attn",
+          .post_attention_norm = ".post_attention_layernorm",
+          .final_norm = "model.norm",
+          .causal_lm_class = causal_lm_class};
+}
+
 const FamilyTraits& llama_family() {
   static const FamilyTraits traits = {
       .family = Family::llama,
       .name = "llama",
       .architecture = architecture,
-      .hf = {.base_prefix = "model.",
-             .embed_tokens = "model.embed_tokens",
-             .positions = "",
-             .layer_prefix = "model.layers.",
-             .input_norm = ".input_layernorm",
-             .attention = ".self_attn",
-             .post_attention_norm = ".post_attention_layernorm",
-             .final_norm = "model.norm",
-             .causal_lm_class = "LlamaForCausalLM"},
+      .hf = llama_layout_names("LlamaForCausalLM"),
       .scaled_init_suffix = "",
   };
   return traits;

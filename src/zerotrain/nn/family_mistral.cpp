@@ -17,15 +17,7 @@ const FamilyTraits& mistral_family() {
       .family = Family::mistral,
       .name = "mistral",
       .architecture = architecture,
-      .hf = {.base_prefix = "model.",
-             .embed_tokens = "model.embed_tokens",
-             .positions = "",
-             .layer_prefix = "model.layers.",
-             .input_norm = ".input_layernorm",
-             .attention = ".self_attn",
-             .post_attention_norm = ".post_attention_layernorm",
-             .final_norm = "model.norm",
-             .causal_lm_class = "MistralForCausalLM"},
+      .hf = llama_layout_names("MistralForCausalLM"),
       .scaled_init_suffix = "",
   };
   return traits;

@@ -18,15 +18,7 @@ const FamilyTraits& qwen2_family() {
       .family = Family::qwen2,
       .name = "qwen2",
       .architecture = architecture,
-      .hf = {.base_prefix = "model.",
-             .embed_tokens = "model.embed_tokens",
-             .positions = "",
-             .layer_prefix = "model.layers.",
-             .input_norm = ".input_layernorm",
-             .attention = ".self_attn",
-             .post_attention_norm = ".post_attention_layernorm",
-             .final_norm = "model.norm",
-             .causal_lm_class = "Qwen2ForCausalLM"},
+      .hf = llama_layout_names("Qwen2ForCausalLM"),
       .scaled_init_suffix = "",
   };
   return traits;

@@ -33,4 +33,9 @@ struct FamilyTraits {
   const char* scaled_init_suffix;
 };
 
+// The module names of transformers' Llama layout ("model.embed_tokens",
+// "model.layers.<i>.self_attn", "model.norm", ...), which Mistral and Qwen2 share; only the causal
+// LM class differs.
+HfNames llama_layout_names(const char* causal_lm_class);
+
 }  // namespace zt::nn
