@@ -1,12 +1,15 @@
 // The family registry (nn/family_registry.h) and each family's traits (nn/family_<name>.cpp):
 // lookups by family and model_type, and that every built model's parameter names are the ones its
-// traits promise (prefix, input embedding, layers, final norm).
+// traits promise (prefix, input embedding, layers, final norm); each family's layer recipe builds
+// sublayers under the names it is given.
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "nn/nn_test_util.h"
+#include "zerotrain/nn/cached_attention.h"
 #include "zerotrain/nn/family_registry.h"
+#include "zerotrain/nn/sublayer.h"
 #include "zerotrain/nn/transformer.h"
 
 namespace zt {
@@ -44,6 +47,34 @@ TEST(NnFamilyRegistry, ParameterNamesFollowTheTraits) {
     if (positions) {
       EXPECT_NE(m.find(std::string(f->hf.positions) + ".weight"), nullptr) << f->name;
     }
+  }
+}
+
+// The recipe's factories (nn::LayerRecipe) make the family's attention and MLP with every
+// parameter under the prefix they are given, and the training and cached attentions of a family
+// hold the same parameter names and shapes (generation points one at the other's values).
+TEST(NnFamilyRegistry, LayerRecipeBuildsNamedSublayers) {
+  for (const FamilyTraits* f : nn::all_families()) {
+    const nn::ModelConfig c = test::tiny_config(f->family);
+    const std::string attn = "layers.7.attn", mlp = "layers.7.mlp";
+    std::vector<nn::Parameter*> trained, cached, mlp_params;
+    auto a = f->layers.attention(attn, c);
+    a->append_parameters(trained);
+    auto ca = f->layers.cached_attention(attn, c);
+    ca->append_parameters(cached);
+    auto m = f->layers.mlp(mlp, c);
+    m->append_parameters(mlp_params);
+    ASSERT_FALSE(trained.empty()) << f->name;
+    ASSERT_EQ(trained.size(), cached.size()) << f->name;
+    for (size_t i = 0; i < trained.size(); ++i) {
+      EXPECT_TRUE(trained[i]->name.starts_with(attn + ".")) << f->name << ": " << trained[i]->name;
+      EXPECT_EQ(trained[i]->name, cached[i]->name) << f->name;
+      EXPECT_EQ(trained[i]->shape, cached[i]->shape) << f->name << ": " << trained[i]->name;
+    }
+    ASSERT_FALSE(mlp_params.empty()) << f->name;
+    for (const nn::Parameter* p : mlp_params)
+      EXPECT_TRUE(p->name.starts_with(mlp + ".")) << f->name << ": " << p->name;
+    EXPECT_EQ(f->layers.norms_interleaved, f->family == Family::gpt2) << f->name;
   }
 }
 

@@ -4,7 +4,8 @@
 // the decoder starts from its own input and when it starts from the encoder's output; the
 // checkpointed run recomputes every layer and gives bitwise the plain run's gradients, also under
 // hooks that fetch each block's parameters before every use and release them after (as ZeRO-3
-// does); block lists that misuse the stream are refused.
+// does); block lists that misuse the stream are refused; the forward-only pass of evaluation
+// carries the stream, gives the training forward's loss bitwise and keeps nothing.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -148,6 +149,41 @@ TEST(NnSecondStream, FetchReleaseHooksSeeEveryUse) {
   for (size_t b = 0; b < n; ++b) {
     EXPECT_EQ(events[b], std::make_pair('f', b));
     EXPECT_EQ(events[n + b], std::make_pair('b', n - 1 - b));
+  }
+}
+
+// Evaluation's pass (BlockRunner::forward_only): the last block goes to the callback, the stream
+// reaches every reader (the loss is bitwise the training forward's), each block runs once between
+// its hooks, and no block keeps anything a backward could use.
+TEST(NnSecondStream, ForwardOnlyCarriesTheStreamAndKeepsNothing) {
+  for (bool side_tap : {false, true}) {
+    TwoStreamToy toy(kEncoderLayers, kDecoderLayers, side_tap);
+    prepare(toy, 13);
+    const std::vector<float> trained = nn::BlockRunner(toy.blocks).forward({}).to_floats();
+    nn::BlockRunner runner(toy.blocks);
+    std::vector<std::pair<char, size_t>> events;
+    runner.set_hooks({[&](size_t b) { events.emplace_back('f', b); },
+                      [&](size_t b) { events.emplace_back('a', b); }, nullptr, nullptr});
+    std::string last_name;
+    *toy.layer_forwards = 0;
+    const Tensor loss =
+        runner.forward_only({}, [&](nn::Block& last, const Tensor& x, const nn::StepContext& ctx) {
+          last_name = last.name();
+          return last.forward(x, ctx);
+        });
+    EXPECT_EQ(loss.to_floats(), trained) << label(side_tap, false);
+    EXPECT_EQ(last_name, toy.blocks.back()->name());
+    EXPECT_EQ(*toy.layer_forwards, kEncoderLayers + kDecoderLayers);
+    const size_t n = toy.blocks.size();
+    ASSERT_EQ(events.size(), 2 * n);
+    for (size_t b = 0; b < n; ++b) {
+      EXPECT_EQ(events[2 * b], std::make_pair('f', b));
+      EXPECT_EQ(events[2 * b + 1], std::make_pair('a', b));
+    }
+    EXPECT_THROW(runner.backward({}), ValueError);  // nothing to run a backward on
+    const Tensor dy =
+        test::random_tensor({TwoStreamToy::kRows, TwoStreamToy::kWidth}, DType::f32, 4);
+    EXPECT_THROW(toy.blocks[1]->backward(dy, {}), ValueError);  // its activations were released
   }
 }
 

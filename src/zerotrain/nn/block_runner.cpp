@@ -106,6 +106,27 @@ void BlockRunner::backward(const StepContext& ctx) {
   }
 }
 
+Tensor BlockRunner::forward_only(const StepContext& ctx, const LastBlockCall& last) {
+  if (blocks_.empty()) throw ValueError("block_runner", "no blocks to run");
+  forward_done_ = false;
+  Tensor x, stream;
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    const ProfileRange range("forward " + blocks_[i]->name());
+    if (hooks_.before_forward) hooks_.before_forward(i);
+    Tensor y;
+    if (i + 1 == blocks_.size()) {
+      y = last(*blocks_[i], x, ctx);
+    } else {
+      y = readers_[i] ? readers_[i]->forward_reading(x, stream, ctx) : blocks_[i]->forward(x, ctx);
+      blocks_[i]->release_saved();
+    }
+    if (hooks_.after_forward) hooks_.after_forward(i);
+    if (i == writer_) stream = y;
+    x = std::move(y);
+  }
+  return x;
+}
+
 Tensor BlockRunner::forward_backward(const StepContext& ctx) {
   Tensor loss = forward(ctx);
   backward(ctx);

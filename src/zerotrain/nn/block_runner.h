@@ -47,6 +47,10 @@ struct BlockHooks {
   BlockHook before_forward, after_forward, before_backward, after_backward;
 };
 
+// What forward_only does with the last block instead of its forward (evaluation asks the head
+// for its logits rather than the loss): gets the block, its input and the step context.
+using LastBlockCall = std::function<Tensor(Block& last, const Tensor& x, const StepContext& ctx)>;
+
 class BlockRunner {
  public:
   // Throws ValueError when the blocks use the second stream wrongly: more than one writer, a
@@ -59,6 +63,11 @@ class BlockRunner {
   void backward(const StepContext& ctx);
   // Both; returns the loss.
   Tensor forward_backward(const StepContext& ctx);
+  // A forward for evaluation: each block's activations are released right after its forward
+  // (nothing is kept for a backward), the second stream is carried from its writer to its
+  // readers, the hooks run before and after every block, and the last block is handed to
+  // `last`, whose result is returned. A backward may not follow.
+  Tensor forward_only(const StepContext& ctx, const LastBlockCall& last);
   void set_after_block_backward(BlockHook hook) { hooks_.after_backward = std::move(hook); }
   void set_hooks(BlockHooks hooks) { hooks_ = std::move(hooks); }
 

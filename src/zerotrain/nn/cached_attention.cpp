@@ -94,11 +94,14 @@ class CachedGpt2Attention : public CachedAttention {
 
 }  // namespace
 
-std::unique_ptr<CachedAttention> make_cached_attention(const std::string& prefix,
-                                                       const ModelConfig& config) {
-  const Architecture arch = architecture_of(config);
-  if (arch.conv1d) return std::make_unique<CachedGpt2Attention>(prefix, config);
-  return std::make_unique<CachedSelfAttention>(prefix, config, arch);
+std::unique_ptr<CachedAttention> make_cached_self_attention(const std::string& prefix,
+                                                            const ModelConfig& config) {
+  return std::make_unique<CachedSelfAttention>(prefix, config, architecture_of(config));
+}
+
+std::unique_ptr<CachedAttention> make_cached_gpt2_attention(const std::string& prefix,
+                                                            const ModelConfig& config) {
+  return std::make_unique<CachedGpt2Attention>(prefix, config);
 }
 
 }  // namespace zt::nn

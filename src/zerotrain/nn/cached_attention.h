@@ -32,9 +32,11 @@ class CachedAttention {
   virtual void append_parameters(std::vector<Parameter*>& out) = 0;
 };
 
-// The family's attention with parameters "<prefix>.q_proj..." (llama, mistral, qwen2) or
-// "<prefix>.c_attn/c_proj" (gpt2).
-std::unique_ptr<CachedAttention> make_cached_attention(const std::string& prefix,
-                                                       const ModelConfig& config);
+// The llama family's attention, parameters "<prefix>.q_proj" ... "<prefix>.o_proj".
+std::unique_ptr<CachedAttention> make_cached_self_attention(const std::string& prefix,
+                                                            const ModelConfig& config);
+// GPT-2's attention, parameters "<prefix>.c_attn" and "<prefix>.c_proj".
+std::unique_ptr<CachedAttention> make_cached_gpt2_attention(const std::string& prefix,
+                                                            const ModelConfig& config);
 
 }  // namespace zt::nn

@@ -9,8 +9,6 @@
 #include "zerotrain/kernels/elementwise.h"
 #include "zerotrain/nn/architecture.h"
 #include "zerotrain/nn/family_registry.h"
-#include "zerotrain/nn/gated_mlp.h"
-#include "zerotrain/nn/gelu_mlp.h"
 #include "zerotrain/nn/linear.h"
 #include "zerotrain/nn/parameter_util.h"
 
@@ -27,20 +25,15 @@ NormKind norm_kind(const ModelConfig& c) {
 struct CachedDecoder::Layer {
   Layer(const ModelConfig& c, int64_t index)
       : name(str(family_traits(c.family).hf.layer_prefix, index)),
-        gpt2(architecture_of(c).conv1d),
         norm1(name + family_traits(c.family).hf.input_norm, c.hidden_size, norm_kind(c),
               c.norm_eps),
         norm2(name + family_traits(c.family).hf.post_attention_norm, c.hidden_size, norm_kind(c),
               c.norm_eps),
-        attn(make_cached_attention(name + family_traits(c.family).hf.attention, c)) {
-    if (gpt2)
-      mlp = std::make_unique<GeluMlp>(name + ".mlp", c);
-    else
-      mlp = std::make_unique<GatedMlp>(name + ".mlp", c, architecture_of(c));
-  }
+        attn(family_traits(c.family).layers.cached_attention(
+            name + family_traits(c.family).hf.attention, c)),
+        mlp(family_traits(c.family).layers.mlp(name + ".mlp", c)) {}
 
   std::string name;
-  bool gpt2;
   Norm norm1, norm2;
   std::unique_ptr<CachedAttention> attn;
   std::unique_ptr<Sublayer> mlp;

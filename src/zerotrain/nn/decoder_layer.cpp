@@ -5,10 +5,6 @@
 #include "zerotrain/kernels/elementwise.h"
 #include "zerotrain/nn/block_checks.h"
 #include "zerotrain/nn/family_registry.h"
-#include "zerotrain/nn/gated_mlp.h"
-#include "zerotrain/nn/gelu_mlp.h"
-#include "zerotrain/nn/gpt2_attention.h"
-#include "zerotrain/nn/self_attention.h"
 
 namespace zt::nn {
 
@@ -23,24 +19,18 @@ NormKind norm_kind(const ModelConfig& c) {
 DecoderLayerBlock::DecoderLayerBlock(const ModelConfig& c, int64_t index)
     : name_(str(family_traits(c.family).hf.layer_prefix, index)),
       hidden_(c.hidden_size),
-      gpt2_order_(architecture_of(c).conv1d),
+      norms_interleaved_(family_traits(c.family).layers.norms_interleaved),
       norm1_(name_ + family_traits(c.family).hf.input_norm, c.hidden_size, norm_kind(c),
              c.norm_eps),
       norm2_(name_ + family_traits(c.family).hf.post_attention_norm, c.hidden_size, norm_kind(c),
-             c.norm_eps) {
-  const Architecture arch = architecture_of(c);
-  if (arch.conv1d) {
-    attn_ = std::make_unique<Gpt2Attention>(name_ + family_traits(c.family).hf.attention, c);
-    mlp_ = std::make_unique<GeluMlp>(name_ + ".mlp", c);
-  } else {
-    attn_ = std::make_unique<SelfAttention>(name_ + family_traits(c.family).hf.attention, c, arch);
-    mlp_ = std::make_unique<GatedMlp>(name_ + ".mlp", c, arch);
-  }
-}
+             c.norm_eps),
+      attn_(family_traits(c.family).layers.attention(name_ + family_traits(c.family).hf.attention,
+                                                     c)),
+      mlp_(family_traits(c.family).layers.mlp(name_ + ".mlp", c)) {}
 
 std::vector<Parameter*> DecoderLayerBlock::parameters() {
   std::vector<Parameter*> out;
-  if (gpt2_order_) {
+  if (norms_interleaved_) {
     norm1_.append_parameters(out);
     attn_->append_parameters(out);
     norm2_.append_parameters(out);

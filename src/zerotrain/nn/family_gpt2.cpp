@@ -3,6 +3,10 @@
 // 1/sqrt(2 * num_layers). See nn/family_traits.h.
 #include "zerotrain/nn/family_traits.h"
 
+#include "zerotrain/nn/cached_attention.h"
+#include "zerotrain/nn/gelu_mlp.h"
+#include "zerotrain/nn/gpt2_attention.h"
+
 namespace zt::nn {
 
 namespace {
@@ -12,6 +16,14 @@ Architecture architecture(const ModelConfig&) {
   a.qkv_bias = a.o_bias = a.mlp_bias = true;
   return a;
 }
+
+std::unique_ptr<Sublayer> attention(const std::string& prefix, const ModelConfig& c) {
+  return std::make_unique<Gpt2Attention>(prefix, c);
+}
+
+std::unique_ptr<Sublayer> mlp(const std::string& prefix, const ModelConfig& c) {
+  return std::make_unique<GeluMlp>(prefix, c);
+}
 }  // namespace
 
 const FamilyTraits& gpt2_family() {
@@ -19,6 +31,10 @@ const FamilyTraits& gpt2_family() {
       .family = Family::gpt2,
       .name = "gpt2",
       .architecture = architecture,
+      .layers = {.attention = attention,
+                 .cached_attention = make_cached_gpt2_attention,
+                 .mlp = mlp,
+                 .norms_interleaved = true},
       .hf = {.base_prefix = "transformer.",
              .embed_tokens = "transformer.wte",
              .positions = "transformer.wpe",

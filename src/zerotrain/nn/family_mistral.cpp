@@ -17,6 +17,7 @@ const FamilyTraits& mistral_family() {
       .family = Family::mistral,
       .name = "mistral",
       .architecture = architecture,
+      .layers = llama_layer_recipe(),
       .hf = llama_layout_names("MistralForCausalLM"),
       .scaled_init_suffix = "",
   };

@@ -18,6 +18,7 @@ const FamilyTraits& qwen2_family() {
       .family = Family::qwen2,
       .name = "qwen2",
       .architecture = architecture,
+      .layers = llama_layer_recipe(),
       .hf = llama_layout_names("Qwen2ForCausalLM"),
       .scaled_init_suffix = "",
   };

@@ -4,6 +4,7 @@
 // the machine in hand; the full proofs are the unit tests in tests/.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>

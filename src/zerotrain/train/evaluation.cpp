@@ -64,18 +64,11 @@ Tensor forward_token_losses(std::vector<std::unique_ptr<nn::Block>>& blocks,
                             const nn::BlockHooks& hooks, const nn::StepContext& ctx) {
   auto* head = blocks.empty() ? nullptr : dynamic_cast<nn::HeadBlock*>(blocks.back().get());
   if (!head) throw ValueError("eval", "the model's last block is not its head");
-  Tensor x;
-  for (size_t i = 0; i < blocks.size(); ++i) {
-    if (hooks.before_forward) hooks.before_forward(i);
-    if (i + 1 < blocks.size()) {
-      Tensor y = blocks[i]->forward(x, ctx);
-      blocks[i]->release_saved();
-      x = std::move(y);
-    } else {
-      x = head->logits(x, ctx);
-    }
-    if (hooks.after_forward) hooks.after_forward(i);
-  }
+  nn::BlockRunner runner(blocks);
+  runner.set_hooks(hooks);
+  const Tensor x = runner.forward_only(
+      ctx,
+      [head](nn::Block&, const Tensor& h, const nn::StepContext& c) { return head->logits(h, c); });
   const int64_t vocab = x.shape().back();
   const Tensor logits = x.view({-1, vocab});
   const int64_t n = logits.shape()[0];

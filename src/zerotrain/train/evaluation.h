@@ -47,8 +47,9 @@ struct TokenLossSum {
 };
 TokenLossSum sum_token_losses(const Tensor& losses, const Tensor& targets);
 
-// One forward of ctx.tokens without backward: every block under hooks' before/after_forward, its
-// saved activations released, then the head's logits and the per-token losses against
+// One forward of ctx.tokens without backward (nn::BlockRunner::forward_only): every block under
+// hooks' before/after_forward, its saved activations released, a second stream carried from its
+// writer to its readers, then the head's logits and the per-token losses against
 // ctx.targets: f32 [B*S] on ctx.device (0 where the target is -100). The last block must be the
 // nn::HeadBlock.
 Tensor forward_token_losses(std::vector<std::unique_ptr<nn::Block>>& blocks,
