@@ -1,7 +1,7 @@
 // The family registry (nn/family_registry.h) and each family's traits (nn/family_<name>.cpp):
 // lookups by family and model_type, and that every built model's parameter names are the ones its
-// traits promise (prefix, input embedding, layers, final norm); each family's layer recipe builds
-// sublayers under the names it is given.
+// traits promise (prefix, input embedding, layers, final norm); the sublayers of each family's
+// kinds carry the names they are given.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -9,7 +9,7 @@
 #include "nn/nn_test_util.h"
 #include "zerotrain/nn/cached_attention.h"
 #include "zerotrain/nn/family_registry.h"
-#include "zerotrain/nn/sublayer.h"
+#include "zerotrain/nn/layer_parts.h"
 #include "zerotrain/nn/transformer.h"
 
 namespace zt {
@@ -50,20 +50,20 @@ TEST(NnFamilyRegistry, ParameterNamesFollowTheTraits) {
   }
 }
 
-// The recipe's factories (nn::LayerRecipe) make the family's attention and MLP with every
-// parameter under the prefix they are given, and the training and cached attentions of a family
-// hold the same parameter names and shapes (generation points one at the other's values).
-TEST(NnFamilyRegistry, LayerRecipeBuildsNamedSublayers) {
+// The sublayers of the kinds each family's Architecture names (nn/layer_parts.h): every
+// parameter under the prefix given, and generation's cached attention of the same kind with the
+// same names and shapes (it is pointed at the training model's values).
+TEST(NnFamilyRegistry, LayerPartsAreTheFamilysKindsUnderTheirNames) {
   for (const FamilyTraits* f : nn::all_families()) {
     const nn::ModelConfig c = test::tiny_config(f->family);
     const std::string attn = "layers.7.attn", mlp = "layers.7.mlp";
     std::vector<nn::Parameter*> trained, cached, mlp_params;
-    auto a = f->layers.attention(attn, c);
-    a->append_parameters(trained);
-    auto ca = f->layers.cached_attention(attn, c);
-    ca->append_parameters(cached);
-    auto m = f->layers.mlp(mlp, c);
-    m->append_parameters(mlp_params);
+    const auto attention = nn::make_attention(attn, c);
+    const auto cached_attention = nn::make_cached_attention(attn, c);
+    const auto mlp_layer = nn::make_mlp(mlp, c);
+    attention->append_parameters(trained);
+    cached_attention->append_parameters(cached);
+    mlp_layer->append_parameters(mlp_params);
     ASSERT_FALSE(trained.empty()) << f->name;
     ASSERT_EQ(trained.size(), cached.size()) << f->name;
     for (size_t i = 0; i < trained.size(); ++i) {
@@ -71,10 +71,13 @@ TEST(NnFamilyRegistry, LayerRecipeBuildsNamedSublayers) {
       EXPECT_EQ(trained[i]->name, cached[i]->name) << f->name;
       EXPECT_EQ(trained[i]->shape, cached[i]->shape) << f->name << ": " << trained[i]->name;
     }
+    const bool gpt2 = f->family == Family::gpt2;
+    EXPECT_EQ(trained.front()->name, attn + (gpt2 ? ".c_attn.weight" : ".q_proj.weight"));
     ASSERT_FALSE(mlp_params.empty()) << f->name;
     for (const nn::Parameter* p : mlp_params)
       EXPECT_TRUE(p->name.starts_with(mlp + ".")) << f->name << ": " << p->name;
-    EXPECT_EQ(f->layers.norms_interleaved, f->family == Family::gpt2) << f->name;
+    EXPECT_EQ(mlp_params.front()->name, mlp + (gpt2 ? ".c_fc.weight" : ".gate_proj.weight"));
+    EXPECT_EQ(nn::architecture_of(c).norms_interleaved, gpt2) << f->name;
   }
 }
 

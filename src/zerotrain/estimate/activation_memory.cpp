@@ -25,14 +25,15 @@ PerToken per_token(const nn::ModelConfig& c, double b) {
   const double hq = static_cast<double>(c.num_heads);
   const double V = static_cast<double>(c.vocab_size);
   const double norm_stats = a.layer_norm ? 8 : 4;  // f32 mean + rstd, or rstd
-  const double mlp_saved = a.gated_mlp ? 2 * I : I;
+  const double mlp_saved = a.mlp == nn::MlpKind::swiglu ? 2 * I : I;
   PerToken t;
   // x, normed x, q, k, v, attention out, h, normed h, MLP; two norms' statistics; lse.
   t.saved = b * (4 * C + 2 * q + 2 * kv + mlp_saved) + 2 * norm_stats + 4 * hq;
   // MLP backward: dy + (dh, dgate, dup) or (dact, act); attention backward: dy + dh + (dout, dq,
   // dk, dv) or gpt2's (dparts [3C], its contiguous copy) + the f32 D rows.
-  const double mlp_temp = C + (a.gated_mlp ? 3 * I : 2 * I);
-  const double attn_temp = 2 * C + (a.conv1d ? 6 * C : 2 * q + 2 * kv);
+  const double mlp_temp = C + (a.mlp == nn::MlpKind::swiglu ? 3 * I : 2 * I);
+  const double attn_temp =
+      2 * C + (a.attention == nn::AttentionKind::gpt2 ? 6 * C : 2 * q + 2 * kv);
   t.backward_temp = b * std::max(mlp_temp, attn_temp) + 4 * hq;
   // Last layer's output (the norm's input), normed, logits -> dlogits, statistics; in backward
   // dnormed and the norm's dx (the forward's f32 per-token losses are smaller).

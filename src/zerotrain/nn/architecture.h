@@ -1,5 +1,5 @@
 // What a model builds, as its family's Hugging Face modeling_<name>.py defines it: which norm,
-// which biases, which MLP, how positions enter, how projection weights are laid out. Each family
+// which attention and MLP, which biases, how positions enter. Each family
 // says which in its nn/family_<name>.cpp; the layers, the blocks and the parameter count
 // (model_config.cpp) all read it here. Tested by tests/nn/test_model_config.cpp.
 #pragma once
@@ -8,15 +8,31 @@
 
 namespace zt::nn {
 
+// The attention a decoder layer runs (nn/layer_parts.h builds it).
+enum class AttentionKind {
+  projected,  // q_proj, k_proj, v_proj, o_proj (nn/self_attention.h): grouped heads, RoPE if rotary
+  gpt2,       // c_attn (q, k, v fused) and c_proj, Conv1D weights [in, out] (nn/gpt2_attention.h)
+};
+
+// The MLP a decoder layer runs (nn/layer_parts.h builds it).
+enum class MlpKind {
+  swiglu,     // gate_proj, up_proj, down_proj with SiLU (nn/gated_mlp.h)
+  gpt2_gelu,  // c_fc, c_proj with the tanh GELU, Conv1D weights [in, out] (nn/gelu_mlp.h)
+};
+
 struct Architecture {
   bool layer_norm = false;         // LayerNorm with bias (gpt2); otherwise RMSNorm without bias
   bool rotary = false;             // RoPE on q and k (llama, mistral, qwen2)
   bool learned_positions = false;  // a wpe table added to the token embedding (gpt2)
-  bool conv1d = false;     // GPT-2 Conv1D projections: weights [in, out], q/k/v fused in c_attn
-  bool qkv_bias = false;   // biases on the q, k, v projections
-  bool o_bias = false;     // bias on the output projection
-  bool mlp_bias = false;   // biases on the MLP projections
-  bool gated_mlp = false;  // SwiGLU gate/up/down; otherwise GELU-tanh c_fc/c_proj
+  AttentionKind attention = AttentionKind::projected;
+  MlpKind mlp = MlpKind::swiglu;
+  // A layer lists its parameters in its Hugging Face state dict's order, which the ZeRO groups'
+  // flat layout follows: norm1, attention, norm2, MLP when true (gpt2's ln_1, attn, ln_2, mlp);
+  // attention, MLP, then both norms otherwise (the llama family's).
+  bool norms_interleaved = false;
+  bool qkv_bias = false;        // biases on the q, k, v projections
+  bool o_bias = false;          // bias on the output projection
+  bool mlp_bias = false;        // biases on the MLP projections
   bool sliding_window = false;  // config.sliding_window limits attention (mistral, qwen2)
 };
 

@@ -1,6 +1,7 @@
 // Cached attention of both families (see cached_attention.h).
 #include "zerotrain/nn/cached_attention.h"
 
+#include "zerotrain/core/error.h"
 #include "zerotrain/kernels/cached_attention.h"
 #include "zerotrain/kernels/rope.h"
 #include "zerotrain/nn/architecture.h"
@@ -94,14 +95,16 @@ class CachedGpt2Attention : public CachedAttention {
 
 }  // namespace
 
-std::unique_ptr<CachedAttention> make_cached_self_attention(const std::string& prefix,
-                                                            const ModelConfig& config) {
-  return std::make_unique<CachedSelfAttention>(prefix, config, architecture_of(config));
-}
-
-std::unique_ptr<CachedAttention> make_cached_gpt2_attention(const std::string& prefix,
-                                                            const ModelConfig& config) {
-  return std::make_unique<CachedGpt2Attention>(prefix, config);
+std::unique_ptr<CachedAttention> make_cached_attention(const std::string& prefix,
+                                                       const ModelConfig& config) {
+  const Architecture arch = architecture_of(config);
+  switch (arch.attention) {
+    case AttentionKind::projected:
+      return std::make_unique<CachedSelfAttention>(prefix, config, arch);
+    case AttentionKind::gpt2:
+      return std::make_unique<CachedGpt2Attention>(prefix, config);
+  }
+  throw ValueError("generate", str(prefix, ": no cached attention of this kind"));
 }
 
 }  // namespace zt::nn

@@ -32,11 +32,9 @@ class CachedAttention {
   virtual void append_parameters(std::vector<Parameter*>& out) = 0;
 };
 
-// The llama family's attention, parameters "<prefix>.q_proj" ... "<prefix>.o_proj".
-std::unique_ptr<CachedAttention> make_cached_self_attention(const std::string& prefix,
-                                                            const ModelConfig& config);
-// GPT-2's attention, parameters "<prefix>.c_attn" and "<prefix>.c_proj".
-std::unique_ptr<CachedAttention> make_cached_gpt2_attention(const std::string& prefix,
-                                                            const ModelConfig& config);
+// The attention of the kind config's Architecture names (nn/layer_parts.h makes the training one):
+// parameters "<prefix>.q_proj" ... (AttentionKind::projected) or "<prefix>.c_attn/c_proj" (gpt2).
+std::unique_ptr<CachedAttention> make_cached_attention(const std::string& prefix,
+                                                       const ModelConfig& config);
 
 }  // namespace zt::nn

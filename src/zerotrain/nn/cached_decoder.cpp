@@ -9,6 +9,7 @@
 #include "zerotrain/kernels/elementwise.h"
 #include "zerotrain/nn/architecture.h"
 #include "zerotrain/nn/family_registry.h"
+#include "zerotrain/nn/layer_parts.h"
 #include "zerotrain/nn/linear.h"
 #include "zerotrain/nn/parameter_util.h"
 
@@ -29,9 +30,8 @@ struct CachedDecoder::Layer {
               c.norm_eps),
         norm2(name + family_traits(c.family).hf.post_attention_norm, c.hidden_size, norm_kind(c),
               c.norm_eps),
-        attn(family_traits(c.family).layers.cached_attention(
-            name + family_traits(c.family).hf.attention, c)),
-        mlp(family_traits(c.family).layers.mlp(name + ".mlp", c)) {}
+        attn(make_cached_attention(name + family_traits(c.family).hf.attention, c)),
+        mlp(make_mlp(name + ".mlp", c)) {}
 
   std::string name;
   Norm norm1, norm2;

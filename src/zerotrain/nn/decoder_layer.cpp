@@ -5,6 +5,7 @@
 #include "zerotrain/kernels/elementwise.h"
 #include "zerotrain/nn/block_checks.h"
 #include "zerotrain/nn/family_registry.h"
+#include "zerotrain/nn/layer_parts.h"
 
 namespace zt::nn {
 
@@ -19,14 +20,13 @@ NormKind norm_kind(const ModelConfig& c) {
 DecoderLayerBlock::DecoderLayerBlock(const ModelConfig& c, int64_t index)
     : name_(str(family_traits(c.family).hf.layer_prefix, index)),
       hidden_(c.hidden_size),
-      norms_interleaved_(family_traits(c.family).layers.norms_interleaved),
+      norms_interleaved_(architecture_of(c).norms_interleaved),
       norm1_(name_ + family_traits(c.family).hf.input_norm, c.hidden_size, norm_kind(c),
              c.norm_eps),
       norm2_(name_ + family_traits(c.family).hf.post_attention_norm, c.hidden_size, norm_kind(c),
              c.norm_eps),
-      attn_(family_traits(c.family).layers.attention(name_ + family_traits(c.family).hf.attention,
-                                                     c)),
-      mlp_(family_traits(c.family).layers.mlp(name_ + ".mlp", c)) {}
+      attn_(make_attention(name_ + family_traits(c.family).hf.attention, c)),
+      mlp_(make_mlp(name_ + ".mlp", c)) {}
 
 std::vector<Parameter*> DecoderLayerBlock::parameters() {
   std::vector<Parameter*> out;

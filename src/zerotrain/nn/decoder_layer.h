@@ -2,8 +2,8 @@
 // branches, as Hugging Face's decoder layers compute it:
 //   h = x + attn(norm1(x));  y = h + mlp(norm2(h))
 // llama family: input_layernorm / self_attn / post_attention_layernorm / mlp (RMSNorm, SwiGLU);
-// gpt2: ln_1 / attn / ln_2 / mlp (LayerNorm, GELU-tanh). The sublayers come from the family's
-// LayerRecipe (nn/family_traits.h). Tested by tests/nn/test_transformer_*.cpp.
+// gpt2: ln_1 / attn / ln_2 / mlp (LayerNorm, GELU-tanh). The sublayers are the kinds the family's
+// Architecture names (nn/layer_parts.h). Tested by tests/nn/test_transformer_*.cpp.
 #pragma once
 
 #include <memory>
@@ -29,7 +29,7 @@ class DecoderLayerBlock : public Block {
  private:
   std::string name_;
   int64_t hidden_;
-  bool norms_interleaved_;  // LayerRecipe::norms_interleaved: the parameters' listing order
+  bool norms_interleaved_;  // Architecture::norms_interleaved: the parameters' listing order
   Norm norm1_, norm2_;
   std::unique_ptr<Sublayer> attn_, mlp_;
   TokenDims dims_;      // of the last forward

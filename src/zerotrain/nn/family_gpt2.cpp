@@ -3,26 +3,16 @@
 // 1/sqrt(2 * num_layers). See nn/family_traits.h.
 #include "zerotrain/nn/family_traits.h"
 
-#include "zerotrain/nn/cached_attention.h"
-#include "zerotrain/nn/gelu_mlp.h"
-#include "zerotrain/nn/gpt2_attention.h"
-
 namespace zt::nn {
 
 namespace {
 Architecture architecture(const ModelConfig&) {
   Architecture a;
-  a.layer_norm = a.learned_positions = a.conv1d = true;
+  a.layer_norm = a.learned_positions = a.norms_interleaved = true;
+  a.attention = AttentionKind::gpt2;
+  a.mlp = MlpKind::gpt2_gelu;
   a.qkv_bias = a.o_bias = a.mlp_bias = true;
   return a;
-}
-
-std::unique_ptr<Sublayer> attention(const std::string& prefix, const ModelConfig& c) {
-  return std::make_unique<Gpt2Attention>(prefix, c);
-}
-
-std::unique_ptr<Sublayer> mlp(const std::string& prefix, const ModelConfig& c) {
-  return std::make_unique<GeluMlp>(prefix, c);
 }
 }  // namespace
 
@@ -31,10 +21,6 @@ const FamilyTraits& gpt2_family() {
       .family = Family::gpt2,
       .name = "gpt2",
       .architecture = architecture,
-      .layers = {.attention = attention,
-                 .cached_attention = make_cached_gpt2_attention,
-                 .mlp = mlp,
-                 .norms_interleaved = true},
       .hf = {.base_prefix = "transformer.",
              .embed_tokens = "transformer.wte",
              .positions = "transformer.wpe",

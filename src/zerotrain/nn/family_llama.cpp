@@ -2,36 +2,17 @@
 // only as config.json asks (attention_bias on q/k/v/o, mlp_bias). See nn/family_traits.h.
 #include "zerotrain/nn/family_traits.h"
 
-#include "zerotrain/nn/cached_attention.h"
-#include "zerotrain/nn/gated_mlp.h"
-#include "zerotrain/nn/self_attention.h"
-
 namespace zt::nn {
 
 namespace {
 Architecture architecture(const ModelConfig& c) {
   Architecture a;
-  a.rotary = a.gated_mlp = true;
+  a.rotary = true;
   a.qkv_bias = a.o_bias = c.attention_bias;
   a.mlp_bias = c.mlp_bias;
   return a;
 }
-
-std::unique_ptr<Sublayer> attention(const std::string& prefix, const ModelConfig& c) {
-  return std::make_unique<SelfAttention>(prefix, c, architecture_of(c));
-}
-
-std::unique_ptr<Sublayer> mlp(const std::string& prefix, const ModelConfig& c) {
-  return std::make_unique<GatedMlp>(prefix, c, architecture_of(c));
-}
 }  // namespace
-
-LayerRecipe llama_layer_recipe() {
-  return {.attention = attention,
-          .cached_attention = make_cached_self_attention,
-          .mlp = mlp,
-          .norms_interleaved = false};
-}
 
 HfNames llama_layout_names(const char* causal_lm_class) {
   return {.base_prefix = "model.",
@@ -50,7 +31,6 @@ const FamilyTraits& llama_family() {
       .family = Family::llama,
       .name = "llama",
       .architecture = architecture,
-      .layers = llama_layer_recipe(),
       .hf = llama_layout_names("LlamaForCausalLM"),
       .scaled_init_suffix = "",
   };

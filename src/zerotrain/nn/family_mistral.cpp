@@ -7,7 +7,7 @@ namespace zt::nn {
 namespace {
 Architecture architecture(const ModelConfig&) {
   Architecture a;
-  a.rotary = a.gated_mlp = a.sliding_window = true;
+  a.rotary = a.sliding_window = true;
   return a;
 }
 }  // namespace
@@ -17,7 +17,6 @@ const FamilyTraits& mistral_family() {
       .family = Family::mistral,
       .name = "mistral",
       .architecture = architecture,
-      .layers = llama_layer_recipe(),
       .hf = llama_layout_names("MistralForCausalLM"),
       .scaled_init_suffix = "",
   };

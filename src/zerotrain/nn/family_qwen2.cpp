@@ -7,7 +7,7 @@ namespace zt::nn {
 namespace {
 Architecture architecture(const ModelConfig&) {
   Architecture a;
-  a.rotary = a.gated_mlp = a.sliding_window = true;
+  a.rotary = a.sliding_window = true;
   a.qkv_bias = true;
   return a;
 }
@@ -18,7 +18,6 @@ const FamilyTraits& qwen2_family() {
       .family = Family::qwen2,
       .name = "qwen2",
       .architecture = architecture,
-      .layers = llama_layer_recipe(),
       .hf = llama_layout_names("Qwen2ForCausalLM"),
       .scaled_init_suffix = "",
   };

@@ -1,21 +1,14 @@
 // What one model family is, in one value: its name (also its Hugging Face model_type), the
-// architecture it builds from a ModelConfig, the sublayers its decoder layers are made of, the
-// names Hugging Face gives its weights, and what its init does differently. Each family defines its
-// traits in nn/family_<name>.cpp and is listed once in nn/family_registry.cpp; how its config.json
-// is read and written lives in io/hf_config_families.cpp (io/ is above nn/). Tested by
-// tests/nn/test_family_registry.cpp.
+// architecture it builds from a ModelConfig, the names Hugging Face gives its weights, and what its
+// init does differently. Each family defines its traits in nn/family_<name>.cpp and is listed once
+// in nn/family_registry.cpp; how its config.json is read and written lives in
+// io/hf_config_families.cpp (io/ is above nn/). Tested by tests/nn/test_family_registry.cpp.
 #pragma once
-
-#include <memory>
-#include <string>
 
 #include "zerotrain/nn/architecture.h"
 #include "zerotrain/nn/model_config.h"
 
 namespace zt::nn {
-
-class Sublayer;
-class CachedAttention;
 
 // The Hugging Face module names (transformers' modeling_<name>.py) of the parts every family has.
 struct HfNames {
@@ -30,26 +23,10 @@ struct HfNames {
   const char* causal_lm_class;      // config.json "architectures": "LlamaForCausalLM"
 };
 
-// How a family's decoder layer is made: the training layer (nn/decoder_layer.h) and generation's
-// cached layer (nn/cached_decoder.h) both build their sublayers through it, so a family with its
-// own attention or MLP adds it here and neither layer grows a branch. Each factory takes the
-// sublayer's Hugging Face prefix ("model.layers.3.self_attn", "model.layers.3.mlp").
-struct LayerRecipe {
-  std::unique_ptr<Sublayer> (*attention)(const std::string& prefix, const ModelConfig&);
-  std::unique_ptr<CachedAttention> (*cached_attention)(const std::string& prefix,
-                                                       const ModelConfig&);
-  std::unique_ptr<Sublayer> (*mlp)(const std::string& prefix, const ModelConfig&);
-  // A layer lists its parameters as its Hugging Face state dict orders them, which the ZeRO
-  // groups' flat layout follows: norm1, attention, norm2, MLP when true (gpt2's ln_1, attn, ln_2,
-  // mlp); attention, MLP, then both norms otherwise (the llama family).
-  bool norms_interleaved;
-};
-
 struct FamilyTraits {
   Family family;
   const char* name;  // zerotrain's name for it and its config.json model_type: "llama"
   Architecture (*architecture)(const ModelConfig&);
-  LayerRecipe layers;
   HfNames hf;
   // Weights whose init std is divided by sqrt(2 * num_layers) (GPT-2's residual projections),
   // matched by name suffix; "" when none.
@@ -60,8 +37,5 @@ struct FamilyTraits {
 // "model.layers.<i>.self_attn", "model.norm", ...), which Mistral and Qwen2 share; only the causal
 // LM class differs.
 HfNames llama_layout_names(const char* causal_lm_class);
-// The llama family's layer, which Mistral and Qwen2 share: SelfAttention (q/k/v/o projections,
-// RoPE, grouped heads) and the SwiGLU GatedMlp, norms listed last.
-LayerRecipe llama_layer_recipe();
 
 }  // namespace zt::nn

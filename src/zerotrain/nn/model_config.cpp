@@ -44,7 +44,7 @@ void ModelConfig::validate() const {
   require(norm_eps > 0 && std::isfinite(norm_eps), "norm_eps",
           str("must be finite and > 0, got ", norm_eps));
   require(sliding_window >= 0, "sliding_window", str("must be >= 0, got ", sliding_window));
-  if (a.gated_mlp) {
+  if (a.mlp == MlpKind::swiglu) {
     require(hidden_act == "silu", "hidden_act",
             str("the ", family_name(family), " MLP supports \"silu\", got \"", hidden_act, "\""));
   } else {
@@ -52,7 +52,7 @@ void ModelConfig::validate() const {
             str("the ", family_name(family),
                 " MLP supports \"gelu_new\" and \"gelu_pytorch_tanh\", got \"", hidden_act, "\""));
   }
-  if (a.conv1d) {
+  if (a.attention == AttentionKind::gpt2) {
     require(
         num_kv_heads == num_heads, "num_kv_heads",
         str("gpt2 has no grouped-query attention: ", num_kv_heads, " != num_heads ", num_heads));

@@ -66,7 +66,7 @@ std::vector<Part> parts(const ModelConfig& c) {
     attention = sum({checked_product({2, C, *q}), checked_product({2, C, *kv}),
                      a.qkv_bias ? sum({*q, checked_mul(2, *kv)}) : 0, a.o_bias ? C : 0});
   const std::optional<int64_t> mlp =
-      a.gated_mlp ? sum({checked_product({3, C, I}), a.mlp_bias ? 2 * I + C : 0})
+      a.mlp == MlpKind::swiglu ? sum({checked_product({3, C, I}), a.mlp_bias ? 2 * I + C : 0})
                   : sum({checked_product({2, C, I}), a.mlp_bias ? I + C : 0});
   const std::optional<int64_t> layer = sum({attention, mlp, 2 * norm});
   const std::optional<int64_t> layers =
