@@ -1,19 +1,20 @@
 // parse_hf_config / read_hf_config: config.json -> nn::ModelConfig (see hf_config.h): the keys
-// every family shares and the shape checks; each family's own keys are its row in
-// hf_config_families.cpp.
+// every family shares and the shape checks; each family's own keys are read by the rules in its
+// traits (FamilyTraits::config_json, nn/family_<name>.cpp).
 #include "zerotrain/core/files.h"
 #include "zerotrain/io/hf_config.h"
-#include "zerotrain/io/hf_config_families.h"
-#include "zerotrain/io/hf_config_fields.h"
 #include "zerotrain/nn/family_registry.h"
+#include "zerotrain/nn/hf_config_fields.h"
 #include "zerotrain/nn/model_size.h"
 
 namespace zt::io {
 
 namespace {
+using nn::kHfConfigComponent;
 constexpr std::string_view kComponent = kHfConfigComponent;
 using nlohmann::json;
 using nn::Family;
+using nn::HfConfigFields;
 using nn::ModelConfig;
 
 Family parse_family(const HfConfigFields& f) {
@@ -24,8 +25,8 @@ Family parse_family(const HfConfigFields& f) {
 }
 
 void check_shape(const HfConfigFields& f, ModelConfig& c) {
-  const HfConfigFamily& family = hf_config_family(c.family);
-  const HfConfigKeys& k = family.keys;
+  const nn::HfConfigRules& family = nn::family_traits(c.family).config_json;
+  const nn::HfConfigKeys& k = family.keys;
   auto positive = [&](const char* key, int64_t v) {
     if (v <= 0) f.unsupported(key, str("must be positive, got ", v));
   };
@@ -71,14 +72,14 @@ ModelConfig parse_hf_config(std::string_view json_text, const std::string& sourc
   const HfConfigFields f(j, source);
   ModelConfig c;
   c.family = parse_family(f);
-  hf_config_family(c.family).read(f, c);
+  nn::family_traits(c.family).config_json.read(f, c);
   c.torch_dtype = parse_torch_dtype(f);
   check_shape(f, c);
   return c;
 }
 
 const char* hf_config_key(Family family, std::string_view field) {
-  const HfConfigKeys& k = hf_config_family(family).keys;
+  const nn::HfConfigKeys& k = nn::family_traits(family).config_json.keys;
   if (field == "hidden_size") return k.hidden;
   if (field == "intermediate_size") return k.inter;
   if (field == "num_layers") return k.layers;

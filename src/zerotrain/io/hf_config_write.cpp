@@ -7,7 +7,6 @@
 #include "zerotrain/core/error.h"
 #include "zerotrain/core/files.h"
 #include "zerotrain/io/hf_config.h"
-#include "zerotrain/io/hf_config_families.h"
 #include "zerotrain/nn/architecture.h"
 #include "zerotrain/nn/family_registry.h"
 
@@ -90,7 +89,7 @@ std::vector<std::string> config_differences(const ModelConfig& a, const ModelCon
 }
 
 std::string hf_config_json(const ModelConfig& config) {
-  json j = hf_config_family(config.family).write(config);
+  json j = nn::family_traits(config.family).config_json.write(config);
   j["architectures"] = {hf_architecture(config.family)};
   j["model_type"] = hf_model_type(config.family);
   j["torch_dtype"] = config.torch_dtype;

@@ -1,6 +1,6 @@
 // The model families zerotrain knows, each by its FamilyTraits (nn/family_traits.h), in the order
-// messages list them. Adding a family: its nn/family_<name>.cpp, one line in family_registry.cpp,
-// its io/hf_config_families.cpp row and their tests. Tested by tests/nn/test_family_registry.cpp.
+// messages list them. Adding a family: its nn/family_<name>.cpp, one line in family_registry.cpp
+// and their tests. Tested by tests/nn/test_family_registry.cpp.
 #pragma once
 
 #include <string>

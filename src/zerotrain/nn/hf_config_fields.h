@@ -1,6 +1,6 @@
-// Typed access to the keys of a config.json object, for the readers in hf_config_read.cpp and
-// hf_config_families.cpp; errors name the source and the full key. Tested through
-// tests/io/test_hf_config.cpp.
+// Typed access to the keys of a config.json object, for the families' readers
+// (nn/family_<name>.cpp) and io/hf_config_read.cpp; errors name the source and the full key. Tested
+// through tests/io/test_hf_config.cpp.
 #pragma once
 
 #include <cstdint>
@@ -11,8 +11,9 @@
 
 #include "zerotrain/core/io_error.h"
 #include "zerotrain/core/json_util.h"
+#include "zerotrain/nn/model_config.h"
 
-namespace zt::io {
+namespace zt::nn {
 
 inline constexpr std::string_view kHfConfigComponent = "hf_config";
 
@@ -94,4 +95,8 @@ class HfConfigFields {
   std::string prefix_;
 };
 
-}  // namespace zt::io
+// bos_token_id and eos_token_id into c: an integer, a list (the first is kept) or null (-1); the
+// family's defaults when omitted.
+void read_token_ids(const HfConfigFields& f, ModelConfig& c, int64_t bos, int64_t eos);
+
+}  // namespace zt::nn
