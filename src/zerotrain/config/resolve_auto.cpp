@@ -9,7 +9,7 @@
 
 #include "zerotrain/config/lax_coercion.h"
 #include "zerotrain/config/load.h"
-#include "zerotrain/config/zero_keys.h"
+#include "zerotrain/config/zero_key_table.h"
 #include "zerotrain/core/error.h"
 
 namespace zt::config {
@@ -193,38 +193,20 @@ void resolve_precision(Json& root, const ConfigOverrides& o) {
   apply(root, "amp.enabled", Json(false), false, "");  // zerotrain has no Apex
 }
 
-// A given ZeRO flag fills its key (creating zero_optimization when the file has none) and must
-// agree with the file's value; the HF "auto" rules below then see the stage the run will use.
+// A given ZeRO flag (zero_flag_keys) fills its key (creating zero_optimization when the file has
+// none) and must agree with the file's value; the HF "auto" rules below then see the stage the
+// run will use.
 void resolve_zero_flags(Json& root, const ConfigOverrides& o) {
-  struct Flag {
-    std::string_view key;
-    std::string_view flag;
-    const std::optional<int64_t>& value;
-  };
-  // The sizes' key and flag from their rows (zero_keys.h).
-  auto sized = [](const ZeroSizeKey& k, const std::optional<int64_t>& value) {
-    return Flag{k.path, k.flag, value};
-  };
-  using namespace zero_keys;
-  const Flag flags[] = {
-      {"stage", "--zero-stage", o.zero_stage},
-      sized(kReduceBucketSize, o.reduce_bucket_size),
-      sized(kParamPersistenceThreshold, o.persistence_threshold),
-      sized(kPrefetchBucketSize, o.prefetch_bucket_size),
-      sized(kMaxLiveParameters, o.max_live_parameters),
-      sized(kSubGroupSize, o.sub_group_size),
-  };
-  for (const Flag& f : flags) {
-    if (!given(o, f.flag) || !f.value) continue;
+  for (const ZeroKey* k : zero_flag_keys()) {
+    const std::optional<int64_t>& value = o.*(k->given);
+    if (!given(o, k->flag) || !value) continue;
     if (!root.contains("zero_optimization")) root["zero_optimization"] = Json::object();
     // The stage-3 keys' other spelling (prefetch_bucket_size, ...) when the file uses that one.
-    std::string_view key = f.key;
-    const std::string_view prefix = "stage3_";
+    std::string_view key = k->path;
+    const std::string_view alias = zero_key_alias(*k);
     const Json& zero = root["zero_optimization"];
-    if (key.starts_with(prefix) && zero.is_object() &&
-        zero.contains(std::string(key.substr(prefix.size()))))
-      key = key.substr(prefix.size());
-    apply(root, str("zero_optimization.", key), Json(*f.value), true, f.flag);
+    if (!alias.empty() && zero.is_object() && zero.contains(std::string(alias))) key = alias;
+    apply(root, str("zero_optimization.", key), Json(*value), true, k->flag);
   }
 }
 
@@ -235,11 +217,12 @@ void resolve_zero_flags(Json& root, const ConfigOverrides& o) {
 void resolve_offload_flags(Json& root, const ConfigOverrides& o) {
   struct Section {
     const char* key;
-    const char* flag;
+    std::string_view flag;
     const std::optional<std::string>& device;
   };
-  const Section sections[] = {{"offload_optimizer", "--offload-optimizer", o.offload_optimizer},
-                              {"offload_param", "--offload-param", o.offload_param}};
+  const Section sections[] = {
+      {"offload_optimizer", zero_key("offload_optimizer.device").flag, o.offload_optimizer},
+      {"offload_param", zero_key("offload_param.device").flag, o.offload_param}};
   for (const Section& s : sections) {
     if (!given(o, s.flag) || !s.device) continue;
     if (!root.contains("zero_optimization")) root["zero_optimization"] = Json::object();
@@ -259,16 +242,16 @@ void resolve_offload_flags(Json& root, const ConfigOverrides& o) {
   };
   struct Target {
     const char* key;
-    const char* flag;
+    std::string_view flag;
     std::optional<Json> value;
     bool (*uses)(const std::string& device);
     const char* needs;
   };
   const Target targets[] = {
-      {"nvme_path", "--nvme-path", json_of(o.nvme_path),
+      {"nvme_path", zero_key("offload_optimizer.nvme_path").flag, json_of(o.nvme_path),
        [](const std::string& d) { return d == "nvme"; },
        "device nvme (--offload-optimizer nvme or --offload-param nvme)"},
-      {"pin_memory", "--pin-memory", json_of(o.pin_memory),
+      {"pin_memory", zero_key("offload_optimizer.pin_memory").flag, json_of(o.pin_memory),
        [](const std::string& d) { return d == "cpu" || d == "nvme"; },
        "device cpu or nvme (--offload-optimizer or --offload-param)"},
   };
