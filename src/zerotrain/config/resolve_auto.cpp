@@ -39,12 +39,16 @@ constexpr std::array kHints = {
     Hint{"scheduler.params.total_num_steps", "pass --steps"},
     Hint{"fp16.enabled", "pass --dtype"},
     Hint{"bf16.enabled", "pass --dtype"},
-    Hint{"zero_optimization.reduce_bucket_size", kHiddenHint},
-    Hint{"zero_optimization.stage3_prefetch_bucket_size", kHiddenHint},
-    Hint{"zero_optimization.prefetch_bucket_size", kHiddenHint},
-    Hint{"zero_optimization.stage3_param_persistence_threshold", kHiddenHint},
-    Hint{"zero_optimization.param_persistence_threshold", kHiddenHint},
-};
+};  // zero_optimization's: the rows of zero_key_table.h filled from the hidden size
+
+constexpr std::string_view kZero = "zero_optimization.";
+
+// The zero_optimization row of `path` that the hidden size fills, or nullptr.
+const ZeroKey* hidden_filled(std::string_view path) {
+  if (!path.starts_with(kZero)) return nullptr;
+  const ZeroKey* k = find_zero_key(path.substr(kZero.size()));
+  return k && k->hidden_auto ? k : nullptr;
+}
 
 bool is_auto(const Json& v) {
   return v.is_string() && v.get<std::string>() == "auto";
@@ -277,25 +281,30 @@ void resolve_zero(Json& root, const ConfigOverrides& o) {
   const int64_t h = *o.hidden_size;
   if (h < 1 || h > (int64_t{1} << 30))
     throw ValueError("config", str("hidden size must be in [1, 2^30], got ", h));
-  apply(root, "zero_optimization.reduce_bucket_size", Json(h * h), false, "");
-  const auto zero = root.find("zero_optimization");
-  if (zero == root.end() || !zero->is_object()) return;
-  const auto stage = zero->find("stage");
-  if (stage == zero->end() || !stage->is_number() || stage->get<double>() != 3) return;
-  // HF: int(0.9 * hidden_size * hidden_size), evaluated left to right in floating point.
-  const auto prefetch = static_cast<int64_t>(0.9 * static_cast<double>(h) * static_cast<double>(h));
-  for (const char* key : {"stage3_prefetch_bucket_size", "prefetch_bucket_size"})
-    apply(root, str("zero_optimization.", key), Json(prefetch), false, "");
-  for (const char* key : {"stage3_param_persistence_threshold", "param_persistence_threshold"})
-    apply(root, str("zero_optimization.", key), Json(10 * h), false, "");
+  // The rows zero_key_table.h fills from the hidden size, in its order; the stage-3 ones under
+  // both spellings, and only when the file's stage is 3.
+  const auto stage_is_3 = [&] {
+    const auto zero = root.find("zero_optimization");
+    if (zero == root.end() || !zero->is_object()) return false;
+    const auto stage = zero->find("stage");
+    return stage != zero->end() && stage->is_number() && stage->get<double>() == 3;
+  };
+  for (const ZeroKey& k : zero_key_table()) {
+    if (!k.hidden_auto) continue;
+    const Json value(k.hidden_auto(h));
+    if (!k.hidden_auto_stage3) {
+      apply(root, str(kZero, k.path), value, false, "");
+    } else if (stage_is_3()) {
+      apply(root, str(kZero, k.path), value, false, "");
+      apply(root, str(kZero, zero_key_alias(k)), value, false, "");
+    }
+  }
 }
 
 // The stage-3 keys Hugging Face fills only at stage 3 (both spellings).
 bool stage3_only(std::string_view path) {
-  for (std::string_view key : {"prefetch_bucket_size", "param_persistence_threshold"})
-    if (path == str("zero_optimization.", key) || path == str("zero_optimization.stage3_", key))
-      return true;
-  return false;
+  const ZeroKey* k = hidden_filled(path);
+  return k && k->hidden_auto_stage3;
 }
 
 // DeepSpeed's default of the key at `path` as `zerotrain config check` prints it, or "" when the
@@ -383,6 +392,7 @@ void resolve_auto(Json& root, const ConfigOverrides& overrides,
 }
 
 std::string auto_hint(std::string_view path) {
+  if (hidden_filled(path)) return std::string(kHiddenHint);
   for (const Hint& h : kHints)
     if (h.path == path) return std::string(h.hint);
   return "";

@@ -51,6 +51,25 @@ ZeroKey fraction(std::string_view path, ZeroField field, std::string_view usage)
   return ZeroKey{.path = path, .field = field, .lo = 0.0, .hi = 1.0, .usage = usage};
 }
 
+// The Hugging Face Trainer's "auto" values from the hidden size h (trainer_config_finalize).
+int64_t hidden_squared(int64_t h) {
+  return h * h;
+}
+int64_t nine_tenths_hidden_squared(
+    int64_t h) {  // int(0.9 * h * h), left to right in floating point
+  return static_cast<int64_t>(0.9 * static_cast<double>(h) * static_cast<double>(h));
+}
+int64_t ten_hidden(int64_t h) {
+  return 10 * h;
+}
+
+// A row filled from the hidden size (a sized row, then the trainer's rule).
+ZeroKey hidden(ZeroKey k, int64_t (*rule)(int64_t), bool stage3_only) {
+  k.hidden_auto = rule;
+  k.hidden_auto_stage3 = stage3_only;
+  return k;
+}
+
 std::vector<ZeroKey> rows() {
   using namespace zero_keys;
   using Z = ZeroConfig;
@@ -69,10 +88,11 @@ std::vector<ZeroKey> rows() {
              "parsed; read nowhere: gradients always live in contiguous flat buffers"),
       unread("reduce_scatter", &Z::reduce_scatter,
              "parsed; read nowhere: stages 2-3 always reduce-scatter"),
-      sized(kReduceBucketSize, static_cast<int64_t Z::*>(&Z::reduce_bucket_size),
-            "train: gradient elements per reduce bucket",
-            "gradient elements per data-parallel all-reduce bucket",
-            &ConfigOverrides::reduce_bucket_size, true),
+      hidden(sized(kReduceBucketSize, static_cast<int64_t Z::*>(&Z::reduce_bucket_size),
+                   "train: gradient elements per reduce bucket",
+                   "gradient elements per data-parallel all-reduce bucket",
+                   &ConfigOverrides::reduce_bucket_size, true),
+             hidden_squared, false),
       unread("use_multi_rank_bucket_allreduce", &Z::use_multi_rank_bucket_allreduce,
              "parsed; read nowhere: one all-reduce per bucket"),
       unread("allgather_partitions", &Z::allgather_partitions,
@@ -127,14 +147,17 @@ std::vector<ZeroKey> rows() {
             "with offload: parameter elements the host optimizer steps as one unit while the "
             "next unit's copies are in flight (zero_optimization.sub_group_size)",
             &ConfigOverrides::sub_group_size),
-      sized(kPrefetchBucketSize, static_cast<int64_t Z::*>(&Z::prefetch_bucket_size),
-            "train at stage 3: parameter elements prefetched at most",
-            "ZeRO stage 3: parameter elements gathered ahead of the running block at most",
-            &ConfigOverrides::prefetch_bucket_size, true),
-      sized(kParamPersistenceThreshold, static_cast<int64_t Z::*>(&Z::param_persistence_threshold),
-            "train at stage 3: blocks this small stay gathered",
-            "ZeRO stage 3: blocks with fewer parameter elements stay gathered between uses",
-            &ConfigOverrides::persistence_threshold, true),
+      hidden(sized(kPrefetchBucketSize, static_cast<int64_t Z::*>(&Z::prefetch_bucket_size),
+                   "train at stage 3: parameter elements prefetched at most",
+                   "ZeRO stage 3: parameter elements gathered ahead of the running block at most",
+                   &ConfigOverrides::prefetch_bucket_size, true),
+             nine_tenths_hidden_squared, true),
+      hidden(sized(kParamPersistenceThreshold,
+                   static_cast<int64_t Z::*>(&Z::param_persistence_threshold),
+                   "train at stage 3: blocks this small stay gathered",
+                   "ZeRO stage 3: blocks with fewer parameter elements stay gathered between uses",
+                   &ConfigOverrides::persistence_threshold, true),
+             ten_hidden, true),
       at_least("stage3_model_persistence_threshold", &Z::model_persistence_threshold, 0,
                "parsed; read nowhere: the per-block threshold decides alone"),
       sized(kMaxLiveParameters, static_cast<int64_t Z::*>(&Z::max_live_parameters),
@@ -232,6 +255,13 @@ std::string zero_key_printed_path(std::string_view path) {
   for (const ZeroKey& k : zero_key_table())
     if (k.path == stage3) return stage3;
   return std::string(path);
+}
+
+const ZeroKey* find_zero_key(std::string_view path) {
+  const std::string printed = zero_key_printed_path(path);
+  for (const ZeroKey& k : zero_key_table())
+    if (k.path == printed) return &k;
+  return nullptr;
 }
 
 bool zero_key_is_section(const ZeroKey& k) {

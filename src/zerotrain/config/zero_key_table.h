@@ -59,6 +59,10 @@ struct ZeroKey {
   bool warn_when_set = false;
   std::string_view flag = {};  // zerotrain train's flag, or ""
   std::string_view help = {};  // the flag's --help text
+  // "auto" from the model's hidden size, as the Hugging Face Trainer fills it (resolve_auto.h), at
+  // stage 3 only when hidden_auto_stage3; nullptr: no trainer fills it.
+  int64_t (*hidden_auto)(int64_t hidden) = nullptr;
+  bool hidden_auto_stage3 = false;
   // Where train_overrides puts the flag's value, when the file's key must agree with it.
   std::optional<int64_t> ConfigOverrides::*given = nullptr;
   bool config_check_flag = false;  // `config check` takes the flag too
@@ -97,6 +101,9 @@ void for_each_zero_key(std::string_view section, F&& f) {
         k.field);
   }
 }
+
+// The row of `path` under either spelling of a stage-3 key, or nullptr.
+const ZeroKey* find_zero_key(std::string_view path);
 
 // How zerotrain uses zero_optimization.<path> (either spelling of a stage-3 key; any key under an
 // offload section), or nullopt when the table has no row for it.
