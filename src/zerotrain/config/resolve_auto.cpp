@@ -23,6 +23,7 @@ struct Hint {
   std::string_view path;
   std::string_view hint;
 };
+// zero_optimization's "auto" hints are those of zero_key_table.h's rows the hidden size fills.
 constexpr std::array kHints = {
     Hint{"train_micro_batch_size_per_gpu", "pass --micro-batch"},
     Hint{"gradient_accumulation_steps", "pass --grad-accum"},
@@ -39,7 +40,7 @@ constexpr std::array kHints = {
     Hint{"scheduler.params.total_num_steps", "pass --steps"},
     Hint{"fp16.enabled", "pass --dtype"},
     Hint{"bf16.enabled", "pass --dtype"},
-};  // zero_optimization's: the rows of zero_key_table.h filled from the hidden size
+};
 
 constexpr std::string_view kZero = "zero_optimization.";
 
