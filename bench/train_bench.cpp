@@ -202,7 +202,7 @@ int main(int argc, char** argv) {
     }
     zero::ZeroOptions zo;
     zo.config.stage = zero_stage;
-    zo.config.reduce_bucket_elements = bucket;
+    zo.config.reduce_bucket_size = bucket;
     zo.config.zero_init = shard_init;
     zo.config.offload = off.policy();
     zo.grad_dtype = DType::f32;

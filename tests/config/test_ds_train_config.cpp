@@ -139,10 +139,10 @@ TEST(DsTrainConfig, ZeroStageAndStage3BoundsMapOntoTrainConfig) {
   apply_ds_config(ds, {}, c);
   EXPECT_EQ(c.zero.stage, 3);
   EXPECT_FALSE(c.zero.overlap_comm);
-  EXPECT_EQ(c.zero.reduce_bucket_elements, 100 * 100);
-  EXPECT_EQ(c.zero.prefetch_elements, 9000);          // int(0.9 * hidden^2), as the HF Trainer
-  EXPECT_EQ(c.zero.persistence_threshold, 10 * 100);  // 10 * hidden
-  EXPECT_EQ(c.zero.max_live_elements, 300'000'000);
+  EXPECT_EQ(c.zero.reduce_bucket_size, 100 * 100);
+  EXPECT_EQ(c.zero.prefetch_bucket_size, 9000);  // int(0.9 * hidden^2), as the HF Trainer
+  EXPECT_EQ(c.zero.param_persistence_threshold, 10 * 100);  // 10 * hidden
+  EXPECT_EQ(c.zero.max_live_parameters, 300'000'000);
 }
 
 TEST(DsTrainConfig, UnsupportedSettingsAreNamed) {
@@ -309,7 +309,7 @@ TEST(DsTrainConfig, AdamVariantsMap) {
     TrainConfig c;
     const std::string text = str(R"({"train_batch_size": 8, "optimizer": )", k.optimizer, "}");
     apply_ds_config(load(text, c, {}), {}, c);
-    EXPECT_EQ(c.optimizer.decoupled_weight_decay, k.decoupled);
+    EXPECT_EQ(c.optimizer.adam_w_mode, k.decoupled);
     EXPECT_EQ(c.optimizer.amsgrad, k.amsgrad);
     EXPECT_EQ(c.optimizer.bias_correction, k.bias_correction);
   }
@@ -334,7 +334,7 @@ TEST(DsTrainConfig, AmsgradWithLowPrecisionAndDisagreeingFlagsAreRefused) {
   EXPECT_NE(ams.find("optimizer.params.amsgrad"), std::string::npos) << ams;
   EXPECT_NE(ams.find("--amsgrad"), std::string::npos) << ams;
   TrainConfig l2;
-  l2.optimizer.decoupled_weight_decay = false;
+  l2.optimizer.adam_w_mode = false;
   const std::string mode = error_of(R"({"train_batch_size": 8, "optimizer": {"type": "AdamW"}})",
                                     l2, given("--weight-decay-mode"));
   EXPECT_NE(mode.find("optimizer.params.adam_w_mode"), std::string::npos) << mode;
@@ -513,19 +513,19 @@ TEST(DsTrainConfig, OverridesCarryTheGivenMarks) {
 TEST(DsTrainConfig, GivenZeroFlagsFillTheFileAndMustAgree) {
   TrainConfig c;
   c.zero.stage = 3;
-  c.zero.reduce_bucket_elements = 1234;
-  c.zero.persistence_threshold = 11;
-  c.zero.prefetch_elements = 222;
-  c.zero.max_live_elements = 3333;
+  c.zero.reduce_bucket_size = 1234;
+  c.zero.param_persistence_threshold = 11;
+  c.zero.prefetch_bucket_size = 222;
+  c.zero.max_live_parameters = 3333;
   const GivenFlags g{"--zero-stage", "--reduce-bucket-size", "--stage3-persistence-threshold",
                      "--stage3-prefetch-bucket-size", "--stage3-max-live-parameters"};
   TrainConfig run = c;
   apply_ds_config(load(R"({"train_batch_size": 8})", run, g), g, run);
   EXPECT_EQ(run.zero.stage, 3);
-  EXPECT_EQ(run.zero.reduce_bucket_elements, 1234);
-  EXPECT_EQ(run.zero.persistence_threshold, 11);
-  EXPECT_EQ(run.zero.prefetch_elements, 222);
-  EXPECT_EQ(run.zero.max_live_elements, 3333);
+  EXPECT_EQ(run.zero.reduce_bucket_size, 1234);
+  EXPECT_EQ(run.zero.param_persistence_threshold, 11);
+  EXPECT_EQ(run.zero.prefetch_bucket_size, 222);
+  EXPECT_EQ(run.zero.max_live_parameters, 3333);
   run = c;
   apply_ds_config(load(R"({"train_batch_size": 8, "zero_optimization": {"overlap_comm": false}})",
                        run, given("--zero-stage")),
@@ -536,7 +536,7 @@ TEST(DsTrainConfig, GivenZeroFlagsFillTheFileAndMustAgree) {
   run = c;
   apply_ds_config(load(R"({"train_batch_size": 8})", run, {}), {}, run);
   EXPECT_EQ(run.zero.stage, 0);
-  EXPECT_EQ(run.zero.reduce_bucket_elements, 500'000'000);
+  EXPECT_EQ(run.zero.reduce_bucket_size, 500'000'000);
   for (const auto& [text, flag] : std::vector<std::pair<std::string, std::string>>{
            {R"({"train_batch_size": 8, "zero_optimization": {"stage": 1}})", "--zero-stage"},
            {R"({"train_batch_size": 8, "zero_optimization": {"reduce_bucket_size": 5}})",
@@ -565,12 +565,12 @@ TEST(DsTrainConfig, ReduceBucketSizeHasOneBound) {
       R"({"train_batch_size": 8, "zero_optimization": {"reduce_bucket_size": 0}})";
   EXPECT_EQ(error_of(zero, c), "no error");
   apply_ds_config(load(zero, c, {}), {}, c);
-  EXPECT_EQ(c.zero.reduce_bucket_elements, 0);
+  EXPECT_EQ(c.zero.reduce_bucket_size, 0);
   const std::string negative =
       R"({"train_batch_size": 8, "zero_optimization": {"reduce_bucket_size": -1}})";
   EXPECT_NE(error_of(negative).find("zero_optimization.reduce_bucket_size"), std::string::npos);
   TrainConfig flag;
-  flag.zero.reduce_bucket_elements = -1;
+  flag.zero.reduce_bucket_size = -1;
   EXPECT_THROW(
       {
         try {

@@ -77,7 +77,7 @@ void run_case(const Case& k) {
   ddp.data.grad_accum = k.grad_accum;
   ddp.comm = &comm;
   ddp.check_params_every = 5;
-  ddp.zero.reduce_bucket_elements = 3000;  // several buckets
+  ddp.zero.reduce_bucket_size = 3000;  // several buckets
   ddp.paths.out = dir / "ddp";
   const train::TrainSummary s = train::train(ddp);
   EXPECT_EQ(s.steps, 20);

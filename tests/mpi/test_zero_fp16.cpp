@@ -55,10 +55,10 @@ train::TrainConfig fp16_config(const fs::path& dir, const Fp16Case& k, int stage
   c.test_hooks.inject_overflow_steps = {3, 4, 7};
   c.activation_checkpointing = k.activation_checkpointing;
   c.comm = &test::process_group().host();
-  c.zero.reduce_bucket_elements = 3000;
+  c.zero.reduce_bucket_size = 3000;
   c.zero.stage = stage;
   c.check_params_every = 4;
-  c.zero.persistence_threshold = k.persistence_threshold;
+  c.zero.param_persistence_threshold = k.persistence_threshold;
   c.paths.out = dir / ("stage" + std::to_string(stage));
   return c;
 }

@@ -70,8 +70,8 @@ train::TrainConfig config_for(const fs::path& dir, const HybridCase& k, int stag
   c.activation_checkpointing = k.activation_checkpointing;
   c.comm = &world();
   c.zero.stage = stage;
-  c.zero.shard_group_size = group_size;
-  c.zero.persistence_threshold = k.persistence_threshold;
+  c.zero.zero_hpz_partition_size = group_size;
+  c.zero.param_persistence_threshold = k.persistence_threshold;
   c.zero.offload = k.offload;
   c.check_params_every = 3;  // every rank's values agree, replicas included
   return c;

@@ -190,7 +190,7 @@ TEST(ZeroInitRanks, Stage3TrainingFromASplitCheckpointMatchesStage0) {
     c.precision.dtype = DType::bf16;
     c.comm = &comm;
     c.zero.stage = stage;
-    c.zero.persistence_threshold = 0;
+    c.zero.param_persistence_threshold = 0;
     c.paths.out = dir / ("stage" + std::to_string(stage));
     zero_init.push_back(train::train(c).zero_init);
   }

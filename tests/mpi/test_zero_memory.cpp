@@ -39,7 +39,7 @@ TEST(ZeroMemory, EachStageHoldsLessThanTheOneBefore) {
     c.precision.dtype = DType::bf16;
     c.comm = &comm;
     c.zero.stage = stage;
-    c.zero.persistence_threshold = 0;
+    c.zero.param_persistence_threshold = 0;
     c.paths.out = dir / ("stage" + std::to_string(stage));
     s[stage] = train::train(c);
     EXPECT_EQ(s[stage].zero_stage, stage);

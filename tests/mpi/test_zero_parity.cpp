@@ -56,7 +56,7 @@ struct ParityCase {
   // low: bf16 values stepped in place with bf16 moments, no f32 masters (optim/precision.h).
   optim::Precision precision = optim::Precision::mixed;
   // The Adam variant: false is torch.optim.Adam's L2 decay; amsgrad adds max_exp_avg_sq shards.
-  bool decoupled_weight_decay = true;
+  bool adam_w_mode = true;
   bool amsgrad = false;
   // A DeepSpeed scheduler section; unset: the warmup + cosine schedule of the flags.
   std::optional<config::SchedulerConfig> scheduler = {};
@@ -91,16 +91,16 @@ train::TrainConfig config_for(const fs::path& dir, const ParityCase& k, int stag
   c.precision.grad_accum_dtype = k.grad_accum_dtype;
   c.precision.comm_dtype = k.comm_dtype;
   c.precision.mode = k.precision;
-  c.optimizer.decoupled_weight_decay = k.decoupled_weight_decay;
+  c.optimizer.adam_w_mode = k.adam_w_mode;
   c.optimizer.amsgrad = k.amsgrad;
   if (k.rule) c.optimizer = *k.rule;
   c.activation_checkpointing = k.activation_checkpointing;
   c.comm = &test::process_group().host();
-  c.zero.reduce_bucket_elements = 3000;  // stage 0: several buckets
+  c.zero.reduce_bucket_size = 3000;  // stage 0: several buckets
   c.zero.stage = stage;
   c.check_params_every = 4;  // the ranks' gathered values agree
-  c.zero.persistence_threshold = k.persistence_threshold;
-  c.zero.prefetch_elements = k.prefetch_elements;
+  c.zero.param_persistence_threshold = k.persistence_threshold;
+  c.zero.prefetch_bucket_size = k.prefetch_elements;
   c.schedule.deepspeed = k.scheduler;
   if (stage > 0) c.zero.offload = k.offload;
   if (stage == 3) c.zero.offload.optimizer.ratio = k.offload_ratio;
@@ -230,7 +230,7 @@ TEST(ZeroParity, LlamaF32PersistentSmallBlocksAmsgradL2Accumulation2) {
               .grad_accum = 2,
               .persistence_threshold = 2000,
               .prefetch_elements = 0,
-              .decoupled_weight_decay = false,
+              .adam_w_mode = false,
               .amsgrad = true});
 }
 

@@ -1,4 +1,4 @@
-// The flat optimizer's Adam variants (optim::OptimizerConfig: decoupled_weight_decay,
+// The flat optimizer's Adam variants (optim::OptimizerConfig: adam_w_mode,
 // bias_correction, amsgrad), one run per parameter (param_adam.h): over a few
 // steps with a changing lr and grad_scale each equals optim::adam_step applied by hand to flat
 // copies of the same values bitwise (f32 values in place, bf16 values through f32 masters) and
@@ -73,7 +73,7 @@ std::vector<Tensor> run_and_check(DType value_dtype, const test::ParamAdamOption
   hp.beta1 = static_cast<float>(o.adam.beta1);
   hp.beta2 = static_cast<float>(o.adam.beta2);
   hp.eps = static_cast<float>(o.adam.eps);
-  hp.decoupled = o.adam.decoupled_weight_decay;
+  hp.decoupled = o.adam.adam_w_mode;
   hp.bias_correction = o.adam.bias_correction;
   hp.amsgrad = o.adam.amsgrad;
   uint64_t seed = 300;
@@ -147,7 +147,7 @@ TEST(AdamVariants, EachVariantIsTheHandStepAndDiffersFromAdamW) {
     for (const Variant& v : variants) {
       SCOPED_TRACE(v.name);
       test::ParamAdamOptions o = base_options();
-      o.adam.decoupled_weight_decay = v.decoupled;
+      o.adam.adam_w_mode = v.decoupled;
       o.adam.bias_correction = v.bias_correction;
       o.adam.amsgrad = v.amsgrad;
       EXPECT_FALSE(same_bits(run_and_check(dtype, o), plain)) << "the option changed nothing";
@@ -157,7 +157,7 @@ TEST(AdamVariants, EachVariantIsTheHandStepAndDiffersFromAdamW) {
 
 TEST(AdamVariants, AdamParamsCarriesTheVariant) {
   test::ParamAdamOptions o = base_options();
-  o.adam.decoupled_weight_decay = false;
+  o.adam.adam_w_mode = false;
   o.adam.bias_correction = false;
   o.adam.amsgrad = true;
   const optim::AdamParams hp = optim::adam_params(o.adam, 0.25f);

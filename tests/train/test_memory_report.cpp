@@ -36,7 +36,7 @@ TEST(MemoryReport, CategoriesAddUpAndMatchTheEngineForEveryStage) {
     SCOPED_TRACE(stage);
     train::TrainConfig c = config_in(dir, "stage" + std::to_string(stage));
     c.zero.stage = stage;
-    c.zero.persistence_threshold = 0;
+    c.zero.param_persistence_threshold = 0;
     const train::TrainSummary s = train::train(c);
     const train::MemoryReport& start = s.memory_start;
     const train::MemoryReport& peak = s.memory_peak;

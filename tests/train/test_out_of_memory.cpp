@@ -297,7 +297,7 @@ TEST(OutOfMemory, TrainRunsTheEstimatorsOrderWithOffload) {
 TEST(OutOfMemory, SetupCountsHybridShardsOverTheGroup) {
   train::TrainConfig c;
   c.zero.stage = 3;
-  c.zero.shard_group_size = 2;
+  c.zero.zero_hpz_partition_size = 2;
   const nn::ModelConfig model = test::tiny_config(nn::Family::llama);
   EXPECT_EQ(train::run_setup(c, model, 4).shard_group_size, 2);
   EXPECT_EQ(train::run_setup(c, model, 3).shard_group_size, 1);

@@ -59,10 +59,10 @@ TEST(RunConfig, EachBadValueNamesItsKeyAndFlag) {
        "[config] --schedule: must be constant, linear or cosine, got exponential"},
       {[](TrainConfig& c) { c.zero.stage = 4; },
        "[config] zero_optimization.stage (--zero-stage): must be 0, 1, 2 or 3, got 4"},
-      {[](TrainConfig& c) { c.zero.reduce_bucket_elements = -1; },
+      {[](TrainConfig& c) { c.zero.reduce_bucket_size = -1; },
        "[config] zero_optimization.reduce_bucket_size (--reduce-bucket-size): must be >= 0, got "
        "-1"},
-      {[](TrainConfig& c) { c.zero.prefetch_elements = -5; },
+      {[](TrainConfig& c) { c.zero.prefetch_bucket_size = -5; },
        "[config] zero_optimization.stage3_prefetch_bucket_size (--stage3-prefetch-bucket-size): "
        "must be >= 0, got -5"},
       {[](TrainConfig& c) { c.reporting.log_every = 0; },
@@ -86,7 +86,7 @@ TEST(RunConfig, EachBadValueNamesItsKeyAndFlag) {
 // reduce_bucket_size 0 is DeepSpeed's lower bound, not an error; amsgrad with the low-precision
 // mode is refused naming both.
 TEST(RunConfig, BoundsAreDeepSpeeds) {
-  EXPECT_EQ(error_of([](TrainConfig& c) { c.zero.reduce_bucket_elements = 0; }), "no error");
+  EXPECT_EQ(error_of([](TrainConfig& c) { c.zero.reduce_bucket_size = 0; }), "no error");
   const std::string low = error_of([](TrainConfig& c) {
     c.precision.dtype = DType::bf16;
     c.precision.mode = optim::Precision::low;

@@ -45,12 +45,12 @@ TEST(TrainerAdamVariants, DsConfigL2AmsgradAdamTrains) {
   const train::TrainConfig base = test::tiny_train_config(dir.path(), DType::f32);
   train::TrainConfig c = with_ds_config(
       base, ds_text(R"({"lr": 0.01, "adam_w_mode": false, "weight_decay": 0.1, "amsgrad": true})"));
-  ASSERT_FALSE(c.optimizer.decoupled_weight_decay);
+  ASSERT_FALSE(c.optimizer.adam_w_mode);
   ASSERT_TRUE(c.optimizer.amsgrad);
   c.paths.out = dir / "adam";
   EXPECT_EQ(train::train(c).steps, 6);
   train::TrainConfig w = with_ds_config(base, ds_text(R"({"lr": 0.01, "weight_decay": 0.1})"));
-  ASSERT_TRUE(w.optimizer.decoupled_weight_decay);
+  ASSERT_TRUE(w.optimizer.adam_w_mode);
   w.paths.out = dir / "adamw";
   train::train(w);
 

@@ -141,7 +141,7 @@ TEST(TrainerResume, InterruptedAndResumedRunMatchesAStraightRunBf16LowPrecisionS
 TEST(TrainerResume, AmsgradL2AdamStage1ContinuesExactly) {
   expect_resume_matches_straight_run(DType::f32, {}, optim::Precision::mixed, 1,
                                      [](train::TrainConfig& c) {
-                                       c.optimizer.decoupled_weight_decay = false;
+                                       c.optimizer.adam_w_mode = false;
                                        c.optimizer.amsgrad = true;
                                      });
 }

@@ -60,7 +60,7 @@ inline void expect_shard_round_trip(const nn::ModelConfig& mc, int stage,
   SCOPED_TRACE("stage " + std::to_string(stage));
   zero::ZeroOptions o;
   o.config.stage = stage;
-  o.config.persistence_threshold =
+  o.config.param_persistence_threshold =
       2000;  // stage 3: small groups stay gathered, the others are released
   nn::Transformer a(mc, {.param_dtype = DType::bf16});
   a.init_random(2);

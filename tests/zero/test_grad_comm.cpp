@@ -119,7 +119,7 @@ train::TrainConfig tiny_run(const fs::path& dir) {
   c.data.seq_len = 8;
   c.data.grad_accum = 2;
   c.precision.dtype = DType::bf16;
-  c.zero.persistence_threshold = 0;
+  c.zero.param_persistence_threshold = 0;
   return c;
 }
 

@@ -1,8 +1,8 @@
-// zero_optimization.zero_hpz_partition_size (ZeroConfig::shard_group_size, [Note: hybrid sharding]
-// in src/zerotrain/zero/shard_comms.h): 1 and the world size are plain ZeRO, another divisor is
-// hybrid sharding at stages 1-3, anything else (and hybrid at stage 0) is one line naming the key,
-// the value and the world size, also through make_zero_stage and from a ds_config. Multi-rank
-// training with it: tests/mpi/test_zero_hybrid.cpp.
+// zero_optimization.zero_hpz_partition_size (ZeroConfig::zero_hpz_partition_size, [Note: hybrid
+// sharding] in src/zerotrain/zero/shard_comms.h): 1 and the world size are plain ZeRO, another
+// divisor is hybrid sharding at stages 1-3, anything else (and hybrid at stage 0) is one line
+// naming the key, the value and the world size, also through make_zero_stage and from a ds_config.
+// Multi-rank training with it: tests/mpi/test_zero_hybrid.cpp.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -20,7 +20,7 @@ namespace {
 zero::ZeroConfig with(int stage, int64_t group_size) {
   zero::ZeroConfig z;
   z.stage = stage;
-  z.shard_group_size = group_size;
+  z.zero_hpz_partition_size = group_size;
   return z;
 }
 
@@ -94,7 +94,7 @@ TEST(ShardGroupSize, DsConfigKeyMapsOntoTheZeroSection) {
                                   "test", train::train_overrides(c, given, std::nullopt))
                                   .config;
   train::apply_ds_config(ds, given, c);
-  EXPECT_EQ(c.zero.shard_group_size, 8);
+  EXPECT_EQ(c.zero.zero_hpz_partition_size, 8);
   EXPECT_EQ(c.zero.stage, 3);
 }
 

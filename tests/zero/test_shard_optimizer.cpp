@@ -39,7 +39,7 @@ Trained train_steps(int stage, const zero::OffloadPolicy& offload, Device device
   model.init_random(7);
   zero::ZeroOptions o;
   o.config.stage = stage;
-  o.config.persistence_threshold = 0;
+  o.config.param_persistence_threshold = 0;
   o.config.offload = offload;
   o.optimizer.config.weight_decay = 0.1;
   const Stream stream = Stream::default_for(device);

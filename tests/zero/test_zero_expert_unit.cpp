@@ -25,8 +25,8 @@ TEST(ZeroExpertUnit, Stage3GathersAndReleasesEveryExpertTogether) {
   const zero::ZeroContext ctx = zero::ZeroContext::one_process(Device::cpu(), {});
   zero::ZeroOptions o;
   o.config.stage = 3;
-  o.config.persistence_threshold = 0;
-  o.config.prefetch_elements = 0;
+  o.config.param_persistence_threshold = 0;
+  o.config.prefetch_bucket_size = 0;
   auto engine = zero::make_zero_stage(o, blocks, ctx);
   ASSERT_EQ(engine->groups().size(), blocks.size());
   for (size_t b = 0; b < blocks.size(); ++b)

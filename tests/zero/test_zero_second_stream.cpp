@@ -45,8 +45,8 @@ TEST(ZeroSecondStream, Stage3ReducesThePlainRunsGradients) {
     const zero::ZeroContext ctx = zero::ZeroContext::one_process(Device::cpu(), {});
     zero::ZeroOptions o;
     o.config.stage = 3;
-    o.config.persistence_threshold = 0;
-    o.config.prefetch_elements = 0;
+    o.config.param_persistence_threshold = 0;
+    o.config.prefetch_bucket_size = 0;
     auto engine = zero::make_zero_stage(o, toy.blocks, ctx);
     nn::BlockRunner runner(toy.blocks, {checkpoint});
     runner.set_hooks(engine->hooks());

@@ -109,7 +109,7 @@ TEST(ZeroStageOneProcess, EveryStageMatchesStageZeroBitwiseWithAmsgradL2Adam) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   train::TrainConfig c = make_config(dir, DType::f32);
-  c.optimizer.decoupled_weight_decay = false;
+  c.optimizer.adam_w_mode = false;
   c.optimizer.amsgrad = true;
   expect_stages_match_stage0(c, dir, "f32 amsgrad l2");
   fs::remove_all(dir);
@@ -184,7 +184,7 @@ TEST(ZeroStageOneProcess, OffloadPolicyRulesNameTheKey) {
 std::unique_ptr<zero::ZeroStage> one_step(int stage, nn::Transformer& model,
                                           zero::ZeroOptions o = {}) {
   o.config.stage = stage;
-  o.config.persistence_threshold = 0;
+  o.config.param_persistence_threshold = 0;
   auto engine = zero::make_zero_stage(o, model.blocks(), one_process());
   nn::BlockRunner runner(model.blocks());
   runner.set_hooks(engine->hooks());
@@ -269,8 +269,8 @@ TEST(ZeroStageOneProcess, Stage3PrefetchStaysWithinItsBounds) {
     nn::Transformer model(test::tiny_config(nn::Family::gpt2), {});
     model.init_random(2);
     zero::ZeroOptions o;
-    o.config.prefetch_elements = st.prefetch;
-    o.config.max_live_elements = st.max_live;
+    o.config.prefetch_bucket_size = st.prefetch;
+    o.config.max_live_parameters = st.max_live;
     auto engine = one_step(3, model, o);
     const auto* s3 = dynamic_cast<const zero::Stage3*>(engine.get());
     ASSERT_NE(s3, nullptr);

@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
     adam.beta2 = 0.999;
     adam.eps = 1e-8;
     adam.weight_decay = wd;
-    adam.decoupled_weight_decay = wd_mode == "decoupled";
+    adam.adam_w_mode = wd_mode == "decoupled";
     adam.amsgrad = amsgrad;
     const std::vector<nn::Parameter*> params = model.parameters();
     std::vector<optim::FlatParam> flat_params;

@@ -11,6 +11,8 @@
 #include "zerotrain/cli/given_flags.h"
 #include "zerotrain/config/key_usage.h"
 #include "zerotrain/config/load.h"
+#include "zerotrain/config/zero_key_table.h"
+#include "zerotrain/core/error.h"
 #include "zerotrain/core/files.h"
 #include "zerotrain/core/json_util.h"
 
@@ -25,7 +27,8 @@ struct CheckArgs {
 };
 
 template <typename T>
-void bind(CLI::App* cmd, const char* flag, std::optional<T>& target, const char* help) {
+void bind_value(CLI::App* cmd, const std::string& flag, std::optional<T>& target,
+                const std::string& help) {
   cmd->add_option_function<T>(
       flag, [&target](const T& v) { target = v; }, help);
 }
@@ -53,25 +56,21 @@ void add_config_command(CLI::App& app, std::function<int()>& action) {
   check->add_option_function<int64_t>(
       "--hidden-size", [o](const int64_t& h) { o->hidden_size = h; },
       "the model's hidden size: resolves \"auto\" ZeRO bucket sizes");
-  bind(check, "--micro-batch", o->micro_batch, "train_micro_batch_size_per_gpu for \"auto\"");
-  bind(check, "--grad-accum", o->grad_accum, "gradient_accumulation_steps for \"auto\"");
-  bind(check, "--steps", o->total_steps, "scheduler total_num_steps for \"auto\"");
-  bind(check, "--warmup", o->warmup_steps, "scheduler warmup_num_steps for \"auto\"");
-  bind(check, "--lr", o->lr, "optimizer lr and scheduler warmup_max_lr for \"auto\"");
-  bind(check, "--beta1", o->beta1, "optimizer betas[0] for \"auto\" (with --beta2)");
-  bind(check, "--beta2", o->beta2, "optimizer betas[1] for \"auto\" (with --beta1)");
-  bind(check, "--eps", o->eps, "optimizer eps for \"auto\"");
-  bind(check, "--weight-decay", o->weight_decay, "optimizer weight_decay for \"auto\"");
-  bind(check, "--clip", o->clip, "gradient_clipping for \"auto\"");
-  bind(check, "--zero-stage", o->zero_stage, "zero_optimization.stage (as zerotrain train's flag)");
-  bind(check, "--reduce-bucket-size", o->reduce_bucket_size,
-       "zero_optimization.reduce_bucket_size (as zerotrain train's flag)");
-  bind(check, "--stage3-persistence-threshold", o->persistence_threshold,
-       "zero_optimization.stage3_param_persistence_threshold (as zerotrain train's flag)");
-  bind(check, "--stage3-prefetch-bucket-size", o->prefetch_bucket_size,
-       "zero_optimization.stage3_prefetch_bucket_size (as zerotrain train's flag)");
-  bind(check, "--stage3-max-live-parameters", o->max_live_parameters,
-       "zero_optimization.stage3_max_live_parameters (as zerotrain train's flag)");
+  bind_value(check, "--micro-batch", o->micro_batch, "train_micro_batch_size_per_gpu for \"auto\"");
+  bind_value(check, "--grad-accum", o->grad_accum, "gradient_accumulation_steps for \"auto\"");
+  bind_value(check, "--steps", o->total_steps, "scheduler total_num_steps for \"auto\"");
+  bind_value(check, "--warmup", o->warmup_steps, "scheduler warmup_num_steps for \"auto\"");
+  bind_value(check, "--lr", o->lr, "optimizer lr and scheduler warmup_max_lr for \"auto\"");
+  bind_value(check, "--beta1", o->beta1, "optimizer betas[0] for \"auto\" (with --beta2)");
+  bind_value(check, "--beta2", o->beta2, "optimizer betas[1] for \"auto\" (with --beta1)");
+  bind_value(check, "--eps", o->eps, "optimizer eps for \"auto\"");
+  bind_value(check, "--weight-decay", o->weight_decay, "optimizer weight_decay for \"auto\"");
+  bind_value(check, "--clip", o->clip, "gradient_clipping for \"auto\"");
+  // train's ZeRO flags that config check takes too (config/zero_key_table.h).
+  for (const config::ZeroKey* k : config::zero_flag_keys())
+    if (k->config_check_flag)
+      bind_value(check, std::string(k->flag), (*o).*(k->given),
+                 str("zero_optimization.", k->path, " (as zerotrain train's flag)"));
   check
       ->add_option_function<std::string>(
           "--dtype", [o](const std::string& d) { o->dtype = d; },

@@ -130,8 +130,7 @@ int run_peak(const EstimateArgs& a) {
     throw ValueError(kComponent, "--model: needed with --seq (activations depend on the shape)");
   if (!a.params.empty())
     throw ValueError(kComponent, "--params: not used with --seq; give --model CONFIG");
-  if (a.stage < 0 || a.stage > 3)
-    throw ValueError(kComponent, str("--stage: must be 0, 1, 2 or 3, got ", a.stage));
+  config::check_zero_stage(a.stage, kComponent, "--stage");
   RunSetup s;
   s.model = io::read_hf_config(a.model);
   s.stage = a.stage;

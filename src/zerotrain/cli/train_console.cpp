@@ -61,7 +61,7 @@ std::string describe_dtypes(const train::TrainConfig& c, int world_size) {
 
 // The header's optimizer: "AdamW", "Adam with L2 decay amsgrad", "SGD Nesterov momentum 0.9", ...
 std::string describe_optimizer(const optim::OptimizerConfig& o) {
-  std::string optimizer = o.decoupled_weight_decay ? "AdamW" : "Adam with L2 decay";
+  std::string optimizer = o.adam_w_mode ? "AdamW" : "Adam with L2 decay";
   if (o.amsgrad) optimizer += " amsgrad";
   if (o.kind != optim::OptimizerKind::adam) optimizer = optim::optimizer_kind_name(o.kind);
   if (o.kind == optim::OptimizerKind::sgd && o.momentum != 0)

@@ -3,6 +3,7 @@
 #include "zerotrain/cli/train_flags.h"
 
 #include "zerotrain/cli/command_line_guards.h"
+#include "zerotrain/config/zero_key_table.h"
 #include "zerotrain/io/model_source.h"
 #include "zerotrain/optim/precision.h"
 #include "zerotrain/train/fault_config.h"
@@ -10,6 +11,14 @@
 namespace zt::cli {
 
 namespace {
+
+// A zero_optimization key's flag, bound to `target`, with its help text (config/zero_key_table.h)
+// and its default shown.
+template <typename T>
+CLI::Option* zero_key_option(CLI::App& cmd, std::string_view path, T& target) {
+  const config::ZeroKey& k = config::zero_key(path);
+  return cmd.add_option(std::string(k.flag), target, std::string(k.help))->capture_default_str();
+}
 
 // The model, the data, the evaluation and the checkpoint to resume.
 void add_input_flags(CLI::App& cmd, TrainFlags& flags) {
@@ -179,51 +188,27 @@ void add_zero_flags(CLI::App& cmd, TrainFlags& flags) {
                  "one GPU each with --device cuda)")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  cmd.add_option("--reduce-bucket-size", c.zero.reduce_bucket_elements,
-                 "gradient elements per data-parallel all-reduce bucket")
-      ->capture_default_str();
-  cmd.add_option("--zero-stage", c.zero.stage,
-                 "ZeRO stage: 0 replicates everything, 1 shards the optimizer state, 2 also the "
-                 "gradients, 3 also the parameters (same losses and weights in every stage)")
-      ->capture_default_str();
-  cmd.add_option("--stage3-persistence-threshold", c.zero.persistence_threshold,
-                 "ZeRO stage 3: blocks with fewer parameter elements stay gathered between uses")
-      ->capture_default_str();
-  cmd.add_option("--stage3-prefetch-bucket-size", c.zero.prefetch_elements,
-                 "ZeRO stage 3: parameter elements gathered ahead of the running block at most")
-      ->capture_default_str();
+  zero_key_option(cmd, "reduce_bucket_size", c.zero.reduce_bucket_size);
+  zero_key_option(cmd, "stage", c.zero.stage);
+  zero_key_option(cmd, "stage3_param_persistence_threshold", c.zero.param_persistence_threshold);
+  zero_key_option(cmd, "stage3_prefetch_bucket_size", c.zero.prefetch_bucket_size);
   cmd.add_flag(
       "--no-zero-init", [cfg = &c](int64_t) { cfg->zero.zero_init = false; },
       "ZeRO stage 3: build the full model on every rank, then shard it (default: "
       "zero.Init, each rank builds only its shards)");
-  cmd.add_option("--stage3-max-live-parameters", c.zero.max_live_elements,
-                 "ZeRO stage 3: gathered parameter elements at most while prefetching")
-      ->capture_default_str();
+  zero_key_option(cmd, "stage3_max_live_parameters", c.zero.max_live_parameters);
 }
 
 // Where the optimizer state and the parameters live (ZeRO-Offload, ZeRO-Infinity).
 void add_offload_flags(CLI::App& cmd, TrainFlags& flags) {
-  cmd.add_option("--offload-optimizer", flags.offload.optimizer,
-                 "where the optimizer state (f32 masters, moments) lives and is stepped, ZeRO "
-                 "stages 1-3: none (the GPU), cpu (host memory, DeepSpeed's CPU Adam's place) or "
-                 "nvme (swap files under --nvme-path); zero_optimization.offload_optimizer.device")
-      ->check(CLI::IsMember({"none", "cpu", "nvme"}))
-      ->capture_default_str();
-  cmd.add_option("--offload-param", flags.offload.params,
-                 "where the parameter shards live, ZeRO stage 3: none, cpu or nvme "
-                 "(zero_optimization.offload_param.device)")
-      ->check(CLI::IsMember({"none", "cpu", "nvme"}))
-      ->capture_default_str();
-  cmd.add_option("--nvme-path", flags.offload.nvme_path,
-                 "with an nvme offload: the directory (on a fast local disk) the run's swap "
-                 "files are made in (offload_*.nvme_path)");
-  cmd.add_flag("--pin-memory", flags.offload.pin_memory,
-               "page-locked host memory for what is offloaded (faster copies; "
-               "offload_*.pin_memory)");
-  cmd.add_option("--sub-group-size", flags.offload.sub_group_size,
-                 "with offload: parameter elements the host optimizer steps as one unit while "
-                 "the next unit's copies are in flight (zero_optimization.sub_group_size)")
-      ->capture_default_str();
+  const auto devices = CLI::IsMember({"none", "cpu", "nvme"});
+  zero_key_option(cmd, "offload_optimizer.device", flags.offload.optimizer)->check(devices);
+  zero_key_option(cmd, "offload_param.device", flags.offload.params)->check(devices);
+  const config::ZeroKey& nvme = config::zero_key("offload_optimizer.nvme_path");
+  cmd.add_option(std::string(nvme.flag), flags.offload.nvme_path, std::string(nvme.help));
+  const config::ZeroKey& pin = config::zero_key("offload_optimizer.pin_memory");
+  cmd.add_flag(std::string(pin.flag), flags.offload.pin_memory, std::string(pin.help));
+  zero_key_option(cmd, "sub_group_size", flags.offload.sub_group_size);
 }
 
 // The data-parallel parameter check, then what is saved, how often and how.
@@ -345,7 +330,7 @@ void add_train_flags(CLI::App& cmd, TrainFlags& flags) {
 void apply_text_flags(TrainFlags& flags) {
   train::TrainConfig& c = flags.config;
   c.device = parse_device(flags.device);
-  c.optimizer.decoupled_weight_decay = flags.weight_decay_mode == "decoupled";
+  c.optimizer.adam_w_mode = flags.weight_decay_mode == "decoupled";
   c.precision.dtype = parse_dtype(flags.dtype);
   c.precision.grad_accum_dtype = parse_dtype(flags.grad_accum_dtype);
   c.precision.comm_dtype = parse_dtype(flags.comm_dtype);

@@ -17,6 +17,7 @@
 #include "zerotrain/config/aio_config.h"
 #include "zerotrain/config/offload_device.h"
 #include "zerotrain/config/scheduler_config.h"
+#include "zerotrain/config/zero_engine_settings.h"
 #include "zerotrain/config/zero_keys.h"
 
 namespace zt::config {
@@ -50,12 +51,11 @@ struct OffloadOptimizerConfig {
 };
 
 // zero_optimization. The stage-3 keys are read under both DeepSpeed spellings (stage3_prefetch_
-// bucket_size and prefetch_bucket_size, ...); giving both is an error.
-struct ZeroConfig {
-  int64_t stage = 0;  // 0..3
+// bucket_size and prefetch_bucket_size, ...); giving both is an error. The keys the engine runs
+// on (stage, reduce_bucket_size, the stage-3 bounds, zero_hpz_partition_size) are the base's.
+struct ZeroConfig : ZeroEngineSettings {
   bool contiguous_gradients = true;
   bool reduce_scatter = true;
-  int64_t reduce_bucket_size = zero_keys::kReduceBucketSize.default_value;
   bool use_multi_rank_bucket_allreduce = true;
   bool allgather_partitions = true;
   int64_t allgather_bucket_size = zero_keys::kAllgatherBucketSize.default_value;
@@ -65,10 +65,7 @@ struct ZeroConfig {
   std::optional<OffloadParamConfig> offload_param;
   std::optional<OffloadOptimizerConfig> offload_optimizer;
   int64_t sub_group_size = zero_keys::kSubGroupSize.default_value;
-  int64_t prefetch_bucket_size = zero_keys::kPrefetchBucketSize.default_value;
-  int64_t param_persistence_threshold = zero_keys::kParamPersistenceThreshold.default_value;
   int64_t model_persistence_threshold = std::numeric_limits<int64_t>::max();  // sys.maxsize
-  int64_t max_live_parameters = zero_keys::kMaxLiveParameters.default_value;
   int64_t max_reuse_distance = zero_keys::kMaxReuseDistance.default_value;
   bool gather_16bit_weights_on_model_save = false;
   int64_t module_granularity_threshold = 0;
@@ -78,7 +75,6 @@ struct ZeroConfig {
   bool ignore_unused_parameters = true;
   bool legacy_stage1 = false;
   bool round_robin_gradients = false;
-  int64_t zero_hpz_partition_size = 1;
   bool zero_quantized_weights = false;
   bool zero_quantized_nontrainable_weights = false;
   bool zero_quantized_gradients = false;

@@ -1,5 +1,6 @@
 // The table of key_usage.h. A row's path is a key, or a section ending in ".*" for every key under
-// it. Keep it in step with train/ds_train_config.cpp (what train maps, what it refuses for now).
+// it; zero_optimization's rows are zero_key_table.h's. Keep it in step with
+// train/ds_train_config.cpp (what train maps, what it refuses for now).
 #include "zerotrain/config/key_usage.h"
 
 #include <array>
@@ -7,6 +8,7 @@
 #include "zerotrain/config/json_walk.h"
 #include "zerotrain/config/key_table.h"
 #include "zerotrain/config/load.h"
+#include "zerotrain/config/zero_key_table.h"
 #include "zerotrain/core/error.h"
 
 namespace zt::config {
@@ -31,10 +33,8 @@ constexpr std::string_view kEveryRule = "train: the optimizer step (Adam, AdamW,
 constexpr std::string_view kLamb = "train: the Lamb step (FusedLamb's trust ratio)";
 constexpr std::string_view kSgd = "train: the SGD step (torch.optim.SGD)";
 constexpr std::string_view kNotYet = "refused by train when on (not supported yet)";
-constexpr std::string_view kOffloadOpt =
-    "train: the optimizer offload policy (zero/offload_policy.h)";
-constexpr std::string_view kOffloadParam =
-    "train at stage 3: the parameter offload policy (ignored below stage 3, as DeepSpeed does)";
+constexpr std::string_view kZero = "zero_optimization.";
+constexpr std::string_view kZeroRows = "zero_optimization.*";
 
 constexpr std::array kUsage = {
     Usage{"train_batch_size", kBatch},
@@ -117,86 +117,8 @@ constexpr std::array kUsage = {
     Usage{"scheduler.params.last_batch_iteration",
           "refused by train when set (start a schedule part-way with --resume)"},
     Usage{"scheduler.*", kScheduler},
-    Usage{"zero_optimization.stage", "train: the ZeRO stage"},
-    Usage{"zero_optimization.reduce_bucket_size", "train: gradient elements per reduce bucket"},
-    Usage{"zero_optimization.overlap_comm",
-          "train: reduce-scatters and gathers on side streams (GPU)"},
-    Usage{"zero_optimization.stage3_param_persistence_threshold",
-          "train at stage 3: blocks this small stay gathered"},
-    Usage{"zero_optimization.stage3_prefetch_bucket_size",
-          "train at stage 3: parameter elements prefetched at most"},
-    Usage{"zero_optimization.stage3_max_live_parameters",
-          "train at stage 3: gathered parameter elements at most"},
-    Usage{"zero_optimization.sub_group_size",
-          "train with offload: elements the host steps as one unit"},
-    Usage{"zero_optimization.offload_optimizer.cpuadam_cores_perc",
-          "parsed; read nowhere: the host step uses OpenMP's threads"},
-    Usage{"zero_optimization.offload_optimizer.pipeline_read",
-          "parsed; read nowhere: swap reads always overlap the step"},
-    Usage{"zero_optimization.offload_optimizer.pipeline_write",
-          "parsed; read nowhere: swap writes always overlap the step"},
-    Usage{"zero_optimization.offload_optimizer.fast_init",
-          "parsed; read nowhere: swap files are written once at setup"},
-    Usage{"zero_optimization.offload_optimizer.super_offload",
-          "parsed; read nowhere: no SuperOffload (GH200's) mode"},
-    Usage{"zero_optimization.offload_optimizer.convert_grad_on_cpu",
-          "parsed; read nowhere: gradients are copied to the host in f32"},
-    Usage{"zero_optimization.offload_optimizer.*", kOffloadOpt},
-    Usage{"zero_optimization.offload_param.*", kOffloadParam},
-    Usage{"zero_optimization.contiguous_gradients",
-          "parsed; read nowhere: gradients always live in contiguous flat buffers"},
-    Usage{"zero_optimization.reduce_scatter",
-          "parsed; read nowhere: stages 2-3 always reduce-scatter"},
-    Usage{"zero_optimization.allgather_partitions",
-          "parsed; read nowhere: stages 1-2 always all-gather the updated shards"},
-    Usage{"zero_optimization.allgather_bucket_size",
-          "parsed; read nowhere: one all-gather per parameter group"},
-    Usage{"zero_optimization.use_multi_rank_bucket_allreduce",
-          "parsed; read nowhere: one all-reduce per bucket"},
-    Usage{"zero_optimization.load_from_fp32_weights",
-          "parsed; read nowhere: a resume always loads the f32 masters (DeepSpeed with false "
-          "rebuilds them from the 16-bit weights)",
-          true},
-    Usage{"zero_optimization.elastic_checkpoint",
-          "parsed; read nowhere: checkpoints hold the full state, any stage resumes them"},
-    Usage{"zero_optimization.stage3_model_persistence_threshold",
-          "parsed; read nowhere: the per-block threshold decides alone"},
-    Usage{"zero_optimization.stage3_max_reuse_distance",
-          "parsed; read nowhere: stage 3 releases a block after its use (bounded prefetch)"},
-    Usage{"zero_optimization.stage3_gather_16bit_weights_on_model_save",
-          "every checkpoint also holds the model's Hugging Face weights (--checkpoint-weights)"},
-    Usage{"zero_optimization.stage3_module_granularity_threshold",
-          "parsed; read nowhere: blocks are the units"},
-    Usage{"zero_optimization.stage3_use_all_reduce_for_fetch_params",
-          "parsed; read nowhere: parameters are all-gathered"},
-    Usage{"zero_optimization.stage3_allgather_sequential", "parsed; read nowhere"},
-    Usage{"zero_optimization.stage3_partition_stream_chunk_size", "parsed; read nowhere"},
-    Usage{"zero_optimization.ignore_unused_parameters",
-          "parsed; read nowhere: zerotrain's models use every parameter"},
-    Usage{"zero_optimization.legacy_stage1", "parsed; read nowhere: one stage 1"},
-    Usage{"zero_optimization.round_robin_gradients",
-          "parsed; read nowhere: one order of gradient copies"},
-    Usage{"zero_optimization.zero_hpz_partition_size",
-          "train: hybrid sharding (FSDP's HSDP) at stages 1-3: values, gradients and optimizer "
-          "state sharded within groups of this many consecutive ranks and replicated across the "
-          "groups, gradients still summed over every rank (CPU ranks: in rank order, bitwise as "
-          "plain ZeRO; NCCL: within the group, then across the groups). 1, the world size or "
-          "more (a config written for larger nodes): plain ZeRO over every rank; a smaller "
-          "value that does not divide the world size, or a divisor at stage 0: refused. "
-          "Unlike DeepSpeed's hpZ (ZeRO++), which only keeps a secondary copy of the parameters "
-          "within the node and shards the optimizer state over the world"},
-    Usage{"zero_optimization.zero_quantized_weights",
-          "parsed; read nowhere: no ZeRO++ quantization, weights are gathered exactly", true},
-    Usage{"zero_optimization.zero_quantized_nontrainable_weights",
-          "parsed; read nowhere: no ZeRO++ quantization, weights are gathered exactly", true},
-    Usage{"zero_optimization.zero_quantized_gradients",
-          "parsed; read nowhere: no ZeRO++ quantization, gradients are reduced exactly", true},
-    Usage{"zero_optimization.memory_efficient_linear", "parsed; read nowhere: zerotrain's linear"},
-    Usage{"zero_optimization.pipeline_loading_checkpoint", "parsed; read nowhere"},
-    Usage{"zero_optimization.override_module_apply", "parsed; read nowhere: no module hooks"},
-    Usage{"zero_optimization.log_trace_cache_warnings", "parsed; read nowhere: no trace cache"},
-    Usage{"zero_optimization.enable_sanity_checks", "parsed; read nowhere"},
-    Usage{"zero_optimization.save_muon_momentum_buffer_in_memory", "parsed; read nowhere: no Muon"},
+    // zero_optimization's rows: zero_key_table.h's usage texts, in its place in this order.
+    Usage{kZeroRows, ""},
     Usage{"activation_checkpointing.cpu_checkpointing", kNotYet},
     Usage{"activation_checkpointing.*",
           "train: the section's presence turns on per-block activation checkpointing; its "
@@ -214,14 +136,8 @@ constexpr std::array kUsage = {
 
 // The stage-3 keys' other spelling ("prefetch_bucket_size" for "stage3_prefetch_bucket_size").
 std::string canonical(std::string_view path) {
-  constexpr std::string_view zero = "zero_optimization.";
-  if (!path.starts_with(zero)) return std::string(path);
-  const std::string key(path.substr(zero.size()));
-  if (key.find('.') != std::string::npos || key.starts_with("stage3_")) return std::string(path);
-  const std::string stage3 = str(zero, "stage3_", key);
-  for (const Usage& u : kUsage)
-    if (u.path == stage3) return stage3;
-  return std::string(path);
+  if (!path.starts_with(kZero)) return std::string(path);
+  return str(kZero, zero_key_printed_path(path.substr(kZero.size())));
 }
 
 // "deprecated: read as ..." for a key of the deprecation table (or the boolean zero_optimization).
@@ -290,7 +206,11 @@ void explain_object(const nlohmann::json& object, const std::string& path,
 }  // namespace
 
 std::optional<std::string> key_usage(std::string_view path) {
-  const std::string key = canonical(path);
+  if (path.starts_with(kZero)) {
+    const auto how = zero_key_usage(path.substr(kZero.size()));
+    return how ? std::optional<std::string>(std::string(*how)) : std::nullopt;
+  }
+  const std::string key(path);
   for (const Usage& u : kUsage) {
     if (u.path == key) return std::string(u.how);
     if (u.path.ends_with(".*") && key.starts_with(u.path.substr(0, u.path.size() - 1)))
@@ -303,17 +223,24 @@ std::vector<std::string> unread_setting_warnings(const DsConfig& config) {
   static const nlohmann::json defaults = nlohmann::json::parse(ds_config_json(DsConfig{}));
   const nlohmann::json printed = nlohmann::json::parse(ds_config_json(config));
   std::vector<std::string> out;
-  for (const Usage& u : kUsage) {
-    if (!u.warn_when_set) continue;
+  auto warn = [&](const std::string& path, std::string_view how) {
     std::string pointer = "/";
-    for (char c : u.path)
+    for (char c : path)
       pointer += c == '.' ? '/' : c;
     const nlohmann::json::json_pointer at(pointer);
-    if (!printed.contains(at) || printed[at] == defaults[at]) continue;
+    if (!printed.contains(at) || printed[at] == defaults[at]) return;
     constexpr std::string_view prefix = "parsed; read nowhere: ";
-    out.push_back(str("[config] ", u.path, ": ", printed[at].dump(),
+    out.push_back(str("[config] ", path, ": ", printed[at].dump(),
                       " changes what DeepSpeed does, but zerotrain reads it nowhere: ",
-                      u.how.substr(prefix.size())));
+                      how.substr(prefix.size())));
+  };
+  for (const Usage& u : kUsage) {
+    if (u.path == kZeroRows) {
+      for (const ZeroKey& k : zero_key_table())
+        if (k.warn_when_set) warn(str(kZero, k.path), k.usage);
+    } else if (u.warn_when_set) {
+      warn(std::string(u.path), u.how);
+    }
   }
   return out;
 }

@@ -1,10 +1,11 @@
 // `zerotrain config check --explain`: per key of a ds_config, how zerotrain uses it. One table
-// (key_usage.cpp) says, for every key DeepSpeed 0.19.6 accepts and zerotrain parses, whether
-// `zerotrain train` runs it (and onto what), refuses it for now, or parses it and reads it
-// nowhere (and why that changes nothing or what differs); unsupported, outdated, misplaced and
-// unknown keys are explained from key_table.h. A key read nowhere whose value changes what
-// DeepSpeed does is warned about when the file sets it (unread_setting_warnings). Tested by
-// tests/config/test_key_usage.cpp (every key `config check` prints has a row).
+// (key_usage.cpp; zero_optimization's rows are zero_key_table.h's) says, for every key DeepSpeed
+// 0.19.6 accepts and zerotrain parses, whether `zerotrain train` runs it (and onto what), refuses
+// it for now, or parses it and reads it nowhere (and why that changes nothing or what differs);
+// unsupported, outdated, misplaced and unknown keys are explained from key_table.h. A key read
+// nowhere whose value changes what DeepSpeed does is warned about when the file sets it
+// (unread_setting_warnings). Tested by tests/config/test_key_usage.cpp (every key `config check`
+// prints has a row).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -9,7 +9,7 @@
 
 #include "zerotrain/config/lax_coercion.h"
 #include "zerotrain/config/load.h"
-#include "zerotrain/config/zero_keys.h"
+#include "zerotrain/config/zero_key_table.h"
 #include "zerotrain/core/error.h"
 
 namespace zt::config {
@@ -23,6 +23,7 @@ struct Hint {
   std::string_view path;
   std::string_view hint;
 };
+// zero_optimization's "auto" hints are those of zero_key_table.h's rows the hidden size fills.
 constexpr std::array kHints = {
     Hint{"train_micro_batch_size_per_gpu", "pass --micro-batch"},
     Hint{"gradient_accumulation_steps", "pass --grad-accum"},
@@ -39,12 +40,16 @@ constexpr std::array kHints = {
     Hint{"scheduler.params.total_num_steps", "pass --steps"},
     Hint{"fp16.enabled", "pass --dtype"},
     Hint{"bf16.enabled", "pass --dtype"},
-    Hint{"zero_optimization.reduce_bucket_size", kHiddenHint},
-    Hint{"zero_optimization.stage3_prefetch_bucket_size", kHiddenHint},
-    Hint{"zero_optimization.prefetch_bucket_size", kHiddenHint},
-    Hint{"zero_optimization.stage3_param_persistence_threshold", kHiddenHint},
-    Hint{"zero_optimization.param_persistence_threshold", kHiddenHint},
 };
+
+constexpr std::string_view kZero = "zero_optimization.";
+
+// The zero_optimization row of `path` that the hidden size fills, or nullptr.
+const ZeroKey* hidden_filled(std::string_view path) {
+  if (!path.starts_with(kZero)) return nullptr;
+  const ZeroKey* k = find_zero_key(path.substr(kZero.size()));
+  return k && k->hidden_auto ? k : nullptr;
+}
 
 bool is_auto(const Json& v) {
   return v.is_string() && v.get<std::string>() == "auto";
@@ -193,38 +198,20 @@ void resolve_precision(Json& root, const ConfigOverrides& o) {
   apply(root, "amp.enabled", Json(false), false, "");  // zerotrain has no Apex
 }
 
-// A given ZeRO flag fills its key (creating zero_optimization when the file has none) and must
-// agree with the file's value; the HF "auto" rules below then see the stage the run will use.
+// A given ZeRO flag (zero_flag_keys) fills its key (creating zero_optimization when the file has
+// none) and must agree with the file's value; the HF "auto" rules below then see the stage the
+// run will use.
 void resolve_zero_flags(Json& root, const ConfigOverrides& o) {
-  struct Flag {
-    std::string_view key;
-    std::string_view flag;
-    const std::optional<int64_t>& value;
-  };
-  // The sizes' key and flag from their rows (zero_keys.h).
-  auto sized = [](const ZeroSizeKey& k, const std::optional<int64_t>& value) {
-    return Flag{k.path, k.flag, value};
-  };
-  using namespace zero_keys;
-  const Flag flags[] = {
-      {"stage", "--zero-stage", o.zero_stage},
-      sized(kReduceBucketSize, o.reduce_bucket_size),
-      sized(kParamPersistenceThreshold, o.persistence_threshold),
-      sized(kPrefetchBucketSize, o.prefetch_bucket_size),
-      sized(kMaxLiveParameters, o.max_live_parameters),
-      sized(kSubGroupSize, o.sub_group_size),
-  };
-  for (const Flag& f : flags) {
-    if (!given(o, f.flag) || !f.value) continue;
+  for (const ZeroKey* k : zero_flag_keys()) {
+    const std::optional<int64_t>& value = o.*(k->given);
+    if (!given(o, k->flag) || !value) continue;
     if (!root.contains("zero_optimization")) root["zero_optimization"] = Json::object();
     // The stage-3 keys' other spelling (prefetch_bucket_size, ...) when the file uses that one.
-    std::string_view key = f.key;
-    const std::string_view prefix = "stage3_";
+    std::string_view key = k->path;
+    const std::string_view alias = zero_key_alias(*k);
     const Json& zero = root["zero_optimization"];
-    if (key.starts_with(prefix) && zero.is_object() &&
-        zero.contains(std::string(key.substr(prefix.size()))))
-      key = key.substr(prefix.size());
-    apply(root, str("zero_optimization.", key), Json(*f.value), true, f.flag);
+    if (!alias.empty() && zero.is_object() && zero.contains(std::string(alias))) key = alias;
+    apply(root, str("zero_optimization.", key), Json(*value), true, k->flag);
   }
 }
 
@@ -235,11 +222,12 @@ void resolve_zero_flags(Json& root, const ConfigOverrides& o) {
 void resolve_offload_flags(Json& root, const ConfigOverrides& o) {
   struct Section {
     const char* key;
-    const char* flag;
+    std::string_view flag;
     const std::optional<std::string>& device;
   };
-  const Section sections[] = {{"offload_optimizer", "--offload-optimizer", o.offload_optimizer},
-                              {"offload_param", "--offload-param", o.offload_param}};
+  const Section sections[] = {
+      {"offload_optimizer", zero_key("offload_optimizer.device").flag, o.offload_optimizer},
+      {"offload_param", zero_key("offload_param.device").flag, o.offload_param}};
   for (const Section& s : sections) {
     if (!given(o, s.flag) || !s.device) continue;
     if (!root.contains("zero_optimization")) root["zero_optimization"] = Json::object();
@@ -259,16 +247,16 @@ void resolve_offload_flags(Json& root, const ConfigOverrides& o) {
   };
   struct Target {
     const char* key;
-    const char* flag;
+    std::string_view flag;
     std::optional<Json> value;
     bool (*uses)(const std::string& device);
     const char* needs;
   };
   const Target targets[] = {
-      {"nvme_path", "--nvme-path", json_of(o.nvme_path),
+      {"nvme_path", zero_key("offload_optimizer.nvme_path").flag, json_of(o.nvme_path),
        [](const std::string& d) { return d == "nvme"; },
        "device nvme (--offload-optimizer nvme or --offload-param nvme)"},
-      {"pin_memory", "--pin-memory", json_of(o.pin_memory),
+      {"pin_memory", zero_key("offload_optimizer.pin_memory").flag, json_of(o.pin_memory),
        [](const std::string& d) { return d == "cpu" || d == "nvme"; },
        "device cpu or nvme (--offload-optimizer or --offload-param)"},
   };
@@ -294,25 +282,30 @@ void resolve_zero(Json& root, const ConfigOverrides& o) {
   const int64_t h = *o.hidden_size;
   if (h < 1 || h > (int64_t{1} << 30))
     throw ValueError("config", str("hidden size must be in [1, 2^30], got ", h));
-  apply(root, "zero_optimization.reduce_bucket_size", Json(h * h), false, "");
-  const auto zero = root.find("zero_optimization");
-  if (zero == root.end() || !zero->is_object()) return;
-  const auto stage = zero->find("stage");
-  if (stage == zero->end() || !stage->is_number() || stage->get<double>() != 3) return;
-  // HF: int(0.9 * hidden_size * hidden_size), evaluated left to right in floating point.
-  const auto prefetch = static_cast<int64_t>(0.9 * static_cast<double>(h) * static_cast<double>(h));
-  for (const char* key : {"stage3_prefetch_bucket_size", "prefetch_bucket_size"})
-    apply(root, str("zero_optimization.", key), Json(prefetch), false, "");
-  for (const char* key : {"stage3_param_persistence_threshold", "param_persistence_threshold"})
-    apply(root, str("zero_optimization.", key), Json(10 * h), false, "");
+  // The rows zero_key_table.h fills from the hidden size, in its order; the stage-3 ones under
+  // both spellings, and only when the file's stage is 3.
+  const auto stage_is_3 = [&] {
+    const auto zero = root.find("zero_optimization");
+    if (zero == root.end() || !zero->is_object()) return false;
+    const auto stage = zero->find("stage");
+    return stage != zero->end() && stage->is_number() && stage->get<double>() == 3;
+  };
+  for (const ZeroKey& k : zero_key_table()) {
+    if (!k.hidden_auto) continue;
+    const Json value(k.hidden_auto(h));
+    if (!k.hidden_auto_stage3) {
+      apply(root, str(kZero, k.path), value, false, "");
+    } else if (stage_is_3()) {
+      apply(root, str(kZero, k.path), value, false, "");
+      apply(root, str(kZero, zero_key_alias(k)), value, false, "");
+    }
+  }
 }
 
 // The stage-3 keys Hugging Face fills only at stage 3 (both spellings).
 bool stage3_only(std::string_view path) {
-  for (std::string_view key : {"prefetch_bucket_size", "param_persistence_threshold"})
-    if (path == str("zero_optimization.", key) || path == str("zero_optimization.stage3_", key))
-      return true;
-  return false;
+  const ZeroKey* k = hidden_filled(path);
+  return k && k->hidden_auto_stage3;
 }
 
 // DeepSpeed's default of the key at `path` as `zerotrain config check` prints it, or "" when the
@@ -400,6 +393,7 @@ void resolve_auto(Json& root, const ConfigOverrides& overrides,
 }
 
 std::string auto_hint(std::string_view path) {
+  if (hidden_filled(path)) return std::string(kHiddenHint);
   for (const Hint& h : kHints)
     if (h.path == path) return std::string(h.hint);
   return "";

@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "zerotrain/config/load.h"
+#include "zerotrain/config/zero_key_table.h"
 
 namespace zt::config {
 
@@ -19,67 +20,29 @@ Json opt_precision(const std::optional<PrecisionName>& p) {
   return p ? Json(precision_name(*p)) : Json(nullptr);
 }
 
-Json offload_param_json(const OffloadParamConfig& p) {
-  return {{"device", offload_device_name(p.device)},
-          {"nvme_path", opt(p.nvme_path)},
-          {"buffer_count", p.buffer_count},
-          {"buffer_size", p.buffer_size},
-          {"max_in_cpu", p.max_in_cpu},
-          {"pin_memory", p.pin_memory}};
+template <typename S>
+Json keys_json(const S& in, std::string_view section);
+
+template <typename T>
+Json value_json(const ZeroKey& k, const T& v) {
+  if constexpr (std::is_same_v<T, OffloadDevice>)
+    return offload_device_name(v);
+  else if constexpr (std::is_same_v<T, std::optional<std::string>>)
+    return opt(v);
+  else if constexpr (std::is_same_v<T, std::optional<OffloadParamConfig>> ||
+                     std::is_same_v<T, std::optional<OffloadOptimizerConfig>>)
+    return v ? keys_json(*v, k.path) : Json(nullptr);
+  else
+    return Json(v);
 }
 
-Json offload_optimizer_json(const OffloadOptimizerConfig& o) {
-  return {{"device", offload_device_name(o.device)},
-          {"nvme_path", opt(o.nvme_path)},
-          {"buffer_count", o.buffer_count},
-          {"pin_memory", o.pin_memory},
-          {"pipeline_read", o.pipeline_read},
-          {"pipeline_write", o.pipeline_write},
-          {"fast_init", o.fast_init},
-          {"ratio", o.ratio},
-          {"super_offload", o.super_offload},
-          {"convert_grad_on_cpu", o.convert_grad_on_cpu},
-          {"cpuadam_cores_perc", o.cpuadam_cores_perc}};
-}
-
-Json zero_json(const ZeroConfig& z) {
-  Json j = {{"stage", z.stage},
-            {"contiguous_gradients", z.contiguous_gradients},
-            {"reduce_scatter", z.reduce_scatter},
-            {"reduce_bucket_size", z.reduce_bucket_size},
-            {"use_multi_rank_bucket_allreduce", z.use_multi_rank_bucket_allreduce},
-            {"allgather_partitions", z.allgather_partitions},
-            {"allgather_bucket_size", z.allgather_bucket_size},
-            {"overlap_comm", z.overlap_comm},
-            {"load_from_fp32_weights", z.load_from_fp32_weights},
-            {"elastic_checkpoint", z.elastic_checkpoint},
-            {"sub_group_size", z.sub_group_size},
-            {"stage3_prefetch_bucket_size", z.prefetch_bucket_size},
-            {"stage3_param_persistence_threshold", z.param_persistence_threshold},
-            {"stage3_model_persistence_threshold", z.model_persistence_threshold},
-            {"stage3_max_live_parameters", z.max_live_parameters},
-            {"stage3_max_reuse_distance", z.max_reuse_distance},
-            {"stage3_gather_16bit_weights_on_model_save", z.gather_16bit_weights_on_model_save},
-            {"stage3_module_granularity_threshold", z.module_granularity_threshold},
-            {"stage3_use_all_reduce_for_fetch_params", z.use_all_reduce_for_fetch_params},
-            {"stage3_allgather_sequential", z.allgather_sequential},
-            {"stage3_partition_stream_chunk_size", z.partition_stream_chunk_size},
-            {"ignore_unused_parameters", z.ignore_unused_parameters},
-            {"legacy_stage1", z.legacy_stage1},
-            {"round_robin_gradients", z.round_robin_gradients},
-            {"zero_hpz_partition_size", z.zero_hpz_partition_size},
-            {"zero_quantized_weights", z.zero_quantized_weights},
-            {"zero_quantized_nontrainable_weights", z.zero_quantized_nontrainable_weights},
-            {"zero_quantized_gradients", z.zero_quantized_gradients},
-            {"memory_efficient_linear", z.memory_efficient_linear},
-            {"pipeline_loading_checkpoint", z.pipeline_loading_checkpoint},
-            {"override_module_apply", z.override_module_apply},
-            {"log_trace_cache_warnings", z.log_trace_cache_warnings},
-            {"enable_sanity_checks", z.enable_sanity_checks},
-            {"save_muon_momentum_buffer_in_memory", z.save_muon_momentum_buffer_in_memory}};
-  j["offload_param"] = z.offload_param ? offload_param_json(*z.offload_param) : Json(nullptr);
-  j["offload_optimizer"] =
-      z.offload_optimizer ? offload_optimizer_json(*z.offload_optimizer) : Json(nullptr);
+// zero_optimization and its offload sections, a key per row of zero_key_table.h.
+template <typename S>
+Json keys_json(const S& in, std::string_view section) {
+  Json j = Json::object();
+  for_each_zero_key<S>(section, [&](const ZeroKey& k, auto member) {
+    j[std::string(zero_key_name(k))] = value_json(k, in.*member);
+  });
   return j;
 }
 
@@ -262,7 +225,7 @@ std::string ds_config_json(const DsConfig& c) {
   j["dataloader_drop_last"] = c.dataloader_drop_last;
   j["vocabulary_size"] = opt(c.vocabulary_size);
   j["communication_data_type"] = opt_precision(c.communication_data_type);
-  j["zero_optimization"] = zero_json(c.zero_optimization);
+  j["zero_optimization"] = keys_json(c.zero_optimization, "");
   j["optimizer"] = c.optimizer ? Json{{"type", optimizer_type_name(c.optimizer->type)},
                                       {"params", optimizer_params_json(*c.optimizer)},
                                       {"legacy_fusion", c.optimizer->legacy_fusion}}

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "zerotrain/config/shard_group.h"
+#include "zerotrain/config/zero_keys.h"
 #include "zerotrain/estimate/checks.h"
 #include "zerotrain/optim/state_slots.h"
 
@@ -28,8 +29,7 @@ std::string optimizer_state_name(const optim::OptimizerConfig& o) {
 }
 
 void validate(const RunSetup& s) {
-  if (s.stage < 0 || s.stage > 3)
-    throw ValueError(kComponent, str("stage: must be 0, 1, 2 or 3, got ", s.stage));
+  config::check_zero_stage(s.stage, kComponent, "stage");
   require_positive(s.gpus, "gpus");
   require_positive(s.gpus_per_node, "gpus_per_node");
   const int64_t g = s.shard_group_size;

@@ -61,7 +61,7 @@ AdamParams adam_params(const OptimizerConfig& config, float lr) {
   hp.beta1 = static_cast<float>(config.beta1);
   hp.beta2 = static_cast<float>(config.beta2);
   hp.eps = static_cast<float>(config.eps);
-  hp.decoupled = config.decoupled_weight_decay;
+  hp.decoupled = config.adam_w_mode;
   hp.bias_correction = config.bias_correction;
   hp.amsgrad = config.amsgrad;
   return hp;

@@ -130,10 +130,10 @@ config::ConfigOverrides train_overrides(const TrainConfig& c, const GivenFlags& 
   o.dtype = c.precision.dtype == DType::f16 ? std::string("fp16")
                                             : std::string(dtype_name(c.precision.dtype));
   o.zero_stage = c.zero.stage;
-  o.reduce_bucket_size = c.zero.reduce_bucket_elements;
-  o.persistence_threshold = c.zero.persistence_threshold;
-  o.prefetch_bucket_size = c.zero.prefetch_elements;
-  o.max_live_parameters = c.zero.max_live_elements;
+  o.reduce_bucket_size = c.zero.reduce_bucket_size;
+  o.persistence_threshold = c.zero.param_persistence_threshold;
+  o.prefetch_bucket_size = c.zero.prefetch_bucket_size;
+  o.max_live_parameters = c.zero.max_live_parameters;
   // The offload flags (offload_flags.h) set both sections' nvme_path and pin_memory alike.
   const zero::OffloadPolicy& p = c.zero.offload;
   o.sub_group_size = p.sub_group_size;
@@ -206,62 +206,28 @@ void apply_optimizer(const DsConfig& ds, const GivenFlags& g, TrainConfig& c) {
       if (has(g, flag))
         throw ValueError("config", str(flag, ": an Adam setting, but optimizer.type is ",
                                        config::optimizer_type_name(ds.optimizer->type)));
-  const auto betas = [&](double beta1, double beta2) {
-    set(has(g, "--beta1"), "optimizer.params.betas[0]", "--beta1", beta1, o.beta1);
-    set(has(g, "--beta2"), "optimizer.params.betas[1]", "--beta2", beta2, o.beta2);
-  };
-  const auto common = [&](double lr, double weight_decay) {
-    set(has(g, "--lr"), "optimizer.params.lr", "--lr", lr, c.schedule.lr);
-    set(has(g, "--weight-decay"), "optimizer.params.weight_decay", "--weight-decay",
-        weight_decay, o.weight_decay);
-  };
-  if (const auto* l = std::get_if<config::LambParams>(&ds.optimizer->params)) {
-    o.kind = optim::OptimizerKind::lamb;
-    common(l->lr, l->weight_decay);
-    betas(l->beta1, l->beta2);
-    set(has(g, "--eps"), "optimizer.params.eps", "--eps", l->eps, o.eps);
-    o.bias_correction = l->bias_correction;
-    o.eps_inside_sqrt = l->eps_inside_sqrt;
-    o.max_coeff = l->max_coeff;
-    o.min_coeff = l->min_coeff;
-    o.amsgrad = false;
-    return;
+  // The file's rule (optim::rule_of); a given flag must agree with each setting the rule has.
+  const optim::OptimizerConfig r = optim::rule_of(*ds.optimizer, o);
+  const double lr = std::visit([](const auto& p) { return p.lr; }, ds.optimizer->params);
+  set(has(g, "--lr"), "optimizer.params.lr", "--lr", lr, c.schedule.lr);
+  set(has(g, "--weight-decay"), "optimizer.params.weight_decay", "--weight-decay", r.weight_decay,
+      o.weight_decay);
+  if (optim::has_betas(r.kind)) {
+    set(has(g, "--beta1"), "optimizer.params.betas[0]", "--beta1", r.beta1, o.beta1);
+    set(has(g, "--beta2"), "optimizer.params.betas[1]", "--beta2", r.beta2, o.beta2);
   }
-  if (const auto* l = std::get_if<config::LionParams>(&ds.optimizer->params)) {
-    o.kind = optim::OptimizerKind::lion;
-    common(l->lr, l->weight_decay);
-    betas(l->beta1, l->beta2);
-    o.amsgrad = false;
-    return;
+  if (optim::has_eps(r.kind)) set(has(g, "--eps"), "optimizer.params.eps", "--eps", r.eps, o.eps);
+  if (r.kind == optim::OptimizerKind::adam) {
+    if (has(g, "--weight-decay-mode") && o.adam_w_mode != r.adam_w_mode)
+      conflict("optimizer.params.adam_w_mode", on_off(r.adam_w_mode), "--weight-decay-mode",
+               o.adam_w_mode ? "decoupled" : "l2");
+    if (has(g, "--amsgrad") && o.amsgrad != r.amsgrad)
+      conflict("optimizer.params.amsgrad", on_off(r.amsgrad), "--amsgrad", on_off(o.amsgrad));
+    if (has(g, "--no-bias-correction") && o.bias_correction != r.bias_correction)
+      conflict("optimizer.params.bias_correction", on_off(r.bias_correction),
+               "--no-bias-correction", on_off(o.bias_correction));
   }
-  if (const auto* sgd = std::get_if<config::SgdParams>(&ds.optimizer->params)) {
-    o.kind = optim::OptimizerKind::sgd;
-    common(sgd->lr, sgd->weight_decay);
-    o.momentum = sgd->momentum;
-    o.dampening = sgd->dampening;
-    o.nesterov = sgd->nesterov;
-    o.amsgrad = false;
-    return;
-  }
-  const auto& a = std::get<config::AdamParams>(ds.optimizer->params);
-  o.kind = optim::OptimizerKind::adam;
-  common(a.lr, a.weight_decay);
-  betas(a.beta1, a.beta2);
-  set(has(g, "--eps"), "optimizer.params.eps", "--eps", a.eps, o.eps);
-  // DeepSpeed: "AdamW" always decouples; "Adam" does unless adam_w_mode is false, which makes
-  // it torch.optim.Adam (L2 decay in the gradient). parse_optimizer.cpp folds both into
-  // adam_w_mode. torch_adam picks torch's implementation over FusedAdam: the same update.
-  if (has(g, "--weight-decay-mode") && o.decoupled_weight_decay != a.adam_w_mode)
-    conflict("optimizer.params.adam_w_mode", on_off(a.adam_w_mode), "--weight-decay-mode",
-             o.decoupled_weight_decay ? "decoupled" : "l2");
-  if (has(g, "--amsgrad") && o.amsgrad != a.amsgrad)
-    conflict("optimizer.params.amsgrad", on_off(a.amsgrad), "--amsgrad", on_off(o.amsgrad));
-  if (has(g, "--no-bias-correction") && o.bias_correction != a.bias_correction)
-    conflict("optimizer.params.bias_correction", on_off(a.bias_correction), "--no-bias-correction",
-             on_off(o.bias_correction));
-  o.decoupled_weight_decay = a.adam_w_mode;
-  o.amsgrad = a.amsgrad;
-  o.bias_correction = a.bias_correction;
+  o = r;
 }
 
 // See [Note: trainer scheduler]: without a section the command line's --schedule applies.
@@ -292,13 +258,10 @@ void apply_reporting(const DsConfig& ds, const GivenFlags& g, ReportConfig& r) {
 // The given ZeRO flags already filled or agree with the file (resolve_auto.h).
 void apply_zero(const DsConfig& ds, zero::ZeroConfig& z) {
   const config::ZeroConfig& f = ds.zero_optimization;
-  z.stage = f.stage;
-  z.reduce_bucket_elements = f.reduce_bucket_size;
+  // The settings the engine runs on are one struct (config/zero_engine_settings.h), taken whole;
+  // zero_hpz_partition_size is checked against the world by the engine.
+  static_cast<config::ZeroEngineSettings&>(z) = f;
   z.overlap_comm = f.overlap_comm;
-  z.persistence_threshold = f.param_persistence_threshold;
-  z.prefetch_elements = f.prefetch_bucket_size;
-  z.max_live_elements = f.max_live_parameters;
-  z.shard_group_size = f.zero_hpz_partition_size;  // checked against the world by the engine
   // Offload: the policy the engine is given (offload_policy.h), checked by validate_zero_config.
   // The file's sections replace what the flags set (a given flag already filled or agrees with
   // them); offload_param below stage 3 is ignored, as DeepSpeed does, and load_ds_config warned

@@ -120,9 +120,9 @@ estimate::RunSetup run_setup(const TrainConfig& c, const nn::ModelConfig& model,
   s.gpus_per_node = world;
   // Hybrid sharding: each rank holds the shards of plain ZeRO over its group. A size that does
   // not fit `world` is left to the engine's one check (zero::hybrid_sharding) and counted as 1.
-  if (c.zero.stage > 0 &&
-      config::shard_group_fit(c.zero.shard_group_size, world) == config::ShardGroupFit::hybrid)
-    s.shard_group_size = c.zero.shard_group_size;
+  if (c.zero.stage > 0 && config::shard_group_fit(c.zero.zero_hpz_partition_size, world) ==
+                              config::ShardGroupFit::hybrid)
+    s.shard_group_size = c.zero.zero_hpz_partition_size;
   s.seq = c.data.seq_len;
   s.micro_batch = c.data.micro_batch;
   s.grad_accum = c.data.grad_accum;
@@ -135,9 +135,9 @@ estimate::RunSetup run_setup(const TrainConfig& c, const nn::ModelConfig& model,
   s.comm_dtype = c.precision.comm_dtype == c.precision.grad_accum_dtype ? s.grad_dtype
                                                                         : c.precision.comm_dtype;
   s.precision = c.precision.mode;
-  s.buckets.reduce_bucket_size = static_cast<double>(c.zero.reduce_bucket_elements);
-  s.buckets.prefetch_bucket_size = static_cast<double>(c.zero.prefetch_elements);
-  s.buckets.max_live_parameters = static_cast<double>(c.zero.max_live_elements);
+  s.buckets.reduce_bucket_size = static_cast<double>(c.zero.reduce_bucket_size);
+  s.buckets.prefetch_bucket_size = static_cast<double>(c.zero.prefetch_bucket_size);
+  s.buckets.max_live_parameters = static_cast<double>(c.zero.max_live_parameters);
   s.host_run = c.device.is_cpu();
   s.optimizer = c.optimizer;
   // A run on the CPU keeps whatever it offloads in the same host memory: the estimate counts it

@@ -175,7 +175,7 @@ void TrainingSession::start_summary() {
   sum_.wandb_run_dir = log_.wandb_run_dir();
   sum_.world_size = in_.world;
   sum_.zero_stage = c_.zero.stage;
-  if (zero::hybrid_sharding(c_.zero, in_.world)) sum_.shard_group = c_.zero.shard_group_size;
+  if (zero::hybrid_sharding(c_.zero, in_.world)) sum_.shard_group = c_.zero.zero_hpz_partition_size;
   if (run_.zero_init && run_.values) sum_.zero_init = run_.values->describe();
   sum_.init = in_.resuming
                   ? in_.init_description()

@@ -10,7 +10,7 @@ ShardComms::ShardComms(comm::Communicator& world) : world_(&world) {}
 
 ShardComms::ShardComms(comm::Communicator& world, const ZeroConfig& config) : world_(&world) {
   if (!hybrid_sharding(config, world.size())) return;
-  const int rank = world.rank(), g = static_cast<int>(config.shard_group_size);
+  const int rank = world.rank(), g = static_cast<int>(config.zero_hpz_partition_size);
   group_ = world.split(rank / g, rank);
   replicas_ = world.split(rank % g, rank);
 }

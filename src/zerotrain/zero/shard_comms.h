@@ -1,6 +1,6 @@
 // The ranks a sharded ZeRO stage spreads each group's shards over: the whole world (plain ZeRO) or,
 // with hybrid sharding, this rank's group of consecutive ranks, the shards replicated across the
-// groups. Built once by the stage from ZeroConfig::shard_group_size. Tested by
+// groups. Built once by the stage from ZeroConfig::zero_hpz_partition_size. Tested by
 // tests/mpi/test_zero_hybrid.cpp (training parity with plain stage 3) and
 // tests/mpi/test_hybrid_reduce.cpp (the reduction).
 //
@@ -38,7 +38,7 @@ class ShardComms {
  public:
   // Plain ZeRO: shards over `world` (which outlives this object).
   explicit ShardComms(comm::Communicator& world);
-  // config.shard_group_size 1, world.size() or more: plain; a smaller divisor of it: hybrid
+  // config.zero_hpz_partition_size 1, world.size() or more: plain; a smaller divisor of it: hybrid
   // sharding over groups of that many consecutive ranks (collective over world: it splits it).
   // Throws ValueError for anything else (hybrid_sharding in zero_config.h).
   ShardComms(comm::Communicator& world, const ZeroConfig& config);

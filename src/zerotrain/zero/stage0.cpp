@@ -26,7 +26,7 @@ Stage0::Stage0(std::vector<std::unique_ptr<nn::Block>>& blocks, const ZeroContex
   }
   DataParallelOptions dpo;  // broadcasts rank 0's values into the groups, unless built alike
   dpo.broadcast_values = !options.initial_values;
-  dpo.bucket_elements = options.config.reduce_bucket_elements;
+  dpo.bucket_elements = options.config.reduce_bucket_size;
   dpo.overlap_comm = options.config.overlap_comm;
   dpo.grad_dtype = options.grad_dtype;
   dpo.comm_dtype = options.comm_dtype;

@@ -68,8 +68,8 @@ void Stage3::prefetch_after(size_t pos) {
     for (size_t g : groups_at(u)) {
       if (groups_[g]->state() == ParamState::gathered) continue;
       const int64_t n = groups_[g]->numel();
-      if (ahead + n > options_.config.prefetch_elements ||
-          live_ + n > options_.config.max_live_elements)
+      if (ahead + n > options_.config.prefetch_bucket_size ||
+          live_ + n > options_.config.max_live_parameters)
         return;
       fetch(g);
       prefetched_[g] = true;

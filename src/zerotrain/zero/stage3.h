@@ -7,8 +7,8 @@
 // The order of uses is static: forward blocks 0..B-1, then backward B-1..0, so position t of a
 // micro-step names the block in use. Before position t runs, its groups are gathered (or, if
 // prefetched, waited for); then the groups of positions t+1, t+2, ... are gathered ahead, in that
-// order, until the next one would take the gathered-ahead elements past prefetch_elements or all
-// gathered elements past max_live_elements. After position t, a group is released unless it is
+// order, until the next one would take the gathered-ahead elements past prefetch_bucket_size or all
+// gathered elements past max_live_parameters. After position t, a group is released unless it is
 // persistent, needed by position t+1 (the head's forward and backward are adjacent), or already
 // prefetched for a later position. On a GPU with overlap_comm the gathers run on their own
 // stream: the full buffer is allocated on the compute stream, an event orders the all-gather
@@ -50,7 +50,7 @@ class Stage3 final : public ShardedStage {
 
  private:
   bool persistent(const ParamGroup& g) const {
-    return g.numel() < options_.config.persistence_threshold;
+    return g.numel() < options_.config.param_persistence_threshold;
   }
   size_t position(size_t block, bool backward) const;
   // One past the last position of the current pass: 2 x blocks, or blocks when forward only.

@@ -9,20 +9,17 @@
 namespace zt::zero {
 
 void validate_zero_config(const ZeroConfig& z) {
-  if (z.stage < 0 || z.stage > 3)
-    throw ValueError("config", str("zero_optimization.stage (--zero-stage): must be 0, 1, 2 or 3, "
-                                   "got ",
-                                   z.stage));
+  config::check_zero_stage(z.stage, "config", "zero_optimization.stage (--zero-stage)");
   using namespace config::zero_keys;
-  config::check_zero_size(kReduceBucketSize, z.reduce_bucket_elements);
-  config::check_zero_size(kParamPersistenceThreshold, z.persistence_threshold);
-  config::check_zero_size(kPrefetchBucketSize, z.prefetch_elements);
-  config::check_zero_size(kMaxLiveParameters, z.max_live_elements);
+  config::check_zero_size(kReduceBucketSize, z.reduce_bucket_size);
+  config::check_zero_size(kParamPersistenceThreshold, z.param_persistence_threshold);
+  config::check_zero_size(kPrefetchBucketSize, z.prefetch_bucket_size);
+  config::check_zero_size(kMaxLiveParameters, z.max_live_parameters);
   validate_offload_policy(z.offload, z.stage);
 }
 
 bool hybrid_sharding(const ZeroConfig& z, int world_size) {
-  const int64_t g = z.shard_group_size;
+  const int64_t g = z.zero_hpz_partition_size;
   const config::ShardGroupFit fit = config::shard_group_fit(g, world_size);
   if (fit == config::ShardGroupFit::plain) return false;
   if (fit == config::ShardGroupFit::invalid)

@@ -30,11 +30,12 @@
 //   uses) are gathered before its forward and again before its backward (with a bounded
 //   prefetch) and released after each, except groups under the persistence threshold, which stay
 //   gathered and are refreshed after each step.
-// - The sharded stages reduce one block's group per collective: reduce_bucket_elements and
+// - The sharded stages reduce one block's group per collective: reduce_bucket_size and
 //   DeepSpeed's allgather_bucket_size do not apply to them.
-// - Hybrid sharding (stages 1-3, ZeroConfig::shard_group_size): the same stages over a shard group
-//   of consecutive ranks instead of the world, replicated across the groups, with gradients summed
-//   over the world in rank order ([Note: hybrid sharding] in shard_comms.h): the same bits.
+// - Hybrid sharding (stages 1-3, ZeroConfig::zero_hpz_partition_size): the same stages over a
+//   shard group of consecutive ranks instead of the world, replicated across the groups, with
+//   gradients summed over the world in rank order ([Note: hybrid sharding] in shard_comms.h): the
+//   same bits.
 // Every stage clips with the same chunked norm ([Note: chunked gradient norm]) and reduces
 // gradients with the same rank-ordered sums, in the same accumulation and communication dtypes
 // ([Note: communication dtype] in grad_comm.h), so stages 1-3 reproduce stage 0 bitwise.
