@@ -197,8 +197,19 @@ std::shared_ptr<TensorAttributes> input(Graph& g, const char* name, int64_t uid,
   return g.tensor(t);
 }
 
+int compute_capability(Device d, cudaDeviceAttr which) {
+  int value = 0;
+  ZT_CUDA_CHECK(cudaDeviceGetAttribute(&value, which, d.index));
+  return value;
+}
+
+// A graph for the device of `p`, named by its SM version (else the frontend would ask the CUDA
+// runtime it loaded for its current device).
 std::shared_ptr<Graph> new_graph(const PlanKey& p) {
   auto g = std::make_shared<Graph>();
+  const Device dev = Device::cuda(p.device);
+  g->set_sm_version(compute_capability(dev, cudaDevAttrComputeCapabilityMajor) * 10 +
+                    compute_capability(dev, cudaDevAttrComputeCapabilityMinor));
   g->set_io_data_type(io_type(p.dtype))
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
@@ -381,12 +392,6 @@ void check_aligned(std::string_view op,
           op, str(name, " ", t->describe(), " must start on a 16-byte boundary for cuDNN"));
 }
 
-int compute_capability_major(Device d) {
-  int major = 0;
-  ZT_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, d.index));
-  return major;
-}
-
 }  // namespace
 
 int64_t cudnn_runtime_version() {
@@ -408,7 +413,7 @@ std::string cudnn_attention_unsupported(const Tensor& q, const Tensor& k,
   if (version < 90000) return str("cuDNN ", version, " at run time (9.0 or later needed)");
   if (version == 91000 || version == 91001)
     return str("cuDNN ", version, " at run time (its bf16/f16 attention has known bugs)");
-  const int major = compute_capability_major(q.device());
+  const int major = compute_capability(q.device(), cudaDevAttrComputeCapabilityMajor);
   if (major < 8) return str("compute capability ", major, ".x (8.0 or later needed)");
   return "";
 }
