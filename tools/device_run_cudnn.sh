@@ -12,17 +12,21 @@
 #   5. the whole zerotrain_tests in the time left (ZT_DEADLINE_S after the start, default 540 s).
 # Everything lands in $OUT/cudnn.tgz (the device tool brings back few files); the key lines go to
 # stdout as well.
-# Usage: ZT_COMMIT=<sha> ZT_BASE=<sha> tools/device_run_cudnn.sh
+# ZT_CARRY names the carried folder (default .carry; a helper whose call sends another checkout puts
+# dev/, base/ and kjv.bin under a folder of that checkout instead).
+# Usage: ZT_COMMIT=<sha> ZT_BASE=<sha> [ZT_CARRY=.carry] tools/device_run_cudnn.sh
 set -uo pipefail
 start=$SECONDS
 deadline="${ZT_DEADLINE_S:-540}"
 source tools/device_env.sh
+C="${ZT_CARRY:-.carry}"
+for f in "$C/dev/lib/libopenblas.so.0" "$C/dev/lib/libzerotrain.so" "$C/base/lib/libzerotrain.so"; do
+  [ -f "$f.xz" ] && [ ! -f "$f" ] && xz -dk "$f.xz"
+done
+bin="$PWD/$C/dev/bin"
 res="$OUT/w" && mkdir -p "$res"
-base_lib="$PWD/.carry/base/lib"
-[ -f "$base_lib/libzerotrain.so.xz" ] && [ ! -f "$base_lib/libzerotrain.so" ] && xz -dk "$base_lib/libzerotrain.so.xz"
-[ -f .carry/dev/lib/libzerotrain.so.xz ] && [ ! -f .carry/dev/lib/libzerotrain.so ] && xz -dk .carry/dev/lib/libzerotrain.so.xz
-new_env=(env LD_LIBRARY_PATH="$PWD/.carry/dev/lib:$LD_LIBRARY_PATH")
-old_env=(env LD_LIBRARY_PATH="$base_lib:$PWD/.carry/dev/lib:$LD_LIBRARY_PATH")
+new_env=(env LD_LIBRARY_PATH="$PWD/$C/dev/lib:$LD_LIBRARY_PATH")
+old_env=(env LD_LIBRARY_PATH="$PWD/$C/base/lib:$PWD/$C/dev/lib:$LD_LIBRARY_PATH")
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$res/gpu.txt"
 left() { echo $((deadline - (SECONDS - start))); }
 
@@ -36,7 +40,7 @@ grep -E "plan .* workspace" "$res/tests_cudnn_debug.log" | sort | uniq -c | sort
 
 echo "== 2. attention 1x4096x32x128 causal bf16: base, this commit, base again ($((SECONDS - start)) s)"
 for side in old new old2; do
-  if [ $side = new ]; then run=("${new_env[@]}" "$bin/kernel_bench"); c="$commit"; else run=("${old_env[@]}" .carry/base/bin/kernel_bench); c="${ZT_BASE:-base}"; fi
+  if [ $side = new ]; then run=("${new_env[@]}" "$bin/kernel_bench"); c="$commit"; else run=("${old_env[@]}" $C/base/bin/kernel_bench); c="${ZT_BASE:-base}"; fi
   ZT_CUDNN_DEBUG=1 timeout 120 "${run[@]}" --only attention --commit "$c" --json "$res/attention_$side.json" \
     > "$res/attention_$side.log" 2>&1
   echo "$side rc=$?"; grep -E "attention_(fwd|bwd) cudnn|cuDNN .* at run time|: plan |engine .* workspace" "$res/attention_$side.log" | head -6
@@ -47,17 +51,17 @@ done
 
 echo "== 3. Llama-1B, seq 4096, mbs 2: base, this commit, base again ($((SECONDS - start)) s)"
 for side in old new old2; do
-  if [ $side = new ]; then run=("${new_env[@]}" "$bin/train_bench"); c="$commit"; else run=("${old_env[@]}" .carry/base/bin/train_bench); c="${ZT_BASE:-base}"; fi
+  if [ $side = new ]; then run=("${new_env[@]}" "$bin/train_bench"); c="$commit"; else run=("${old_env[@]}" $C/base/bin/train_bench); c="${ZT_BASE:-base}"; fi
   timeout 150 "${run[@]}" --model 1b --seq 4096 --mbs 2 --commit "$c" --json "$res/train_1b_$side.json" \
     > "$res/train_1b_$side.log" 2>&1
   echo "$side rc=$?: $(tail -1 "$res/train_1b_$side.log")"
 done
 
-if [ -f .carry/kjv.bin ] && [ "$(left)" -gt 150 ]; then
+if [ -f $C/kjv.bin ] && [ "$(left)" -gt 150 ]; then
   echo "== 4. default job, bf16, 40 steps: base vs this commit ($((SECONDS - start)) s)"
   for side in old new; do
-    if [ $side = old ]; then run=("${old_env[@]}" .carry/base/bin/zerotrain); else run=("${new_env[@]}" "$bin/zerotrain"); fi
-    timeout 60 "${run[@]}" train --model assets/models/kjv-llama-4m/config.json --data .carry/kjv.bin \
+    if [ $side = old ]; then run=("${old_env[@]}" $C/base/bin/zerotrain); else run=("${new_env[@]}" "$bin/zerotrain"); fi
+    timeout 60 "${run[@]}" train --model assets/models/kjv-llama-4m/config.json --data $C/kjv.bin \
       --out "$res/job_$side" --device cuda --dtype bf16 --steps 40 --micro-batch 16 --seq-len 128 \
       --lr 3e-3 --warmup 20 --log-every 5 > "$res/job_$side.log" 2>&1 || echo "job $side failed"
     grep -i "attention" "$res/job_$side.log" | head -2
