@@ -32,7 +32,7 @@ left() { echo $((deadline - (SECONDS - start))); }
 
 echo "== 1. attention and cuDNN tests ($((SECONDS - start)) s)"
 filter='*Cudnn*:*Attention*:*attention*:*AttentionMode*'
-ZT_CUDNN_DEBUG=1 "${new_env[@]}" timeout 150 "$bin/zerotrain_tests" --gtest_filter="$filter" \
+ZT_CUDNN_DEBUG=1 "${new_env[@]}" timeout 120 "$bin/zerotrain_tests" --gtest_filter="$filter" \
   --gtest_output="json:$res/tests_cudnn.json" > "$res/tests_cudnn.log" 2> "$res/tests_cudnn_debug.log"
 echo "cudnn tests rc=$?"
 grep -E "^\[  (FAILED|PASSED) |tests? ran" "$res/tests_cudnn.log" | head -20
@@ -41,7 +41,7 @@ grep -E "plan .* workspace" "$res/tests_cudnn_debug.log" | sort | uniq -c | sort
 echo "== 2. attention 1x4096x32x128 causal bf16: base, this commit, base again ($((SECONDS - start)) s)"
 for side in old new old2; do
   if [ $side = new ]; then run=("${new_env[@]}" "$bin/kernel_bench"); c="$commit"; else run=("${old_env[@]}" $C/base/bin/kernel_bench); c="${ZT_BASE:-base}"; fi
-  ZT_CUDNN_DEBUG=1 timeout 120 "${run[@]}" --only attention --commit "$c" --json "$res/attention_$side.json" \
+  ZT_CUDNN_DEBUG=1 timeout 100 "${run[@]}" --only attention --commit "$c" --json "$res/attention_$side.json" \
     > "$res/attention_$side.log" 2>&1
   echo "$side rc=$?"; grep -E "attention_(fwd|bwd) cudnn|cuDNN .* at run time|: plan |engine .* workspace" "$res/attention_$side.log" | head -6
   python3 -c "
@@ -52,7 +52,7 @@ done
 echo "== 3. Llama-1B, seq 4096, mbs 2: base, this commit, base again ($((SECONDS - start)) s)"
 for side in old new old2; do
   if [ $side = new ]; then run=("${new_env[@]}" "$bin/train_bench"); c="$commit"; else run=("${old_env[@]}" $C/base/bin/train_bench); c="${ZT_BASE:-base}"; fi
-  timeout 150 "${run[@]}" --model 1b --seq 4096 --mbs 2 --commit "$c" --json "$res/train_1b_$side.json" \
+  timeout 120 "${run[@]}" --model 1b --seq 4096 --mbs 2 --commit "$c" --json "$res/train_1b_$side.json" \
     > "$res/train_1b_$side.log" 2>&1
   echo "$side rc=$?: $(tail -1 "$res/train_1b_$side.log")"
 done
