@@ -10,8 +10,8 @@
 #   3. train_bench, Llama-1B shape, seq 4096, micro-batch 2: base, this commit, base again;
 #   4. the default job (bf16, 40 steps) of both builds, losses and written files compared bitwise;
 #   5. the whole zerotrain_tests in the time left (ZT_DEADLINE_S after the start, default 540 s).
-# Everything lands in $OUT/cudnn.tgz (the device tool brings back few files); the key lines go to
-# stdout as well.
+# Everything lands in $OUT/cudnn.tgz, packed after each step (the device tool brings back few
+# files); the key lines go to stdout as well.
 # ZT_CARRY names the carried folder (default .carry; a helper whose call sends another checkout puts
 # dev/, base/ and kjv.bin under a folder of that checkout instead).
 # Usage: ZT_COMMIT=<sha> ZT_BASE=<sha> [ZT_CARRY=.carry] tools/device_run_cudnn.sh
@@ -24,7 +24,9 @@ for f in "$C/dev/lib/libopenblas.so.0" "$C/dev/lib/libzerotrain.so" "$C/base/lib
   [ -f "$f.xz" ] && [ ! -f "$f" ] && xz -dk "$f.xz"
 done
 bin="$PWD/$C/dev/bin"
-res="$OUT/w" && mkdir -p "$res"
+res="$(mktemp -d)"
+# The results so far, packed after every step: a run stopped at its limit still brings them back.
+pack() { tar czf "$OUT/cudnn.tgz" -C "$res" .; }
 new_env=(env LD_LIBRARY_PATH="$PWD/$C/dev/lib:$LD_LIBRARY_PATH")
 old_env=(env LD_LIBRARY_PATH="$PWD/$C/base/lib:$PWD/$C/dev/lib:$LD_LIBRARY_PATH")
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$res/gpu.txt"
@@ -38,6 +40,7 @@ echo "cudnn tests rc=$?"
 grep -E "^\[  (FAILED|PASSED) |tests? ran" "$res/tests_cudnn.log" | head -20
 grep -E "plan .* workspace" "$res/tests_cudnn_debug.log" | sort | uniq -c | sort -rn | head -8
 
+pack
 echo "== 2. attention 1x4096x32x128 causal bf16: base, this commit, base again ($((SECONDS - start)) s)"
 for side in old new old2; do
   if [ $side = new ]; then run=("${new_env[@]}" "$bin/kernel_bench"); c="$commit"; else run=("${old_env[@]}" $C/base/bin/kernel_bench); c="${ZT_BASE:-base}"; fi
@@ -49,6 +52,7 @@ import json; t=json.load(open('$res/attention_$side.json'))['targets']
 print('  $side', {k: round(v['value'], 1) for k, v in t.items() if 'attention' in k})" 2>/dev/null
 done
 
+pack
 echo "== 3. Llama-1B, seq 4096, mbs 2: base, this commit, base again ($((SECONDS - start)) s)"
 for side in old new old2; do
   if [ $side = new ]; then run=("${new_env[@]}" "$bin/train_bench"); c="$commit"; else run=("${old_env[@]}" $C/base/bin/train_bench); c="${ZT_BASE:-base}"; fi
@@ -57,6 +61,7 @@ for side in old new old2; do
   echo "$side rc=$?: $(tail -1 "$res/train_1b_$side.log")"
 done
 
+pack
 if [ -f $C/kjv.bin ] && [ "$(left)" -gt 150 ]; then
   echo "== 4. default job, bf16, 40 steps: base vs this commit ($((SECONDS - start)) s)"
   for side in old new; do
@@ -76,6 +81,7 @@ for l in open('$res/job_$side/metrics.jsonl'):
     echo "job bf16: losses and files bitwise equal"; else echo "job bf16: DIFFER"; fi
 fi
 
+pack
 budget=$(left)
 if [ "$budget" -gt 30 ]; then
   echo "== 5. whole zerotrain_tests, at most $budget s ($((SECONDS - start)) s)"
@@ -85,5 +91,5 @@ if [ "$budget" -gt 30 ]; then
   grep -E "^\[  (FAILED|PASSED) |tests? ran|FAILED TEST" "$res/tests_all.log" | head -20
   echo "tests finished OK: $(grep -c '^\[       OK \]' "$res/tests_all.log"), failed: $(grep -c '^\[  FAILED  \]' "$res/tests_all.log")"
 fi
-tar czf "$OUT/cudnn.tgz" -C "$res" . && rm -rf "$res"
+pack && rm -rf "$res"
 echo "done in $((SECONDS - start)) s"
