@@ -27,3 +27,34 @@ if [ ${#missing[@]} -gt 0 ]; then
 else
   echo "[setup] all packages present"
 fi
+
+# NVIDIA's cudnn-frontend (its header-only C++ API; kernels/cuda/cudnn_attention.cpp draws cuDNN's
+# attention graphs with it), for the CUDA backend only, so only where nvcc is. Its PyPI wheel ships
+# the headers under include/; they are unpacked, as they are, into third_party/cudnn_frontend/include
+# (git-ignored), from the wheel whose hash scripts/cudnn_frontend.txt pins. Nothing else of the wheel
+# (its Python module) is used.
+CUDNN_FRONTEND_VERSION=1.32.0
+if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null; then
+  (
+    cd "$(dirname "$0")/.."
+    dest=third_party/cudnn_frontend
+    if [ "$(cat "$dest/VERSION" 2>/dev/null)" = "$CUDNN_FRONTEND_VERSION" ]; then
+      echo "[setup] cudnn-frontend $CUDNN_FRONTEND_VERSION present"
+      exit 0
+    fi
+    echo "[setup] fetching cudnn-frontend $CUDNN_FRONTEND_VERSION headers"
+    wheel_dir="$(mktemp -d)"
+    trap 'rm -rf "$wheel_dir"' EXIT
+    # One wheel whatever the host (the headers are the same in every wheel), checked by its hash.
+    python3 -m pip download -q --no-deps --only-binary=:all: --implementation cp --python-version 3.11 \
+      --platform manylinux_2_28_x86_64 --require-hashes -r scripts/cudnn_frontend.txt -d "$wheel_dir"
+    rm -rf "$dest" && mkdir -p "$dest"
+    python3 - "$wheel_dir"/*.whl "$dest" <<'PY'
+import sys, zipfile
+wheel, dest = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(wheel) as z:
+    z.extractall(dest, [n for n in z.namelist() if n.startswith("include/")])
+PY
+    echo "$CUDNN_FRONTEND_VERSION" > "$dest/VERSION"
+  )
+fi

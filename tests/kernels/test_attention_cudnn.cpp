@@ -2,8 +2,9 @@
 // (kernels/cuda/attention_select.h): forward and backward against the CPU kernel (B 2, S 128, 200,
 // 512, heads 8/2 and 4/4, D 64 and 128, bf16 and f16), the forward against our CUDA forward, the
 // backward bitwise equal run to run, each path's lse driving the other path's backward,
-// ZT_ATTENTION's modes and the workspace budget. CUDA builds only; skipped without a GPU, or where cuDNN cannot run at all
-// (compute capability < 8.0, cuDNN < 9): a plan that fails to build on a supported GPU fails.
+// ZT_ATTENTION's modes and the workspace budget, ZT_CUDNN_ENGINE's syntax. CUDA builds only;
+// skipped without a GPU, or where cuDNN cannot run at all (no libcudnn.so.9, compute capability
+// < 8.0, cuDNN < 9): a plan that fails to build on a supported GPU fails.
 #include <gtest/gtest.h>
 
 #if ZT_WITH_CUDA
@@ -12,6 +13,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kernels/reference_attention.h"
 #include "support/test_util.h"
@@ -20,6 +23,7 @@
 #include "zerotrain/kernels/cuda/attention.h"
 #include "zerotrain/kernels/cuda/attention_select.h"
 #include "zerotrain/kernels/cuda/cudnn_attention.h"
+#include "zerotrain/kernels/cuda/cudnn_env.h"
 
 namespace zt {
 namespace {
@@ -333,6 +337,22 @@ TEST(AttentionMode, BackendNameOnTheHostIsCpu) {
   Tensor q = Tensor::zeros({1, 16, 4, 64}, DType::bf16);
   Tensor k = Tensor::zeros({1, 16, 2, 64}, DType::bf16);
   EXPECT_EQ(kernels::attention_backend_name(q, k), "cpu");
+}
+
+// ZT_CUDNN_ENGINE's syntax (kernels/cuda/cudnn_env.h); needs no GPU.
+TEST(CudnnEnv, ParsesEngineRequestsAndRejectsMalformedOnes) {
+  const kc::cudnn_env::EngineRequest every = kc::cudnn_env::parse_engine_request("2");
+  EXPECT_TRUE(every.graph.empty());
+  EXPECT_EQ(every.engine, 2);
+  EXPECT_TRUE(every.knobs.empty());
+  const kc::cudnn_env::EngineRequest one =
+      kc::cudnn_env::parse_engine_request("attention backward@2:24=26,3=1");
+  EXPECT_EQ(one.graph, "attention backward");
+  EXPECT_EQ(one.engine, 2);
+  const std::vector<std::pair<int64_t, int64_t>> knobs{{24, 26}, {3, 1}};
+  EXPECT_EQ(one.knobs, knobs);
+  for (const char* bad : {"", "x", "-1", "2 3", "2:", "2:24", "2:24=", "2;24=1", "2:24=1;"})
+    EXPECT_THROW(kc::cudnn_env::parse_engine_request(bad), ValueError) << "'" << bad << "'";
 }
 
 }  // namespace

@@ -1,71 +1,91 @@
-// cuDNN fused flash attention: the forward and backward SDPA graphs, their plan cache, and the
-// calls that run them on our tensors. Tested by tests/kernels/test_attention_cudnn.cpp.
+// cuDNN fused flash attention through NVIDIA's cudnn-frontend: the forward and backward SDPA graphs,
+// their plan cache, and the calls that run them on our tensors. The only file that includes the
+// frontend. Tested by tests/kernels/test_attention_cudnn.cpp.
 #include "zerotrain/kernels/cuda/cudnn_attention.h"
 
+#include <dlfcn.h>
+
+#include <cudnn_frontend.h>
+
 #include <cstdint>
+#include <exception>
 #include <initializer_list>
-#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "zerotrain/core/cuda/cuda_check.h"
-#include "zerotrain/kernels/cuda/cudnn_graph.h"
+#include "zerotrain/kernels/cuda/cudnn_env.h"
+
+// The frontend calls cuDNN through this handle (NV_CUDNN_FRONTEND_USE_DYNAMIC_LOADING): set once by
+// cudnn_library_failure() below before any frontend call.
+namespace cudnn_frontend {
+void* cudnn_dlhandle = nullptr;
+}  // namespace cudnn_frontend
 
 namespace zt::kernels::cuda {
 
 // [Note: cuDNN attention graphs]
-// cuDNN 9.x recognises scaled-dot-product attention as a graph of primitive operations and runs it
-// as one fused kernel (the composite graphs cudnn-frontend draws for 9.x; the single SDPA operation
-// descriptors of newer releases are not used, so that the 9.14 runtime of the GPU machine runs
-// these graphs). Shapes are cuDNN's (b, h, s, d) over our [B, S, H, D] memory: strides
-// (S*H*D, D, H*D, 1); K (and V in the backward) enter transposed, (b, h, d, s) with strides
-// (S*H*D, D, 1, H*D). Scores and probabilities are virtual: they never reach memory.
-//   forward:  S = Q K^T; S *= scale; causal mask (row index >= column index, else the lowest
-//             float); M = rowmax S; E = exp(S - M); Z = rowsum E; Stats = M + log Z (the lse);
-//             P = E / Z (in the io dtype); O = P V.
-//   backward: Dsum = rowsum(dO * O) (a f32 buffer of ours); S = scale Q K^T - Stats, masked;
-//             P = exp S; dV = P^T dO; dS = scale P (dO V^T - Dsum); dK = dS^T Q; dQ = dS K.
-//             With grouped heads, dK and dV are made per query head and summed over each group
-//             by a reduction in the graph.
-// Determinism: the backward cudnn-frontend draws by default accumulates dQ in a f32 buffer of its
-// workspace (a non-virtual f32 dQ accumulator, then an identity to dQ), with atomics: not bitwise
-// repeatable. For its deterministic backward on Hopper (is_deterministic_algorithm) it draws dQ
-// straight from the dS K matmul instead ("use_dp_workspace" in
-// include/cudnn_frontend/node/scaled_dot_product_flash_attention.h), which makes cuDNN pick the
-// backward that keeps dP in its workspace (about b * h * s * s * 2 bytes) rather than accumulating
-// dQ. This graph is that one; engines cuDNN notes as NONDETERMINISTIC are skipped as well, and
-// tests/kernels/test_attention_cudnn.cpp runs the backward twice and compares bitwise.
-// Up to cuDNN 9.15.0 the backward needs a padding mask when S is not a multiple of 128 (the
-// workaround cudnn-frontend applies up to 9.15.0): per-batch lengths, all S, bound the matmuls and
-// mask the scores.
+// cuDNN 9.x runs scaled-dot-product attention as one fused kernel when handed the SDPA graph, and
+// NVIDIA's header-only cudnn-frontend (1.32, unpacked by scripts/install_deps.sh) draws it:
+// Graph::sdpa for the forward (with Stats: the lse) and Graph::sdpa_backward for the backward.
+// Shapes are cuDNN's (b, h, s, d) over our [B, S, H, D] memory, strides (S*H*D, D, H*D, 1); the
+// causal mask is top-left (query i keeps key j <= i); the scale is a pass-by-value scalar of the
+// graph (it is part of the plan key). Which graphs:
+// - The forward is pinned to the frontend's COMPOSITE implementation, the graph of primitive
+//   operations (Q K^T, scale, mask, softmax with Stats, P V). The frontend's default would take
+//   cuDNN's single SDPA operation (UNIFIED) from 9.13.1 on, so on the GPU machine's 9.14 too.
+//   COMPOSITE is the graph our own backend-API layer drew before this file used the frontend, so
+//   cuDNN picks the same engine and knobs for it (engine 2, KERNEL_CFG 7 at 1x4096x32x128) and
+//   its results keep their bits; it runs on every 9.x.
+//   The backward exists only as a composite graph.
+// - The backward is the frontend's deterministic one (set_deterministic_algorithm): on Hopper it
+//   draws dQ straight from the dS K matmul, which makes cuDNN keep dP in its workspace (about
+//   B * Hq * S^2 * 2 bytes, [Note: cuDNN workspace budget]) instead of accumulating dQ in f32 with
+//   atomics, which is not bitwise repeatable. Engines cuDNN notes NONDETERMINISTIC are deselected
+//   as well; tests/kernels/test_attention_cudnn.cpp runs the backward twice and compares bitwise.
+//   (From cuDNN 9.25 the frontend also offers an ordered-dQ deterministic backward with workspace
+//   linear in S, opt-in through CUDNN_FRONTEND_ATTN_DP_WORKSPACE_LIMIT; not taken here.)
+// - Up to cuDNN 9.15.0 the backward needs a padding mask when S is not a multiple of 128; the
+//   frontend adds it itself (per-batch lengths, all S, kept in the plan's workspace).
+// Linking: the frontend is compiled with NV_CUDNN_FRONTEND_USE_DYNAMIC_LOADING. It then calls cuDNN
+// through libcudnn.so.9, opened here on first use, and CUDA through libcudart.so.13 (or .12; the
+// process's own when that is what the loader finds; CUDNN_FRONTEND_CUDART_LIB_NAME names one), so
+// libzerotrain links neither cuDNN nor the NVRTC library the frontend's experimental Blackwell
+// engines call, and a machine without cuDNN runs our kernels (cudnn_attention_unsupported says
+// why). CUDNN_FRONTEND_SKIP_JSON_LIB leaves out the frontend's JSON serialization and with it its
+// own copy of nlohmann-json (3.11.3, beside the system's that the rest of zerotrain uses).
+// Plans: cuDNN's heuristics A, then B, then the fallback list; the first configuration that builds
+// is taken (or ZT_CUDNN_CONFIG's / ZT_CUDNN_ENGINE's, cudnn_env.h) and cached per PlanKey with its
+// workspace size, a failed build with its reason. ZT_CUDNN_DEBUG=1 prints our steps;
+// CUDNN_FRONTEND_LOG_INFO=1 CUDNN_FRONTEND_LOG_FILE=stderr prints the frontend's own trace.
+// The hand-written graph layer (~900 lines: descriptors, builder, heuristics walk) this replaced
+// drew the same two graphs and cuDNN took the same plans for them; in one call on an H200 the
+// frontend's ran at the same speed (1x4096x32x128 causal bf16, forward + deterministic backward:
+// 429.1 TFLOP/s against the layer's 428.8 and 428.0; Llama-1B training 1.002x) and the default
+// job kept its bits (bench/results/cudnn_frontend_h200.json).
 
 namespace {
 
-using cudnn::ExecutionPlan;
-using cudnn::GraphBuilder;
-using cudnn::TensorSpec;
+namespace fe = cudnn_frontend;
+using fe::graph::Graph;
+using TensorAttributes = fe::graph::Tensor_attributes;
 
-// Ids of the tensors the caller supplies (virtual tensors take ids from 1000 on).
+// Ids of the tensors the caller supplies (the frontend numbers its own from a higher range).
 enum TensorId : int64_t {
   kQ = 1,
   kK,
   kV,
   kO,
   kStats,
-  kScale,
-  kMaskedScore,
   kDO,
   kDQ,
   kDK,
   kDV,
-  kRowDots,
-  kOne,
-  kSeqLenQ,
-  kSeqLenKV,
 };
 
 // Everything a plan depends on.
@@ -88,212 +108,220 @@ const char* pass_name(AttentionPass pass) {
   return pass == AttentionPass::forward ? "attention forward" : "attention backward";
 }
 
-// A cached build: the plan, or why there is none.
-struct PlanEntry {
-  std::unique_ptr<ExecutionPlan> plan;
-  std::string failure;
-  bool padded = false;  // the backward's padding-mask workaround: kSeqLenQ/kSeqLenKV are inputs
-  Tensor seq_lens;      // i32 [B], every entry S, on the device (padded plans only)
-};
-
-// Our [B, S, H, D] memory as cuDNN's (b, h, s, d).
-TensorSpec bhsd(int64_t B, int64_t H, int64_t S, int64_t D, cudnnDataType_t type) {
-  return {{B, H, S, D}, {S * H * D, D, H * D, 1}, type};
+// libcudnn.so.9 opened for the frontend, once: "" when it is, otherwise why not.
+const std::string& cudnn_library_failure() {
+  static const std::string failure = []() -> std::string {
+    dlerror();
+    void* lib = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      const char* why = dlerror();
+      return str("libcudnn.so.9 cannot be loaded (", why ? why : "no reason given", ")");
+    }
+    fe::cudnn_dlhandle = lib;
+    return "";
+  }();
+  return failure;
 }
 
-// The same memory transposed: (b, h, d, s).
-TensorSpec bhds(int64_t B, int64_t H, int64_t S, int64_t D, cudnnDataType_t type) {
-  return {{B, H, D, S}, {S * H * D, D, 1, H * D}, type};
-}
-
-// One value per query row, (b, h, s, 1): our lse [B, H, S].
-TensorSpec rows(int64_t B, int64_t H, int64_t S, cudnnDataType_t type) {
-  return {{B, H, S, 1}, {H * S, S, 1, 1}, type};
-}
-
-std::vector<int64_t> score_dims(const PlanKey& p) {
-  return {p.B, p.Hq, p.S, p.S};
-}
-std::vector<int64_t> score_strides(const PlanKey& p) {
-  return {p.Hq * p.S * p.S, p.S * p.S, p.S, 1};
-}
-// Scores transposed in their last two dims (keys as rows).
-std::vector<int64_t> score_strides_t(const PlanKey& p) {
-  return {p.Hq * p.S * p.S, p.S * p.S, 1, p.S};
-}
-
-cudnnDataType_t io_type(DType t) {
-  return t == DType::bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
-}
-
-// A f32 virtual tensor shaped like the scores.
-int64_t scores_like(GraphBuilder& g, const PlanKey& p, const char* name) {
-  return g.virtual_tensor(score_dims(p), score_strides(p), CUDNN_DATA_FLOAT, name);
-}
-
-// `x` where `keep` holds, the lowest float elsewhere.
-int64_t select_or_lowest(GraphBuilder& g, const PlanKey& p, int64_t x, int64_t keep,
-                         const char* name) {
-  const int64_t y = scores_like(g, p, name);
-  g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, x, kMaskedScore, keep, y, CUDNN_DATA_FLOAT, name);
-  return y;
-}
-
-// Row and column indices of the scores (int32 virtual tensors).
-std::pair<int64_t, int64_t> score_indices(GraphBuilder& g, const PlanKey& p, int64_t x,
-                                          const char* row_name, const char* col_name) {
-  const int64_t row = g.virtual_tensor(score_dims(p), score_strides(p), CUDNN_DATA_INT32, row_name);
-  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, x, 0, 0, row, CUDNN_DATA_INT32, row_name, 2);
-  const int64_t col = g.virtual_tensor(score_dims(p), score_strides(p), CUDNN_DATA_INT32, col_name);
-  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, x, 0, 0, col, CUDNN_DATA_INT32, col_name, 3);
-  return {row, col};
-}
-
-// Top-left causal mask: query i keeps key j <= i.
-int64_t causal_mask(GraphBuilder& g, const PlanKey& p, int64_t x) {
-  const auto [row, col] = score_indices(g, p, x, "causal row index", "causal column index");
-  const int64_t keep =
-      g.virtual_tensor(score_dims(p), score_strides(p), CUDNN_DATA_BOOLEAN, "causal keep");
-  g.pointwise(CUDNN_POINTWISE_CMP_GE, row, col, 0, keep, CUDNN_DATA_BOOLEAN, "causal keep");
-  return select_or_lowest(g, p, x, keep, "causal masked scores");
-}
-
-// The backward's padding-mask workaround: rows below kSeqLenQ and columns below kSeqLenKV (all S).
-int64_t padding_mask(GraphBuilder& g, const PlanKey& p, int64_t x) {
-  const auto [row, col] = score_indices(g, p, x, "padding row index", "padding column index");
-  const auto flag = [&](const char* name) {
-    return g.virtual_tensor(score_dims(p), score_strides(p), CUDNN_DATA_BOOLEAN, name);
-  };
-  const int64_t row_in = flag("row inside");
-  g.pointwise(CUDNN_POINTWISE_CMP_LT, row, kSeqLenQ, 0, row_in, CUDNN_DATA_BOOLEAN, "row inside");
-  const int64_t col_in = flag("column inside");
-  g.pointwise(CUDNN_POINTWISE_CMP_LT, col, kSeqLenKV, 0, col_in, CUDNN_DATA_BOOLEAN,
-              "column inside");
-  const int64_t keep = flag("padding keep");
-  g.pointwise(CUDNN_POINTWISE_LOGICAL_AND, row_in, col_in, 0, keep, CUDNN_DATA_BOOLEAN,
-              "padding keep");
-  return select_or_lowest(g, p, x, keep, "padding masked scores");
-}
-
-ExecutionPlan build_forward(cudnn::DeviceHandle& h, const PlanKey& p) {
-  GraphBuilder g(h);
-  const cudnnDataType_t io = io_type(p.dtype), f32 = CUDNN_DATA_FLOAT;
-  g.tensor(kQ, bhsd(p.B, p.Hq, p.S, p.D, io), "Q");
-  g.tensor(kK, bhds(p.B, p.Hkv, p.S, p.D, io), "K^T");
-  g.tensor(kV, bhsd(p.B, p.Hkv, p.S, p.D, io), "V");
-  g.tensor(kO, bhsd(p.B, p.Hq, p.S, p.D, io), "O");
-  g.tensor(kStats, rows(p.B, p.Hq, p.S, f32), "Stats");
-  g.scalar(kScale, "scale");
-  g.scalar(kMaskedScore, "masked score");
-
-  const int64_t s = scores_like(g, p, "Q K^T");
-  g.matmul(kQ, kK, s, "Q K^T");
-  const int64_t scaled = scores_like(g, p, "scaled scores");
-  g.pointwise(CUDNN_POINTWISE_MUL, s, kScale, 0, scaled, f32, "scale scores");
-  const int64_t masked = causal_mask(g, p, scaled);
-
-  const TensorSpec row = rows(p.B, p.Hq, p.S, f32);
-  const int64_t row_max = g.virtual_tensor(row.dims, row.strides, f32, "row max");
-  g.reduction(CUDNN_REDUCE_TENSOR_MAX, masked, row_max, "row max");
-  const int64_t centred = scores_like(g, p, "scores - row max");
-  g.pointwise(CUDNN_POINTWISE_SUB, masked, row_max, 0, centred, f32, "scores - row max");
-  const int64_t e = scores_like(g, p, "exp");
-  g.pointwise(CUDNN_POINTWISE_EXP, centred, 0, 0, e, f32, "exp");
-  const int64_t z = g.virtual_tensor(row.dims, row.strides, f32, "row sum");
-  g.reduction(CUDNN_REDUCE_TENSOR_ADD, e, z, "row sum");
-  const int64_t log_z = g.virtual_tensor(row.dims, row.strides, f32, "log row sum");
-  g.pointwise(CUDNN_POINTWISE_LOG, z, 0, 0, log_z, f32, "log row sum");
-  g.pointwise(CUDNN_POINTWISE_ADD, row_max, log_z, 0, kStats, f32, "stats");
-  const int64_t prob = g.virtual_tensor(score_dims(p), score_strides(p), io, "probabilities");
-  g.pointwise(CUDNN_POINTWISE_DIV, e, z, 0, prob, f32, "probabilities");
-  g.matmul(prob, kV, kO, "P V");
-  return g.build_plan(false, pass_name(p.pass));
-}
-
-// dK or dV from the transposed scores `a_t` (io dtype) and `b`: written straight to `out` when
-// every query head has its own kv head, else made per query head and summed over each group.
-void key_side_gradient(GraphBuilder& g, const PlanKey& p, int64_t a_t, int64_t b, int64_t out,
-                       int64_t m_override, int64_t k_override, const char* name) {
-  if (p.Hq == p.Hkv) {
-    g.matmul(a_t, b, out, name, m_override, 0, k_override);
+// Throws BackendError("cudnn", ...) naming `step` unless the frontend's `status` is good.
+void check(fe::error_t status, const std::string& step) {  // get_message() is not const
+  if (status.is_good()) {
+    cudnn_env::debug_line(step + ": ok");
     return;
   }
-  const int64_t full = g.virtual_tensor(
-      {p.B, p.Hq, p.S, p.D}, {p.Hq * p.S * p.D, p.S * p.D, p.D, 1}, io_type(p.dtype), name);
-  g.matmul(a_t, b, full, name, m_override, 0, k_override);
-  g.reduction(CUDNN_REDUCE_TENSOR_ADD, full, out, "sum over the query heads of a group");
+  cudnn_env::debug_line(str(step, ": ", status.get_message()));
+  throw BackendError("cudnn", str(step, " failed: ", status.get_message()));
 }
 
-ExecutionPlan build_backward(cudnn::DeviceHandle& h, const PlanKey& p, bool padded) {
-  GraphBuilder g(h);
-  const cudnnDataType_t io = io_type(p.dtype), f32 = CUDNN_DATA_FLOAT;
-  g.tensor(kQ, bhsd(p.B, p.Hq, p.S, p.D, io), "Q");
-  g.tensor(kK, bhds(p.B, p.Hkv, p.S, p.D, io), "K^T");
-  g.tensor(kV, bhds(p.B, p.Hkv, p.S, p.D, io), "V^T");
-  g.tensor(kO, bhsd(p.B, p.Hq, p.S, p.D, io), "O");
-  g.tensor(kDO, bhsd(p.B, p.Hq, p.S, p.D, io), "dO");
-  g.tensor(kStats, rows(p.B, p.Hq, p.S, f32), "Stats");
-  g.tensor(kDQ, bhsd(p.B, p.Hq, p.S, p.D, io), "dQ");
-  g.tensor(kDK, bhsd(p.B, p.Hkv, p.S, p.D, io), "dK");
-  g.tensor(kDV, bhsd(p.B, p.Hkv, p.S, p.D, io), "dV");
-  g.tensor(kRowDots, rows(p.B, p.Hq, p.S, f32), "rowsum(dO * O)");
-  g.scalar(kScale, "scale");
-  g.scalar(kMaskedScore, "masked score");
-  g.scalar(kOne, "one");
-  int64_t seq_q = 0, seq_kv = 0;
-  if (padded) {
-    const TensorSpec lens{{p.B, 1, 1, 1}, {1, 1, 1, 1}, CUDNN_DATA_INT32};
-    seq_q = g.tensor(kSeqLenQ, lens, "sequence lengths of q");
-    seq_kv = g.tensor(kSeqLenKV, lens, "sequence lengths of kv");
+void check(cudnnStatus_t status, const std::string& step) {
+  if (status == CUDNN_STATUS_SUCCESS) return;
+  throw BackendError("cudnn", str(step, " failed: ", fe::detail::get_error_string(status), " (",
+                                  fe::detail::get_last_error_string_(), ")"));
+}
+
+// The cuDNN handle of one device. cudnnSetStream + execute run under `mu`, since the handle's
+// stream is shared state.
+struct DeviceHandle {
+  explicit DeviceHandle(Device d) {
+    CudaDeviceGuard guard(d);
+    check(fe::detail::create_handle(&handle), str("cudnnCreate on ", to_string(d)));
   }
+  ~DeviceHandle() {
+    if (handle) fe::detail::destroy_handle(handle);
+  }
+  DeviceHandle(const DeviceHandle&) = delete;
+  DeviceHandle& operator=(const DeviceHandle&) = delete;
 
-  const TensorSpec dout_f32 = bhsd(p.B, p.Hq, p.S, p.D, f32);
-  const int64_t dout_o = g.virtual_tensor(dout_f32.dims, dout_f32.strides, f32, "dO * O");
-  g.pointwise(CUDNN_POINTWISE_MUL, kDO, kO, 0, dout_o, f32, "dO * O");
-  const TensorSpec row = rows(p.B, p.Hq, p.S, f32);
-  const int64_t dots = g.virtual_tensor(row.dims, row.strides, f32, "row dots");
-  g.reduction(CUDNN_REDUCE_TENSOR_ADD, dout_o, dots, "row dots");
-  g.pointwise(CUDNN_POINTWISE_MUL, dots, kOne, 0, kRowDots, f32, "row dots out");
+  cudnnHandle_t handle = nullptr;
+  std::mutex mu;
+};
 
-  const int64_t s = scores_like(g, p, "Q K^T");
-  g.matmul(kQ, kK, s, "Q K^T", seq_q, seq_kv);
-  const int64_t scaled = scores_like(g, p, "scaled scores");
-  g.pointwise(CUDNN_POINTWISE_MUL, s, kScale, 0, scaled, f32, "scale scores");
-  int64_t centred = scores_like(g, p, "scores - stats");
-  g.pointwise(CUDNN_POINTWISE_SUB, scaled, kStats, 0, centred, f32, "scores - stats");
-  if (padded) centred = padding_mask(g, p, centred);
-  const int64_t masked = causal_mask(g, p, centred);
-  const int64_t prob = scores_like(g, p, "probabilities");
-  g.pointwise(CUDNN_POINTWISE_EXP, masked, 0, 0, prob, f32, "probabilities");
+struct HandleRegistry {
+  HandleRegistry() : handles(static_cast<size_t>(cuda_device_count())) {}
+  std::mutex mu;
+  std::vector<std::unique_ptr<DeviceHandle>> handles;  // by device index
+};
 
-  const int64_t prob_t = g.virtual_tensor(score_dims(p), score_strides_t(p), io, "P^T");
-  g.reshape(prob, prob_t, "P^T");
-  key_side_gradient(g, p, prob_t, kDO, kDV, seq_kv, seq_q, "P^T dO");
-
-  const int64_t dp = scores_like(g, p, "dO V^T");
-  g.matmul(kDO, kV, dp, "dO V^T", seq_q, seq_kv);
-  const int64_t dp_centred = scores_like(g, p, "dP - row dots");
-  g.pointwise(CUDNN_POINTWISE_SUB, dp, kRowDots, 0, dp_centred, f32, "dP - row dots");
-  const int64_t ds_unscaled = scores_like(g, p, "P (dP - row dots)");
-  g.pointwise(CUDNN_POINTWISE_MUL, dp_centred, prob, 0, ds_unscaled, f32, "P (dP - row dots)");
-  const int64_t ds = scores_like(g, p, "dS");
-  g.pointwise(CUDNN_POINTWISE_MUL, ds_unscaled, kScale, 0, ds, f32, "dS");
-
-  const int64_t ds_t = g.virtual_tensor(score_dims(p), score_strides_t(p), io, "dS^T");
-  g.reshape(ds, ds_t, "dS^T");
-  key_side_gradient(g, p, ds_t, kQ, kDK, seq_kv, seq_q, "dS^T Q");
-
-  // K back in its own orientation; f32 as cudnn-frontend leaves this virtual tensor's type.
-  const TensorSpec k_rows = bhsd(p.B, p.Hkv, p.S, p.D, f32);
-  const int64_t k = g.virtual_tensor(k_rows.dims, k_rows.strides, f32, "K");
-  g.reshape(kK, k, "K");
-  g.matmul(ds, k, kDQ, "dS K", seq_q, 0, seq_kv);
-  return g.build_plan(true, pass_name(p.pass));
+// The handle of CUDA device `d`, created on first use (thread-safe).
+DeviceHandle& handle_for(Device d) {
+  static HandleRegistry registry;
+  std::lock_guard lock(registry.mu);
+  if (d.index < 0 || static_cast<size_t>(d.index) >= registry.handles.size())
+    throw DeviceError(
+        "cudnn", str("no CUDA device ", to_string(d), " (", registry.handles.size(), " visible)"));
+  auto& h = registry.handles[static_cast<size_t>(d.index)];
+  if (!h) h = std::make_unique<DeviceHandle>(d);
+  return *h;
 }
 
-// The backward's padding-mask workaround: up to cuDNN 9.15.0, when S is not a multiple of 128.
-bool needs_padding_workaround(const PlanKey& p) {
-  return p.pass == AttentionPass::backward && p.S % 128 != 0 && cudnn::runtime_version() <= 91500;
+fe::DataType_t io_type(DType t) {
+  return t == DType::bf16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF;
+}
+
+// Our [B, S, H, D] memory as cuDNN's (b, h, s, d).
+TensorAttributes& as_bhsd(TensorAttributes& t, int64_t uid, int64_t B, int64_t H, int64_t S,
+                          int64_t D) {
+  return t.set_uid(uid).set_dim({B, H, S, D}).set_stride({S * H * D, D, H * D, 1});
+}
+
+// One f32 value per query row, (b, h, s, 1): our lse [B, H, S].
+TensorAttributes& as_rows(TensorAttributes& t, int64_t uid, int64_t B, int64_t H, int64_t S) {
+  return t.set_uid(uid)
+      .set_dim({B, H, S, 1})
+      .set_stride({H * S, S, 1, 1})
+      .set_data_type(fe::DataType_t::FLOAT);
+}
+
+std::shared_ptr<TensorAttributes> input(Graph& g, const char* name, int64_t uid, int64_t B,
+                                        int64_t H, int64_t S, int64_t D) {
+  TensorAttributes t;
+  as_bhsd(t.set_name(name), uid, B, H, S, D);
+  return g.tensor(t);
+}
+
+int compute_capability(Device d, cudaDeviceAttr which) {
+  int value = 0;
+  ZT_CUDA_CHECK(cudaDeviceGetAttribute(&value, which, d.index));
+  return value;
+}
+
+// A graph for the device of `p`, named by its SM version (else the frontend would ask the CUDA
+// runtime it loaded for its current device).
+std::shared_ptr<Graph> new_graph(const PlanKey& p) {
+  auto g = std::make_shared<Graph>();
+  const Device dev = Device::cuda(p.device);
+  g->set_sm_version(compute_capability(dev, cudaDevAttrComputeCapabilityMajor) * 10 +
+                    compute_capability(dev, cudaDevAttrComputeCapabilityMinor));
+  g->set_io_data_type(io_type(p.dtype))
+      .set_intermediate_data_type(fe::DataType_t::FLOAT)
+      .set_compute_data_type(fe::DataType_t::FLOAT);
+  return g;
+}
+
+std::shared_ptr<Graph> forward_graph(const PlanKey& p) {
+  auto g = new_graph(p);
+  const auto q = input(*g, "Q", kQ, p.B, p.Hq, p.S, p.D);
+  const auto k = input(*g, "K", kK, p.B, p.Hkv, p.S, p.D);
+  const auto v = input(*g, "V", kV, p.B, p.Hkv, p.S, p.D);
+  const auto attributes = fe::graph::SDPA_attributes()
+                              .set_name("attention forward")
+                              .set_generate_stats(true)
+                              .set_causal_mask(true)
+                              .set_attn_scale(p.scale)
+                              .set_implementation(fe::AttentionImplementation_t::COMPOSITE);
+  const auto [o, stats] = g->sdpa(q, k, v, attributes);
+  as_bhsd(o->set_output(true), kO, p.B, p.Hq, p.S, p.D);
+  as_rows(stats->set_output(true), kStats, p.B, p.Hq, p.S);
+  return g;
+}
+
+std::shared_ptr<Graph> backward_graph(const PlanKey& p) {
+  auto g = new_graph(p);
+  const auto q = input(*g, "Q", kQ, p.B, p.Hq, p.S, p.D);
+  const auto k = input(*g, "K", kK, p.B, p.Hkv, p.S, p.D);
+  const auto v = input(*g, "V", kV, p.B, p.Hkv, p.S, p.D);
+  const auto o = input(*g, "O", kO, p.B, p.Hq, p.S, p.D);
+  const auto dout = input(*g, "dO", kDO, p.B, p.Hq, p.S, p.D);
+  TensorAttributes stats_in;
+  const auto stats = g->tensor(as_rows(stats_in.set_name("Stats"), kStats, p.B, p.Hq, p.S));
+  const auto attributes = fe::graph::SDPA_backward_attributes()
+                              .set_name("attention backward")
+                              .set_causal_mask(true)
+                              .set_attn_scale(p.scale)
+                              .set_deterministic_algorithm(true);
+  const auto [dq, dk, dv] = g->sdpa_backward(q, k, v, o, dout, stats, attributes);
+  as_bhsd(dq->set_output(true), kDQ, p.B, p.Hq, p.S, p.D);
+  as_bhsd(dk->set_output(true), kDK, p.B, p.Hkv, p.S, p.D);
+  as_bhsd(dv->set_output(true), kDV, p.B, p.Hkv, p.S, p.D);
+  return g;
+}
+
+// A cached build: the graph with its chosen plan, or why there is none.
+struct PlanEntry {
+  std::shared_ptr<Graph> graph;
+  int64_t plan_index = -1;  // the frontend's index of the plan taken
+  int64_t workspace_bytes = 0;
+  std::string failure;
+};
+
+// The engine configurations for `g`: ZT_CUDNN_ENGINE's one, or heuristics A, B and the fallback
+// list in that order.
+void create_configurations(Graph& g, const char* name) {
+  if (const auto request = cudnn_env::engine_requested_for(name)) {
+    std::unordered_map<fe::KnobType_t, int64_t> knobs;
+    for (const auto& [type, value] : request->knobs)
+      knobs[fe::convert_from_backend_knob_type(static_cast<cudnnBackendKnobType_t>(type))] = value;
+    check(g.create_execution_plan(request->engine, knobs),
+          str(name, ": configuration of engine ", request->engine, " (ZT_CUDNN_ENGINE)"));
+    return;
+  }
+  check(g.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::B, fe::HeurMode_t::FALLBACK}),
+        str(name, ": heuristics"));
+}
+
+// Builds the graph of `p` and takes the first configuration that builds (after ZT_CUDNN_CONFIG's
+// skips). Throws with every refusal when none does.
+void build(DeviceHandle& h, const PlanKey& p, PlanEntry& e) {
+  const char* name = pass_name(p.pass);
+  e.graph = p.pass == AttentionPass::forward ? forward_graph(p) : backward_graph(p);
+  Graph& g = *e.graph;
+  check(g.validate(), str(name, ": validate"));
+  check(g.build_operation_graph(h.handle), str(name, ": operation graph"));
+  create_configurations(g, name);
+  if (p.pass == AttentionPass::backward)
+    g.deselect_numeric_notes({fe::NumericalNote_t::NONDETERMINISTIC});
+  const int64_t count = g.get_execution_plan_count();
+  int64_t skip = cudnn_env::configurations_to_skip();
+  std::string refusals;
+  for (int64_t i = 0; i < count; ++i) {
+    std::string tag;
+    if (g.get_plan_name_at_index(i, tag).is_bad()) tag = str("configuration ", i);
+    fe::error_t built = g.build_plan_at_index(i);
+    if (built.is_bad()) {
+      cudnn_env::debug_line(str(name, ": ", tag, " refused: ", built.get_message()));
+      refusals += str(refusals.empty() ? "" : "; ", tag, ": ", built.get_message());
+      continue;
+    }
+    cudnn_env::debug_line(str(name, ": ", tag, " builds",
+                              skip > 0 ? " (skipped: ZT_CUDNN_CONFIG)" : ""));
+    if (skip > 0) {
+      --skip;
+      continue;
+    }
+    check(g.get_workspace_size_plan_at_index(i, e.workspace_bytes),
+          str(name, ": workspace of ", tag));
+    e.plan_index = i;
+    cudnn_env::debug_line(str(name, ": plan ", tag, ", workspace ", e.workspace_bytes, " bytes"));
+    return;
+  }
+  if (cudnn_env::configurations_to_skip() > 0)
+    refusals += str(refusals.empty() ? "" : "; ", "ZT_CUDNN_CONFIG=",
+                    cudnn_env::configurations_to_skip(), " skipped ",
+                    cudnn_env::configurations_to_skip() - skip,
+                    " buildable configurations, all there were");
+  throw BackendError("cudnn", str("no engine runs the ", name, " graph",
+                                  refusals.empty() ? " (heuristics proposed none)"
+                                                   : ": " + refusals));
 }
 
 struct PlanCache {
@@ -314,19 +342,14 @@ PlanEntry& entry_for(const PlanKey& key) {
   if (slot) return *slot;
   slot = std::make_unique<PlanEntry>();
   PlanEntry& e = *slot;
-  const Device dev = Device::cuda(key.device);
   try {
+    if (!cudnn_library_failure().empty()) throw BackendError("cudnn", cudnn_library_failure());
+    const Device dev = Device::cuda(key.device);
     CudaDeviceGuard guard(dev);
-    cudnn::DeviceHandle& h = cudnn::handle_for(dev);
-    e.padded = needs_padding_workaround(key);
-    e.plan = std::make_unique<ExecutionPlan>(key.pass == AttentionPass::forward
-                                                 ? build_forward(h, key)
-                                                 : build_backward(h, key, e.padded));
-    if (e.padded)
-      e.seq_lens = Tensor::from_ints(std::vector<int64_t>(static_cast<size_t>(key.B), key.S),
-                                     {key.B}, DType::i32, dev);
-  } catch (const Error& err) {
-    e.plan.reset();
+    build(handle_for(dev), key, e);
+  } catch (const std::exception& err) {  // ours, or the frontend's std::runtime_error
+    e.graph.reset();
+    e.plan_index = -1;
     e.failure = err.what();
   }
   return e;
@@ -336,23 +359,33 @@ PlanEntry& entry_for(const PlanKey& key) {
 const PlanEntry& plan_for(const Tensor& q, const Tensor& k, const AttentionOptions& opt,
                           AttentionPass pass) {
   const PlanEntry& e = entry_for(key_of(q, k, opt, pass));
-  if (!e.plan)
+  if (!e.graph)
     throw BackendError(pass == AttentionPass::forward ? "attention_forward" : "attention_backward",
                        str("cuDNN cannot run q ", q.describe(), ": ", e.failure));
   return e;
 }
 
-// Workspace of `bytes` on `stream` (an empty tensor for none).
-Tensor workspace(const Tensor& like, int64_t bytes, Stream stream) {
-  if (bytes <= 0) return {};
-  return Tensor::empty({bytes}, DType::u8, like.device(), stream);
+// Runs the plan of `e` on `stream` over `pointers` (by tensor id), with a workspace of its size.
+void execute(const PlanEntry& e, const Tensor& like, Stream stream,
+             std::unordered_map<int64_t, void*>& pointers) {
+  CudaDeviceGuard guard(like.device());
+  Tensor ws;
+  if (e.workspace_bytes > 0)
+    ws = Tensor::empty({e.workspace_bytes}, DType::u8, like.device(), stream);
+  DeviceHandle& h = handle_for(like.device());
+  std::lock_guard lock(h.mu);
+  check(fe::detail::set_stream(h.handle, static_cast<cudaStream_t>(stream.handle)),
+        "cudnnSetStream");
+  check(e.graph->execute_plan_at_index(h.handle, pointers, ws.defined() ? ws.data() : nullptr,
+                                       e.plan_index),
+        "execute");
 }
 
 bool aligned16(const Tensor& t) {
   return reinterpret_cast<uintptr_t>(t.data()) % 16 == 0;
 }
 
-// The graphs declare every tensor 16-byte aligned.
+// The graphs take every tensor 16-byte aligned.
 void check_aligned(std::string_view op,
                    std::initializer_list<std::pair<const char*, const Tensor*>> all) {
   for (const auto& [name, t] : all)
@@ -361,16 +394,11 @@ void check_aligned(std::string_view op,
           op, str(name, " ", t->describe(), " must start on a 16-byte boundary for cuDNN"));
 }
 
-int compute_capability_major(Device d) {
-  int major = 0;
-  ZT_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, d.index));
-  return major;
-}
-
 }  // namespace
 
 int64_t cudnn_runtime_version() {
-  return cudnn::runtime_version();
+  if (!cudnn_library_failure().empty()) return 0;
+  return static_cast<int64_t>(fe::detail::get_backend_version());
 }
 
 std::string cudnn_attention_unsupported(const Tensor& q, const Tensor& k,
@@ -382,11 +410,12 @@ std::string cudnn_attention_unsupported(const Tensor& q, const Tensor& k,
   const int64_t d = q.size(3);
   if (d % 8 != 0 || d > 128) return str("head dim ", d, " (cuDNN: a multiple of 8, at most 128)");
   if (!aligned16(q) || !aligned16(k)) return "q or k does not start on a 16-byte boundary";
-  const int64_t version = cudnn::runtime_version();
+  if (!cudnn_library_failure().empty()) return cudnn_library_failure();
+  const int64_t version = cudnn_runtime_version();
   if (version < 90000) return str("cuDNN ", version, " at run time (9.0 or later needed)");
   if (version == 91000 || version == 91001)
     return str("cuDNN ", version, " at run time (its bf16/f16 attention has known bugs)");
-  const int major = compute_capability_major(q.device());
+  const int major = compute_capability(q.device(), cudaDevAttrComputeCapabilityMajor);
   if (major < 8) return str("compute capability ", major, ".x (8.0 or later needed)");
   return "";
 }
@@ -399,7 +428,7 @@ std::string cudnn_attention_prepare(const Tensor& q, const Tensor& k, const Atte
 int64_t cudnn_attention_workspace_bytes(const Tensor& q, const Tensor& k,
                                         const AttentionOptions& opt, AttentionPass pass) {
   const PlanEntry& e = entry_for(key_of(q, k, opt, pass));
-  return e.plan ? e.plan->workspace_bytes : 0;
+  return e.graph ? e.workspace_bytes : 0;
 }
 
 void cudnn_attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out,
@@ -407,15 +436,9 @@ void cudnn_attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, 
   check_aligned("attention_forward",
                 {{"q", &q}, {"k", &k}, {"v", &v}, {"out", &out}, {"lse", &lse}});
   const PlanEntry& e = plan_for(q, k, opt, AttentionPass::forward);
-  CudaDeviceGuard guard(q.device());
-  Tensor ws = workspace(q, e.plan->workspace_bytes, stream);
-  float scale = opt.scale;
-  float lowest = std::numeric_limits<float>::lowest();
-  const std::vector<int64_t> uids{kQ, kK, kV, kO, kStats, kScale, kMaskedScore};
-  const std::vector<void*> ptrs{q.data(),   k.data(), v.data(), out.data(),
-                                lse.data(), &scale,   &lowest};
-  cudnn::execute(cudnn::handle_for(q.device()), *e.plan, stream.handle, uids, ptrs,
-                 ws.defined() ? ws.data() : nullptr);
+  std::unordered_map<int64_t, void*> pointers{
+      {kQ, q.data()}, {kK, k.data()}, {kV, v.data()}, {kO, out.data()}, {kStats, lse.data()}};
+  execute(e, q, stream, pointers);
 }
 
 void cudnn_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
@@ -431,25 +454,10 @@ void cudnn_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v,
                                        {"dk", &dk},
                                        {"dv", &dv}});
   const PlanEntry& e = plan_for(q, k, opt, AttentionPass::backward);
-  CudaDeviceGuard guard(q.device());
-  Tensor ws = workspace(q, e.plan->workspace_bytes, stream);
-  // rowsum(dO * O), f32 [B, Hq, S]: written by the graph, read by it after.
-  Tensor row_dots =
-      Tensor::empty({q.size(0), q.size(2), q.size(1)}, DType::f32, q.device(), stream);
-  float scale = opt.scale;
-  float lowest = std::numeric_limits<float>::lowest();
-  float one = 1.0f;
-  std::vector<int64_t> uids{kQ,  kK,  kV,       kO,     kDO,          kStats, kDQ,
-                            kDK, kDV, kRowDots, kScale, kMaskedScore, kOne};
-  std::vector<void*> ptrs{q.data(),   k.data(),  v.data(),  out.data(), dout.data(),
-                          lse.data(), dq.data(), dk.data(), dv.data(),  row_dots.data(),
-                          &scale,     &lowest,   &one};
-  if (e.padded) {
-    uids.insert(uids.end(), {kSeqLenQ, kSeqLenKV});
-    ptrs.insert(ptrs.end(), {e.seq_lens.data(), e.seq_lens.data()});
-  }
-  cudnn::execute(cudnn::handle_for(q.device()), *e.plan, stream.handle, uids, ptrs,
-                 ws.defined() ? ws.data() : nullptr);
+  std::unordered_map<int64_t, void*> pointers{
+      {kQ, q.data()},    {kK, k.data()},   {kV, v.data()},   {kO, out.data()},  {kDO, dout.data()},
+      {kStats, lse.data()}, {kDQ, dq.data()}, {kDK, dk.data()}, {kDV, dv.data()}};
+  execute(e, q, stream, pointers);
 }
 
 }  // namespace zt::kernels::cuda
