@@ -216,6 +216,8 @@ def main():
                                        "per_seed": per_seed}
             for path, pr in result["families"][fam]["paths"].items():
                 log(f"{fam} {path}: " + ", ".join(f"{k} {v:.3e}" for k, v in pr["median"].items()))
+            with open(a.json, "w") as f:  # after each family, so that a run cut short keeps what it did
+                json.dump(dict(result, complete=False), f, indent=1)
     result["verdict"] = {
         "rule": "zerotrain drift <= DeepSpeed arrangement's drift, every family and path (medians)",
         "holds": all(pr["verdict"] for fr in result["families"].values() for pr in fr["paths"].values()),
@@ -224,6 +226,7 @@ def main():
     }
     result["table"] = table(result)
     result["wall_s"] = round(time.time() - t_start, 1)
+    result["complete"] = True
     print(result["table"])
     print(f"verdict: zerotrain drift <= DeepSpeed arrangement's in every case: {result['verdict']['holds']}"
           + (f" (not: {', '.join(result['verdict']['failing'])})" if result["verdict"]["failing"] else ""))

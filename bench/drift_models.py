@@ -164,13 +164,16 @@ def attention_mask(seq, window, device):
     return ok
 
 
-def attend(q, k, v, mask):
+def attend(q, k, v, mask, window):
     """q [B, H, S, D], k/v [B, Hkv, S, D] (repeated to H as transformers' repeat_kv does). SDPA
-    where torch has it (transformers' default attention), else the eager path (f32 softmax)."""
+    where torch has it (transformers' default attention; is_causal without a window, as it
+    passes), else the eager path (f32 softmax)."""
     rep = q.shape[1] // k.shape[1]
     if rep > 1:
         k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
     if hasattr(F, "scaled_dot_product_attention"):
+        if not window:
+            return F.scaled_dot_product_attention(q, k, v, is_causal=True)
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
     w = (q @ k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
     w = w.masked_fill(~mask, torch.finfo(w.dtype).min)
@@ -192,7 +195,8 @@ def llama_like_forward(config, p, ids):
     freqs = torch.arange(s, device=ids.device).float()[:, None] * rope_inv_freq(config).to(ids.device)[None, :]
     emb = torch.cat((freqs, freqs), dim=-1)
     cos, sin = emb.cos(), emb.sin()
-    mask = attention_mask(s, window_of(config), ids.device)
+    window = window_of(config)
+    mask = attention_mask(s, window, ids.device)
     for i in range(config["num_hidden_layers"]):
         pre = f"model.layers.{i}."
 
@@ -205,7 +209,7 @@ def llama_like_forward(config, p, ids):
         v = lin("self_attn.v_proj", h).view(b, s, nkv, d).transpose(1, 2)
         c, sn = cos.to(q.dtype), sin.to(q.dtype)
         q, k = q * c + rotate_half(q) * sn, k * c + rotate_half(k) * sn
-        a = attend(q, k, v, mask).transpose(1, 2).reshape(b, s, nh * d)
+        a = attend(q, k, v, mask, window).transpose(1, 2).reshape(b, s, nh * d)
         x = x + lin("self_attn.o_proj", a)
         h = rms_norm(x, p[pre + "post_attention_layernorm.weight"], eps)
         x = x + lin("mlp.down_proj", F.silu(lin("mlp.gate_proj", h)) * lin("mlp.up_proj", h))
@@ -233,7 +237,7 @@ def gpt2_forward(config, p, ids):
         pre = f"transformer.h.{i}."
         q, k, v = conv1d(pre + "attn.c_attn", ln(pre + "ln_1", x)).split(c, dim=-1)
         q, k, v = (t.view(b, s, nh, d).transpose(1, 2) for t in (q, k, v))
-        a = attend(q, k, v, mask).transpose(1, 2).reshape(b, s, c)
+        a = attend(q, k, v, mask, 0).transpose(1, 2).reshape(b, s, c)
         x = x + conv1d(pre + "attn.c_proj", a)
         h = F.gelu(conv1d(pre + "mlp.c_fc", ln(pre + "ln_2", x)), approximate="tanh")
         x = x + conv1d(pre + "mlp.c_proj", h)
