@@ -14,8 +14,9 @@ decay, clipping at --clip):
 Drift of a bf16 run = the largest relative loss difference over the steps from the f32 run of the
 same framework (and, for zerotrain, of the same path). Sanity column: zerotrain f32 against torch
 f32, at the first step (~1e-7 on the CPU) and over all steps (larger: a fixed batch memorised at
-this learning rate amplifies f32 rounding, ~1e-4 by step 20; still far below the bf16 drifts). Each figure is the median over the seeds; the verdict of a
-case is "zerotrain drift <= DeepSpeed arrangement's drift". Prints a table, writes --json.
+this learning rate amplifies f32 rounding, ~1e-4 by step 20; still far below the bf16 drifts).
+Each figure is the median over the seeds; the verdict of a case is "zerotrain drift <= DeepSpeed
+arrangement's drift". Prints a table, writes --json.
 
   python3 bench/bf16_drift.py --zerotrain build/bin/zerotrain --device cpu --json drift.json
   tools/device_run_drift.sh                      # on the GPU machine (cuDNN and native paths)
