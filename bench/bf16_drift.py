@@ -22,6 +22,7 @@ arrangement's drift". Prints a table, writes --json.
   tools/device_run_drift.sh                      # on the GPU machine (cuDNN and native paths)
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import platform
@@ -118,20 +119,29 @@ def one_seed(family, seed, paths, work, a, log):
     with open(tokens, "wb") as f:
         f.write(data)
     r = {"torch": {}, "zerotrain": {}, "figures": {}}
-    for mode in TORCH_MODES:
+
+    def zerotrain_run(path, dtype):
         t0 = time.time()
-        r["torch"][mode] = torch_losses(config, params, inputs, targets, mode, a)
-        log(f"  {family} seed {seed} torch {mode}: loss {r['torch'][mode][0]:.5f} -> "
-            f"{r['torch'][mode][-1]:.5f} ({time.time() - t0:.1f} s)")
+        losses = zerotrain_losses(os.path.join(case, "model"), tokens,
+                                  os.path.join(case, f"zt-{path}-{dtype}"), dtype, path, a)
+        log(f"  {family} seed {seed} zerotrain {path} {dtype}: loss {losses[0]:.5f} -> "
+            f"{losses[-1]:.5f} ({time.time() - t0:.1f} s)")
+        return losses
+
+    # zerotrain's runs are processes of their own: with --jobs > 1 they overlap each other and the
+    # PyTorch runs here (small models leave a GPU mostly idle; each run's numbers are its own).
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        pending = {(path, dtype): pool.submit(zerotrain_run, path, dtype)
+                   for path in paths for dtype in ("f32", "bf16")}
+        for mode in TORCH_MODES:
+            t0 = time.time()
+            r["torch"][mode] = torch_losses(config, params, inputs, targets, mode, a)
+            log(f"  {family} seed {seed} torch {mode}: loss {r['torch'][mode][0]:.5f} -> "
+                f"{r['torch'][mode][-1]:.5f} ({time.time() - t0:.1f} s)")
+        zt = {key: f.result() for key, f in pending.items()}
     tf32 = r["torch"]["f32"]
     for path in paths:
-        runs = {}
-        for dtype in ("f32", "bf16"):
-            t0 = time.time()
-            runs[dtype] = zerotrain_losses(os.path.join(case, "model"), tokens,
-                                           os.path.join(case, f"zt-{path}-{dtype}"), dtype, path, a)
-            log(f"  {family} seed {seed} zerotrain {path} {dtype}: loss {runs[dtype][0]:.5f} -> "
-                f"{runs[dtype][-1]:.5f} ({time.time() - t0:.1f} s)")
+        runs = {dtype: zt[(path, dtype)] for dtype in ("f32", "bf16")}
         r["zerotrain"][path] = runs
         r["figures"][path] = {
             "zerotrain_f32_vs_torch_f32": drift(runs["f32"], tf32),
@@ -187,6 +197,8 @@ def main():
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--clip", type=float, default=1.0)
     p.add_argument("--paths", default=None, help="attention paths (default: cudnn,native on CUDA, cpu on the CPU)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="zerotrain runs at a time, beside the PyTorch runs (a GPU: 4; shared CPU cores: 1)")
     p.add_argument("--commit", default="unknown")
     p.add_argument("--work", default=None, help="keep the runs here (default: a temporary directory)")
     p.add_argument("--json", required=True)
@@ -206,7 +218,7 @@ def main():
         "torch_attention": "sdpa" if hasattr(torch.nn.functional, "scaled_dot_product_attention") else "eager",
         "settings": {"steps": a.steps, "batch": a.batch, "seq": a.seq, "lr": a.lr, "clip": a.clip,
                      "weight_decay": 0.0, "betas": [0.9, 0.999], "eps": 1e-8, "schedule": "constant",
-                     "seeds": list(range(1, a.seeds + 1)), "paths": paths},
+                     "seeds": list(range(1, a.seeds + 1)), "paths": paths, "jobs": a.jobs},
         "drift_definition": "max over steps of |loss_bf16 - loss_f32| / |loss_f32|, same framework "
                             "(zerotrain: same attention path); figures are medians over the seeds",
         "families": {},
