@@ -1,8 +1,15 @@
 // comm/tcp_rendezvous: rank 0's bytes reach every rank (ranks as threads of this process); a
-// missing rank 0 times out with a typed error. DISABLED_RanksStartedTorchrunStyleMeet runs as
+// missing rank 0 times out with a typed error; a connection reset by a closing listener of an
+// earlier rendezvous on the port is retried. DISABLED_RanksStartedTorchrunStyleMeet runs as
 // separate processes on two hosts (tests/hosts/two_hosts.py, two network namespaces).
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -39,6 +46,42 @@ TEST(TcpRendezvous, BroadcastsRankZerosBytes) {
     EXPECT_EQ(errors[r], "") << "rank " << r;
     EXPECT_EQ(got[r], payload) << "rank " << r;
   }
+}
+
+// A rank that connects into the backlog of rank 0's previous listener on the same port ([Note: a
+// listener of the previous rendezvous]) sees its connection reset when that listener closes, and
+// connects again to the rendezvous rank 0 serves next.
+TEST(TcpRendezvous, ConnectionResetByAClosingListenerIsRetried) {
+  const int port = find_free_port();
+  int stale = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(stale, 0);
+  int one = 1;
+  ::setsockopt(stale, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  sa.sin_port = htons(static_cast<uint16_t>(port));
+  ASSERT_EQ(::bind(stale, reinterpret_cast<const sockaddr*>(&sa), sizeof(sa)), 0);
+  ASSERT_EQ(::listen(stale, 4), 0);
+  std::vector<uint8_t> got;
+  std::string error;
+  std::thread rank1([&] {
+    try {
+      got = tcp_broadcast("127.0.0.1", port, 1, 2, {}, 20.0);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  });
+  // Rank 1's connection waits in the stale listener's backlog until it closes.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ::close(stale);
+  const std::vector<uint8_t> payload = {1, 2, 3, 5, 8};
+  std::vector<uint8_t> served;
+  EXPECT_NO_THROW(served = tcp_broadcast("127.0.0.1", port, 0, 2, payload, 20.0));
+  rank1.join();
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(got, payload);
+  EXPECT_EQ(served, payload);
 }
 
 TEST(TcpRendezvous, MissingRankZeroTimesOut) {

@@ -360,7 +360,7 @@ class Rehearsal:
                     ZEROTRAIN_COMM_TIMEOUT="120")
         rendezvous = [self.tests_binary, "--gtest_also_run_disabled_tests",
                       "--gtest_filter=TcpRendezvous.DISABLED_RanksStartedTorchrunStyleMeet"]
-        texts = self.on_both_hosts_retrying_a_hang(what, rendezvous, base)
+        texts = self.on_both_hosts(rendezvous, base)
         for r, (rc, text) in enumerate(texts):
             if rc != 0 or f'[rendezvous] rank {r} of 2 received "rank 0 of 2 at {NET}.1"' not in text \
                     or f"[mpi world] rank {r} of 2: all_reduce 3 30" not in text:
@@ -369,8 +369,7 @@ class Rehearsal:
         ref, out = self.work / "single-2", self.work / "torchrun"
         if not metrics(ref):
             return self.fail(f"{what}: no single-host run to compare with")
-        texts = self.on_both_hosts_retrying_a_hang(what, self.train_args(out), base,
-                                                   lambda: shutil.rmtree(out, ignore_errors=True))
+        texts = self.on_both_hosts(self.train_args(out), base)
         for r, (rc, text) in enumerate(texts):
             if rc != 0:
                 return self.fail(f"{what}: CPU training on rank {r} exited {rc}:\n{text[-3000:]}")
@@ -450,22 +449,6 @@ class Rehearsal:
                                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                           text=True, env=e, start_new_session=True))
         return procs
-
-    def on_both_hosts_retrying_a_hang(self, what, cmd, env, reset=lambda: None):
-        """on_both_hosts, once more when a rank was killed for hanging. OpenMPI 4.1's singleton
-        start (MPI_Init in a process mpirun did not start) now and then never returns in these
-        namespaces (seen in about one ctest run of three on a busy 2-core machine: rank 0 prints
-        nothing after gtest's RUN line and leaves its session directory); a second start goes
-        through in 0.5 s. The retry is printed and counted in the figures, so it stays visible."""
-        texts = self.on_both_hosts(cmd, env)
-        if all(rc != -9 for rc, _ in texts):
-            return texts
-        hung = [r for r, (rc, _) in enumerate(texts) if rc == -9]
-        print(f"note {what}: rank(s) {hung} killed after 60 s without finishing (a hung MPI "
-              f"singleton start); trying once more", flush=True)
-        self.figures["torchrun_style_retries"] = self.figures.get("torchrun_style_retries", 0) + 1
-        reset()
-        return self.on_both_hosts(cmd, env)
 
     def on_both_hosts(self, cmd, env):
         procs = self.start_on_both_hosts(cmd, env)
