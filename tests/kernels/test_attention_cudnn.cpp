@@ -2,9 +2,9 @@
 // (kernels/cuda/attention_select.h): forward and backward against the CPU kernel (B 2, S 128, 200,
 // 512, heads 8/2 and 4/4, D 64 and 128, bf16 and f16), the forward against our CUDA forward, the
 // backward bitwise equal run to run, each path's lse driving the other path's backward,
-// ZT_ATTENTION's modes and the workspace budget, ZT_CUDNN_ENGINE's syntax. CUDA builds only;
-// skipped without a GPU, or where cuDNN cannot run at all (no libcudnn.so.9, compute capability
-// < 8.0, cuDNN < 9): a plan that fails to build on a supported GPU fails.
+// ZT_ATTENTION's modes and the workspace budget, ZT_CUDNN_ENGINE's and ZT_CUDNN_GQA's syntax.
+// CUDA builds only; skipped without a GPU, or where cuDNN cannot run at all (no libcudnn.so.9,
+// compute capability < 8.0, cuDNN < 9): a plan that fails to build on a supported GPU fails.
 #include <gtest/gtest.h>
 
 #if ZT_WITH_CUDA
@@ -353,6 +353,16 @@ TEST(CudnnEnv, ParsesEngineRequestsAndRejectsMalformedOnes) {
   EXPECT_EQ(one.knobs, knobs);
   for (const char* bad : {"", "x", "-1", "2 3", "2:", "2:24", "2:24=", "2;24=1", "2:24=1;"})
     EXPECT_THROW(kc::cudnn_env::parse_engine_request(bad), ValueError) << "'" << bad << "'";
+}
+
+// ZT_CUDNN_GQA's values; needs no GPU.
+TEST(CudnnEnv, GroupSumPlaceIsFusedUnlessExpandIsAsked) {
+  EXPECT_FALSE(kc::cudnn_env::group_sum_outside_from(nullptr));
+  EXPECT_FALSE(kc::cudnn_env::group_sum_outside_from(""));
+  EXPECT_FALSE(kc::cudnn_env::group_sum_outside_from("fused"));
+  EXPECT_TRUE(kc::cudnn_env::group_sum_outside_from("expand"));
+  for (const char* bad : {"1", "Expand", "expand "})
+    EXPECT_THROW(kc::cudnn_env::group_sum_outside_from(bad), ValueError) << "'" << bad << "'";
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 
 #include "zerotrain/core/cuda/cuda_check.h"
 #include "zerotrain/kernels/cuda/cudnn_env.h"
+#include "zerotrain/kernels/cuda/head_groups.h"
 
 // The frontend calls cuDNN through this handle (NV_CUDNN_FRONTEND_USE_DYNAMIC_LOADING): set once by
 // cudnn_library_failure() below before any frontend call.
@@ -68,6 +69,21 @@ namespace zt::kernels::cuda {
 // frontend's ran at the same speed (1x4096x32x128 causal bf16, forward + deterministic backward:
 // 429.1 TFLOP/s against the layer's 428.8 and 428.0; Llama-1B training 1.002x) and the default
 // job kept its bits (bench/results/cudnn_frontend_h200.json).
+
+// [Note: cuDNN's grouped-query gradients]
+// With fewer kv heads than query heads the frontend's backward graph computes dK and dV per query
+// head ("dK_fullhead", "dV_fullhead" of cudnn_frontend/node/scaled_dot_product_flash_attention.h)
+// in the io dtype, bf16, and reduces them over each group. Issue 32 measured bf16 training drift
+// growing with the group size on this path and not on ours, which sum a group's contributions in
+// f32 and round once; the rounding of each head's share before the sum is the suspect.
+// ZT_CUDNN_GQA=expand (cudnn_env.h) takes the sum out of cuDNN: K and V repeated to the query
+// heads (head_groups.h), the plain multi-head backward, each group's dK and dV summed in f32 and
+// rounded once. It costs the repeat and the sum (memory-bound, about 4 * B * S * Hq * D elements
+// moved) and the wide buffers (attention_select.h's workspace budget still reads the grouped
+// plan). Not yet run on a GPU: tests/kernels/
+// test_attention_cudnn_gqa_accuracy.cpp measures both ways against float64 (and prints what an
+// f64 group sum would reach), tools/device_run_gqa.sh times them; the default stays fused until
+// those numbers decide.
 
 namespace {
 
@@ -453,6 +469,25 @@ void cudnn_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v,
                                        {"dq", &dq},
                                        {"dk", &dk},
                                        {"dv", &dv}});
+  // A grouped case with ZT_CUDNN_GQA=expand: [Note: cuDNN's grouped-query gradients].
+  if (q.size(2) != k.size(2) && cudnn_env::group_sum_outside()) {
+    const Device dev = q.device();
+    Tensor k_wide = Tensor::empty(q.shape(), k.dtype(), dev, stream),
+           v_wide = Tensor::empty(q.shape(), v.dtype(), dev, stream),
+           dk_wide = Tensor::empty(q.shape(), dk.dtype(), dev, stream),
+           dv_wide = Tensor::empty(q.shape(), dv.dtype(), dev, stream);
+    repeat_kv_heads(k, k_wide, stream);
+    repeat_kv_heads(v, v_wide, stream);
+    const PlanEntry& e = plan_for(q, k_wide, opt, AttentionPass::backward);
+    std::unordered_map<int64_t, void*> pointers{
+        {kQ, q.data()},       {kK, k_wide.data()}, {kV, v_wide.data()},   {kO, out.data()},
+        {kDO, dout.data()},   {kStats, lse.data()}, {kDQ, dq.data()},     {kDK, dk_wide.data()},
+        {kDV, dv_wide.data()}};
+    execute(e, q, stream, pointers);
+    sum_head_groups(dk_wide, dk, stream);
+    sum_head_groups(dv_wide, dv, stream);
+    return;
+  }
   const PlanEntry& e = plan_for(q, k, opt, AttentionPass::backward);
   std::unordered_map<int64_t, void*> pointers{
       {kQ, q.data()},    {kK, k.data()},   {kV, v.data()},   {kO, out.data()},  {kDO, dout.data()},

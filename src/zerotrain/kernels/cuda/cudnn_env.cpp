@@ -36,6 +36,17 @@ int64_t configurations_to_skip() {
   return skip;
 }
 
+bool group_sum_outside_from(const char* value) {
+  if (!value || !*value || std::strcmp(value, "fused") == 0) return false;
+  if (std::strcmp(value, "expand") == 0) return true;
+  throw ValueError("cudnn", str("ZT_CUDNN_GQA='", value, "': must be fused or expand"));
+}
+
+bool group_sum_outside() {
+  static const bool outside = group_sum_outside_from(std::getenv("ZT_CUDNN_GQA"));
+  return outside;
+}
+
 EngineRequest parse_engine_request(const std::string& text) {
   const auto bad = [&] {
     return ValueError("cudnn",

@@ -7,6 +7,9 @@
 //   ZT_CUDNN_ENGINE="[GRAPH@]E[:T=V,...]"  build the plan of graph GRAPH ("attention forward" or
 //                           "attention backward"; every graph when omitted) from engine E with
 //                           backend knob type T set to V, instead of from heuristics (tuning).
+//   ZT_CUDNN_GQA=fused|expand  how a grouped-query backward sums its heads' dK and dV: inside
+//                           cuDNN's graph (fused, the default) or here in f32 (expand; issue 32's
+//                           experiment, [Note: cuDNN's grouped-query gradients]).
 // Plain C++: no cuDNN here. Tested by tests/kernels/test_attention_cudnn.cpp.
 #pragma once
 
@@ -23,6 +26,11 @@ bool debug_enabled();
 
 // Prints "[cudnn] <line>" to stderr when debug_enabled().
 void debug_line(const std::string& line);
+
+// ZT_CUDNN_GQA: true for "expand", false for "fused" or unset; ValueError otherwise.
+bool group_sum_outside_from(const char* value);
+// The process's ZT_CUDNN_GQA, parsed once.
+bool group_sum_outside();
 
 // ZT_CUDNN_CONFIG: how many buildable configurations to skip (0 when unset).
 int64_t configurations_to_skip();
