@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "zerotrain/core/error.h"
+#include "zerotrain/core/files.h"
 #include "zerotrain/core/io_error.h"
 #include "zerotrain/io/tensor_copy.h"
 
@@ -45,6 +46,8 @@ CheckpointReader::CheckpointReader(const fs::path& dir, const io::DirectReadOpti
   for (size_t i = 0; i < manifest_.files.size(); ++i) {
     const SavedFile& f = manifest_.files[i];
     const fs::path path = dir / f.name;
+    if (const std::string kind = non_regular_kind(path); !kind.empty())
+      throw FormatError(kComponent, str(path.string(), " is ", kind, ", not a regular file"));
     std::error_code ec;
     const auto size = fs::file_size(path, ec);
     if (ec)

@@ -36,8 +36,25 @@ void fsync_directory(const std::filesystem::path& dir) {
   if (::fsync(fd) != 0 && errno != EINVAL) throw_errno(kComponent, "cannot fsync directory", d);
 }
 
+std::string non_regular_kind(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return "";
+  if (S_ISFIFO(st.st_mode)) return "a FIFO";
+  if (S_ISCHR(st.st_mode)) return "a character device";
+  if (S_ISBLK(st.st_mode)) return "a block device";
+  if (S_ISSOCK(st.st_mode)) return "a socket";
+  if (S_ISDIR(st.st_mode)) return "a directory";
+  return "a special file";
+}
+
+int open_read_only(const std::filesystem::path& path) {
+  return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+}
+
 MappedFile::MappedFile(const std::filesystem::path& path) : path_(path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (const std::string kind = non_regular_kind(path); !kind.empty())
+    throw IoError(kComponent, str(path.string(), " is ", kind, ", not a regular file"));
+  const int fd = open_read_only(path);
   if (fd < 0) throw_errno(kComponent, "cannot open", path);
   FdGuard guard{fd};
   struct stat st {};
@@ -115,7 +132,9 @@ void AtomicFile::commit() {
 }
 
 std::string read_text_file(const std::filesystem::path& path, std::string_view component) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (const std::string kind = non_regular_kind(path); !kind.empty())
+    throw IoError(component, str(path.string(), " is ", kind, ", not a regular file"));
+  const int fd = open_read_only(path);
   if (fd < 0) throw_errno(component, "cannot open", path);
   FdGuard guard{fd};
   std::string out;

@@ -65,6 +65,16 @@ class AtomicFile {
 // cannot sync a directory are taken as they are).
 void fsync_directory(const std::filesystem::path& dir);
 
+// What `path` is when it exists and is not a regular file ("a FIFO", "a character device", "a
+// block device", "a socket", "a directory"), else "" (a regular file, a link to one, or nothing
+// there: open() then says why). Readers refuse such a path before opening it: opening a FIFO
+// blocks until a writer comes, reading a device may never end.
+std::string non_regular_kind(const std::filesystem::path& path);
+
+// open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK): a FIFO put in place after the check above still
+// cannot block the open (O_NONBLOCK changes nothing for a regular file). -1 with errno on failure.
+int open_read_only(const std::filesystem::path& path);
+
 // Whole-file helpers.
 std::string read_text_file(const std::filesystem::path& path, std::string_view component);
 void write_file_atomic(const std::filesystem::path& path, std::string_view contents);

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "zerotrain/core/files.h"
+
 namespace zt::data {
 
 static_assert(std::endian::native == std::endian::little,
@@ -117,7 +119,9 @@ TokenFileHeader decode_token_file_header(std::span<const uint8_t> b, uint64_t fi
 
 TokenFile::TokenFile(const std::filesystem::path& path) : path_(path) {
   const std::string name = path.string();
-  const int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC);
+  if (const std::string kind = non_regular_kind(path); !kind.empty())
+    throw TokenFileError(str(name, ": ", kind, ", not a regular file"));
+  const int fd = open_read_only(path);
   if (fd < 0) throw TokenFileError(str(name, ": cannot open: ", std::strerror(errno)));
   struct stat st {};
   if (::fstat(fd, &st) != 0) {

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "zerotrain/core/files.h"
 #include "zerotrain/data/byte_level.h"
 #include "zerotrain/data/tokenizer.h"
 #include "zerotrain/data/tokenizer_json_reader.h"
@@ -148,6 +149,8 @@ bool is_byte_level(const Reader& r, const json& cfg) {
 }
 
 std::string read_file_text(const std::filesystem::path& path) {
+  if (const std::string kind = non_regular_kind(path); !kind.empty())
+    throw TokenizerError(str(path.string(), ": the tokenizer file is ", kind, ", not a regular file"));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw TokenizerError(str(path.string(), ": cannot open the tokenizer file"));
   std::ostringstream ss;

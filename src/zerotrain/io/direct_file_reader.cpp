@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "zerotrain/core/error.h"
+#include "zerotrain/core/files.h"
 #include "zerotrain/core/io_error.h"
 #include "zerotrain/io/aligned_host_buffer.h"
 #include "zerotrain/io/swap_io_worker.h"
@@ -85,7 +86,9 @@ int64_t buffer_need(const std::vector<Chunk>& chunks) {
 DirectReadFile::DirectReadFile(const std::filesystem::path& path, bool buffered,
                                std::string component)
     : path_(path), component_(std::move(component)) {
-  buffered_fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (const std::string kind = non_regular_kind(path); !kind.empty())
+    throw IoError(component_, str(path.string(), " is ", kind, ", not a regular file"));
+  buffered_fd_ = open_read_only(path);
   if (buffered_fd_ < 0) throw_errno(component_, "cannot open", path);
   struct stat st {};
   if (::fstat(buffered_fd_, &st) != 0) {
