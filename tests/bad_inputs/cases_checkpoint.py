@@ -48,6 +48,13 @@ def write(rel, data):
     return change
 
 
+def beside(rel):
+    """A directory next to the checkpoint copy (in the case's own directory)."""
+    def change(ck):
+        os.makedirs(os.path.join(os.path.dirname(ck), rel))
+    return change
+
+
 DELETE = object()
 
 
@@ -206,6 +213,10 @@ def cases():
                   shard_bytes(lambda raw: raw[:-1]), ["checkpoint", "consolidate", "{d}/ck", "{d}/hf"]),
         tool_case("universal_no_complete", "is not a complete checkpoint", remove("COMPLETE"),
                   ["checkpoint", "universal", "{d}/ck", "{d}/uni"]),
+        tool_case("consolidate_into_non_empty", "hf exists and is not empty", beside("hf/old"),
+                  ["checkpoint", "consolidate", "{d}/ck", "{d}/hf"]),
+        tool_case("consolidate_into_itself", "ck exists and is not empty", lambda ck: None,
+                  ["checkpoint", "consolidate", "{d}/ck", "{d}/ck"]),
         tool_case("consolidate_bad_dtype_in_manifest", "dtype must be", manifest(["dtype"], "int8"),
                   ["checkpoint", "consolidate", "{d}/ck", "{d}/hf"]),
     ]

@@ -53,11 +53,20 @@ std::string owner_of(const std::string& tensor, const std::set<std::string>& par
   return {};
 }
 
+// The tools write only into a directory of their own: never over a model, another checkpoint or
+// the source itself (whose files they would replace while reading them).
+void require_new_directory(const fs::path& dst) {
+  std::error_code ec;
+  if (fs::exists(dst, ec) && !(fs::is_directory(dst, ec) && fs::is_empty(dst, ec)))
+    throw ValueError(kComponent, str(dst.string(), " exists and is not empty (give a new directory)"));
+}
+
 }  // namespace
 
 ToolReport consolidate_checkpoint(const fs::path& src, const fs::path& out,
                                   const ConsolidateOptions& options) {
   CheckpointReader reader(resolve_checkpoint(src));
+  require_new_directory(out);
   const Manifest& m = reader.manifest();
   nn::Transformer model = skeleton_of(m, reader.dir());
   const DType dtype = options.dtype.value_or(m.dtype);
@@ -97,8 +106,7 @@ ToolReport consolidate_checkpoint(const fs::path& src, const fs::path& out,
 ToolReport universal_checkpoint(const fs::path& src, const fs::path& dst,
                                 const ToolProgress& progress) {
   CheckpointReader reader(resolve_checkpoint(src));
-  if (fs::exists(dst) && !fs::is_empty(dst))
-    throw ValueError(kComponent, str(dst.string(), " exists and is not empty (give a new directory)"));
+  require_new_directory(dst);
   nn::Transformer model = skeleton_of(reader.manifest(), reader.dir());
   std::set<std::string> params;
   for (const nn::Parameter* p : model.parameters())

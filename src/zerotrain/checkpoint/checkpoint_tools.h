@@ -34,14 +34,15 @@ struct ToolReport {
   uint64_t largest_tensor = 0;    // bytes of the largest tensor held at once
 };
 
-// `src`: a checkpoint (resolve_checkpoint). Writes `out`/config.json and the model's weights in
-// HF layout (model.safetensors, or shards and an index past max_shard_bytes), each parameter from
-// its f32 master when there is one, else its value, stored as `dtype`. For the training dtype
+// `src`: a checkpoint (resolve_checkpoint). `out` must not exist or be an empty directory. Writes
+// `out`/config.json and the model's weights in HF layout (model.safetensors, or shards and an
+// index past max_shard_bytes), each parameter from its f32 master when there is one, else its
+// value, stored as `dtype`. For the training dtype
 // the bytes equal what train writes to <out>/model at the same step.
 ToolReport consolidate_checkpoint(const std::filesystem::path& src, const std::filesystem::path& out,
                                   const ConsolidateOptions& options = {});
 
-// Rewrites the checkpoint `src` into the new directory `dst`: one safetensors file per parameter
+// Rewrites the checkpoint `src` into the new (or empty) directory `dst`: one safetensors file per parameter
 // holding its value and state slots whole, the same manifest (universal: true), COMPLETE last.
 ToolReport universal_checkpoint(const std::filesystem::path& src, const std::filesystem::path& dst,
                                 const ToolProgress& progress = {});

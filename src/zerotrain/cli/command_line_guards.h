@@ -13,7 +13,8 @@
 namespace zt::cli {
 
 // Adds to every integer option of `app` and its subcommands a check that the text fits its
-// 64-bit type, as strtoll/strtoull (CLI11's own conversion) read it.
+// 64-bit type, as strtoll/strtoull (CLI11's own conversion) read it, and that an unsigned one has
+// no minus sign.
 void refuse_integer_overflow(CLI::App& app);
 
 // A check for numeric options that must not be negative (--clip, --plot-every): "must be >= 0,

@@ -12,8 +12,13 @@ namespace {
 
 constexpr double kGiB = 1073741824.0;
 
-// Python's int() of a non-negative float: truncation.
+// Python's int() of a non-negative float: truncation. A value past int64 (a buffer factor of
+// 1e308) is refused rather than wrapped to a negative size.
 int64_t trunc(double v) {
+  if (!(v < 9223372036854775807.0))
+    throw ValueError(kComponent, str("a byte count of the estimate, ", v,
+                                     ", is past 2^63: additional_buffer_factor or the sizes are "
+                                     "too large"));
   return static_cast<int64_t>(v);
 }
 
