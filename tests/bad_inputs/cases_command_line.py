@@ -84,6 +84,12 @@ def cases():
             "data", "prepare", "--tokenizer", "{tokenizer}", "--input", "{text}", "--output",
             "{d}/o.bin", "--text-field", "t", "--prompt-field", "p", "--completion-field", "c"],
             "excludes"),
+        cli_case("data_prepare_empty_text_field", [
+            "data", "prepare", "--tokenizer", "{tokenizer}", "--input", "{text}", "--output",
+            "{d}/o.bin", "--text-field", ""], "--text-field: must be a name, got an empty string"),
+        cli_case("data_prepare_empty_messages_field", [
+            "data", "prepare", "--tokenizer", "{tokenizer}", "--input", "{text}", "--output",
+            "{d}/o.bin", "--messages-field", ""], "--messages-field: must be a name"),
         cli_case("data_prepare_prompt_without_completion", [
             "data", "prepare", "--tokenizer", "{tokenizer}", "--input", "{text}", "--output",
             "{d}/o.bin", "--prompt-field", "p"], "requires --completion-field"),

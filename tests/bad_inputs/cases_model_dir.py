@@ -1,6 +1,7 @@
 """Model directories and --model paths without loadable weights (issue 17's silent fallback): a
 directory is its weights or an error naming what it holds, never a silent random init."""
 import os
+import shutil
 
 from case import Case
 from fixtures import TINY_CONFIG, TRAIN_FLAGS, dumps, tiny_weights
@@ -22,9 +23,25 @@ def mkdir(name):
     return lambda d, fx: os.makedirs(os.path.join(d, "m", name))
 
 
+def generate_case(name, expect, files):
+    """`zerotrain generate` over the tiny model with its tokenizer and the given extra files."""
+    base = {"m/config.json": dumps(TINY_CONFIG), "m/model.safetensors": tiny_weights()}
+    base.update(files)
+
+    def setup(d, fx):
+        shutil.copy(fx.tokenizer, os.path.join(d, "m", "tokenizer.json"))
+    return Case(name=f"model_{name}", family="model_dir",
+                argv=["generate", "--model", "{d}/m", "--prompt", "a", "--max-new-tokens", "2",
+                      "--device", "cpu"], files=base, expect=expect, setup=setup)
+
+
 def cases():
     w = tiny_weights()
     return [
+        generate_case("generation_config_list", "generation_config.json: the file: expected a JSON "
+                      "object", {"m/generation_config.json": "[1, 2]"}),
+        generate_case("tokenizer_config_string", "tokenizer_config.json: the file: expected a JSON "
+                      "object", {"m/tokenizer_config.json": '"add_bos_token"'}),
         dir_case("no_weights", "it holds no weight files"),
         dir_case("dangling_symlink", "a dangling symlink",
                  setup=link("model.safetensors", "../../blobs/3f2a")),

@@ -57,6 +57,14 @@ CLI::Validator non_negative() {
       "");
 }
 
+CLI::Validator non_empty_name() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        return text.empty() ? "must be a name, got an empty string" : "";
+      },
+      "");
+}
+
 std::optional<std::string> unknown_command(const CLI::App& app, const std::string& word) {
   if (word.empty() || word[0] == '-') return std::nullopt;
   std::vector<std::string> names;

@@ -21,6 +21,10 @@ void refuse_integer_overflow(CLI::App& app);
 // got -1" instead of CLI11's range with 300 digits.
 CLI::Validator non_negative();
 
+// A check for options that name something (--text-field NAME): an empty name is refused instead
+// of reading as "not given".
+CLI::Validator non_empty_name();
+
 // The one-line error for `word`, the first argument, when it is neither an option nor one of
 // `app`'s commands: "[zerotrain] unknown command "trian" (did you mean train?) ..."; nothing
 // when it is fine.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "zerotrain/cli/command_line_guards.h"
 #include "zerotrain/cli/commands.h"
 #include "zerotrain/cli/progress.h"
 #include "zerotrain/core/files.h"
@@ -146,21 +147,25 @@ void add_json_lines_flags(CLI::App& prep, PrepareArgs& a, CLI::Option* split) {
                       "the inputs are JSON Lines; each record's field NAME (a string) is one "
                       "document; malformed "
                       "records are skipped, each reported on stderr with its line number")
-          ->type_name("NAME");
+          ->type_name("NAME")
+          ->check(non_empty_name());
   auto* prompt_field =
       prep.add_option("--prompt-field", a.prompt_field,
                       "the inputs are JSON Lines of prompt/completion pairs: this field and "
                       "--completion-field's, joined, are one document (as TRL's SFTTrainer)")
-          ->type_name("NAME");
+          ->type_name("NAME")
+          ->check(non_empty_name());
   auto* completion_field = prep.add_option("--completion-field", a.completion_field,
                                            "the completion's field (with --prompt-field)")
-                               ->type_name("NAME");
+                               ->type_name("NAME")
+          ->check(non_empty_name());
   auto* messages_field =
       prep.add_option("--messages-field", a.messages_field,
                       "the inputs are chat JSON Lines: this field holds a list of "
                       "{\"role\", \"content\"} messages, rendered through the model's chat "
                       "template; only the assistant messages' tokens count in the loss")
-          ->type_name("NAME");
+          ->type_name("NAME")
+          ->check(non_empty_name());
   auto* chat_template =
       prep.add_option("--chat-template", a.chat_template,
                       "a Jinja chat template file to use instead of the tokenizer directory's "

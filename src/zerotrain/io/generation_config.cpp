@@ -43,7 +43,8 @@ std::vector<int64_t> read_eos_token_ids(const std::filesystem::path& dir) {
     const std::filesystem::path file = dir / name;
     if (!std::filesystem::is_regular_file(file)) continue;
     const json j = read_json(file);
-    if (j.is_object() && j.contains("eos_token_id")) return token_ids(file, j["eos_token_id"]);
+    if (!j.is_object()) bad(file, "the file", j, "a JSON object");
+    if (j.contains("eos_token_id")) return token_ids(file, j["eos_token_id"]);
   }
   return {};
 }
@@ -73,7 +74,8 @@ std::vector<int64_t> read_prompt_prefix_ids(const std::filesystem::path& tokeniz
   const std::filesystem::path config = tokenizer_json.parent_path() / "tokenizer_config.json";
   if (!std::filesystem::is_regular_file(config)) return prefix;
   const json c = read_json(config);
-  if (!c.is_object() || !c.contains("add_bos_token")) return prefix;
+  if (!c.is_object()) bad(config, "the file", c, "a JSON object");
+  if (!c.contains("add_bos_token")) return prefix;
   if (!c["add_bos_token"].is_boolean())
     bad(config, "add_bos_token", c["add_bos_token"], "true or false");
   const bool has_bos =
