@@ -57,5 +57,14 @@ TEST(JsonlRecord, MalformedRecords) {
   EXPECT_EQ(error_of(deep, f), "not valid JSON: nested deeper than 64 levels");
 }
 
+// A broken record of megabytes is quoted by an excerpt, not echoed whole.
+TEST(JsonlRecord, BrokenHugeRecordIsQuotedByAnExcerpt) {
+  const std::string huge = "{\"text\": \"" + std::string(2'000'000, 'a');
+  const std::string error = error_of(huge, text_field("text"));
+  EXPECT_EQ(error.rfind("not valid JSON: parse error at line 1, column 2000011", 0), 0u) << error;
+  EXPECT_LT(error.size(), 300u) << error.substr(0, 300);
+  EXPECT_NE(error.find("near \"aaaa"), std::string::npos) << error;
+}
+
 }  // namespace
 }  // namespace zt::data

@@ -31,7 +31,7 @@ nn::Transformer skeleton_of(const Manifest& m, const fs::path& dir) {
   nn::TransformerOptions o;
   o.allocate = false;
   o.allocate_grads = false;
-  return nn::Transformer(io::parse_hf_config(m.model_config, (dir / kManifestName).string()), o);
+  return nn::Transformer(io::parse_hf_config(m.model_config, model_config_source(dir)), o);
 }
 
 // The whole tensor `name` read from the checkpoint, as stored, shaped `shape`.
@@ -182,7 +182,7 @@ std::string inspect_checkpoint(const fs::path& given, bool verify,
   }
   CheckpointReader reader(resolve_checkpoint(given));
   const Manifest& m = reader.manifest();
-  const nn::ModelConfig mc = io::parse_hf_config(m.model_config, reader.dir().string());
+  const nn::ModelConfig mc = io::parse_hf_config(m.model_config, model_config_source(reader.dir()));
   uint64_t file_bytes = 0;
   for (const SavedFile& f : m.files)
     file_bytes += f.bytes;

@@ -80,6 +80,11 @@ nlohmann::json to_json(const Manifest& m);
 SavedFile saved_file_from_json(const nlohmann::json& j, const std::string& where);
 Manifest manifest_from_json(const nlohmann::json& j, const std::string& where);
 
+// How errors in a checkpoint's model config name it: "`dir`/manifest.json: model_config".
+inline std::string model_config_source(const std::filesystem::path& dir) {
+  return (dir / kManifestName).string() + ": model_config";
+}
+
 // `dir`/manifest.json: read and checked (format name and version, every field). Throws
 // FormatError naming the file and key; ValueError when the version is newer than this build's.
 Manifest read_manifest(const std::filesystem::path& dir);

@@ -68,6 +68,15 @@ void add_inspect_command(CLI::App& cmd, std::function<int()>& action,
   });
 }
 
+// --max-shard-size in bytes: at least one, below 2^63 (a size past it would wrap).
+uint64_t shard_bytes(const std::string& text) {
+  const double bytes = estimate::parse_size(text, "--max-shard-size");
+  if (!(bytes >= 1.0 && bytes < 9223372036854775808.0))
+    throw ValueError("checkpoint", str("--max-shard-size: \"", text, "\" is ", bytes,
+                                       " bytes; give one from 1 byte to below 2^63"));
+  return static_cast<uint64_t>(bytes);
+}
+
 // `zerotrain checkpoint consolidate SRC OUT`: a Hugging Face model directory.
 void add_consolidate_command(CLI::App& cmd, std::function<int()>& action,
                              const std::shared_ptr<ToolArgs>& a) {
@@ -99,8 +108,7 @@ void add_consolidate_command(CLI::App& cmd, std::function<int()>& action,
     action = [a] {
       checkpoint::ConsolidateOptions o;
       if (!a->dtype.empty()) o.dtype = parse_dtype(a->dtype);
-      o.max_shard_bytes =
-          static_cast<uint64_t>(estimate::parse_size(a->max_shard_size, "--max-shard-size"));
+      o.max_shard_bytes = shard_bytes(a->max_shard_size);
       o.progress = bar_for("consolidate", std::make_shared<std::unique_ptr<ProgressBar>>());
       print_report("wrote", checkpoint::consolidate_checkpoint(a->src, a->out, o), a->out);
       return 0;

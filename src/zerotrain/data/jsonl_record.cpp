@@ -46,8 +46,9 @@ std::optional<json> parse_jsonl_object(std::string_view line, std::string& error
     error = json_too_deep_message();
     return std::nullopt;
   } catch (const json::parse_error& e) {
-    // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 5: ...".
-    std::string what = e.what();
+    // "[json.exception.parse_error.101] parse error at line 1, column 5: ...; near \"...\"": the
+    // reason and an excerpt, never the whole record (a broken one may be megabytes long).
+    std::string what = json_syntax_error(e, line);
     if (const size_t at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);
     error = str("not valid JSON: ", what);
     return std::nullopt;

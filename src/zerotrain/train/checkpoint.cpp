@@ -106,7 +106,7 @@ TrainState read_train_state(const fs::path& given) {
 
 void check_checkpoint_model(const checkpoint::Manifest& m, const TrainConfig& c,
                             const nn::ModelConfig& model, const fs::path& dir) {
-  const nn::ModelConfig saved_model = io::parse_hf_config(m.model_config, dir.string());
+  const nn::ModelConfig saved_model = io::parse_hf_config(m.model_config, checkpoint::model_config_source(dir));
   const std::vector<std::string> diffs = io::config_differences(saved_model, model);
   if (!diffs.empty()) {
     std::string joined;
