@@ -67,6 +67,16 @@ def cases():
                   "ran more than 1000000 statements for one conversation"),
         chat_case("deep_template", {"chat_template": "{{ " + "(" * 5000 + "1" + ")" * 5000 + " }}"},
                   "expression nested deeper than 200 levels"),
+        # A chain grows the tree one level per link without nesting: bounded like nesting.
+        chat_case("long_plus_chain", {"chat_template": "{{ 1" + " + 1" * 100000 + " }}"},
+                  "expression chained or nested deeper than 500 levels"),
+        chat_case("long_filter_chain", {"chat_template": "{{ 'x'" + " | trim" * 100000 + " }}"},
+                  "expression chained or nested deeper than 500 levels"),
+        chat_case("long_attribute_chain", {"chat_template": "{{ a" + ".a" * 100000 + " }}"},
+                  "expression chained or nested deeper than 500 levels"),
+        chat_case("doubling_string", {"chat_template": "{% set s = 'ab' %}" +
+                                      "{% set s = s + s %}" * 30 + "{{ s }}"},
+                  "the rendered conversation passed 64 MiB"),
         chat_case("parquet_name", {"chat_template": "x"}, "Parquet is not supported",
                   inputs=("{d}/train.parquet",), files={"train.parquet": b"PAR1\x00\x00PAR1"}),
         chat_case("parquet_magic", {"chat_template": "x"}, "Parquet is not supported",

@@ -6,6 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "zerotrain/data/chat_template.h"
 
 namespace zt::data {
@@ -116,6 +120,21 @@ TEST(ChatTemplateEngine, ErrorsNameTheTemplateLineAndColumn) {
   for (int i = 0; i < 20000; ++i)
     ifs += "{% if 1 %}";
   EXPECT_NE(error_of(ifs).find("nested deeper than 200"), std::string::npos);
+  // So are chains, which grow the tree one level per link without nesting (issue 37: 100,000
+  // links overflowed the stack); 499 links still render.
+  const auto chain = [](const std::string& first, const std::string& link, int links) {
+    std::string text = "{{ " + first;
+    for (int i = 0; i < links; ++i)
+      text += link;
+    return text + " }}";
+  };
+  for (const auto& [first, link] : std::vector<std::pair<std::string, std::string>>{
+           {"1", " + 1"}, {"'x'", " | trim"}, {"messages", ".a"}, {"'a'", " ~ 'a'"}, {"x", "()"}})
+    EXPECT_NE(error_of(chain(first, link, 100000)).find("chained or nested deeper than 500"),
+              std::string::npos)
+        << first << link;
+  EXPECT_EQ(render(chain("1", " + 1", 499)), "500");
+  EXPECT_EQ(render(chain("'a'", " | trim", 499)), "a");
   // Integers are 64-bit: a result past them is an error naming the operation, never a wrap
   // (found by fuzz_chat_template: 13888 ** 8 and 5 ** 55555 overflowed under UBSan).
   EXPECT_EQ(error_of("{{ 13888 ** 8 }}"),

@@ -49,6 +49,7 @@ struct Expr {
   ExprPtr start, stop, step;    // Slice
   std::vector<ExprPtr> items;   // ListLit; DictLit: key, value, key, value, ...
   CallArgs args;                // Call, Filter, Test
+  int height = 1;               // of the tree below and including this node (the parser bounds it)
 };
 
 struct Stmt;

@@ -1,6 +1,7 @@
 // Recursive-descent parser of chat templates (see chat_template_parser.h).
 #include "zerotrain/data/chat_template_parser.h"
 
+#include <algorithm>
 #include <charconv>
 #include <set>
 #include <stdexcept>
@@ -163,7 +164,7 @@ class Parser {
     } else {
       c->right = expr(EK::Literal, c->pos);
     }
-    return c;
+    return grown(std::move(c));
   }
 
   ExprPtr binary(std::string op, ExprPtr l, ExprPtr r) {
@@ -171,7 +172,7 @@ class Parser {
     b->name = std::move(op);
     b->left = std::move(l);
     b->right = std::move(r);
-    return b;
+    return grown(std::move(b));
   }
 
   ExprPtr parse_or() {
@@ -305,7 +306,7 @@ class Parser {
               l->items.push_back(parse_expression());
               if (!accept_op(",")) break;
             }
-            inner = std::move(l);
+            inner = grown(std::move(l));
           }
           expect_op(")");
           return inner;
@@ -317,7 +318,7 @@ class Parser {
             if (!accept_op(",")) break;
           }
           expect_op("]");
-          return l;
+          return grown(std::move(l));
         }
         if (t.text == "{") {
           auto d = expr(EK::DictLit, t.pos);
@@ -328,7 +329,7 @@ class Parser {
             if (!accept_op(",")) break;
           }
           expect_op("}");
-          return d;
+          return grown(std::move(d));
         }
         break;
       default:
@@ -351,7 +352,7 @@ class Parser {
           a->right = expr(EK::Literal, t.pos);
           a->right->value = TemplateValue::of(int_literal(t));
         }
-        e = std::move(a);
+        e = grown(std::move(a));
       } else if (peek_op("[")) {
         const SourcePos pos = next().pos;
         ExprPtr start = peek_op(":") ? nullptr : parse_expression();
@@ -361,19 +362,19 @@ class Parser {
           s->start = std::move(start);
           if (!peek_op(":") && !peek_op("]")) s->stop = parse_expression();
           if (accept_op(":") && !peek_op("]")) s->step = parse_expression();
-          e = std::move(s);
+          e = grown(std::move(s));
         } else {
           auto s = expr(EK::Subscript, pos);
           s->object = std::move(e);
           s->right = std::move(start);
-          e = std::move(s);
+          e = grown(std::move(s));
         }
         expect_op("]");
       } else if (peek_op("(")) {
         auto c = expr(EK::Call, next().pos);
         c->object = std::move(e);
         c->args = parse_args();
-        e = std::move(c);
+        e = grown(std::move(c));
       } else {
         return e;
       }
@@ -391,7 +392,7 @@ class Parser {
           ++at_;
           f->args = parse_args();
         }
-        e = std::move(f);
+        e = grown(std::move(f));
       } else if (peek().kind == TK::Name && peek().text == "is") {
         auto t = expr(EK::Test, next().pos);
         t->negated = accept_name("not");
@@ -406,12 +407,12 @@ class Parser {
                    peek_op("[") || peek_op("{")) {
           t->args.positional.push_back(parse_postfix(parse_primary()));
         }
-        e = std::move(t);
+        e = grown(std::move(t));
       } else if (peek_op("(")) {
         auto c = expr(EK::Call, next().pos);
         c->object = std::move(e);
         c->args = parse_args();
-        e = std::move(c);
+        e = grown(std::move(c));
       } else {
         return e;
       }
@@ -447,6 +448,28 @@ class Parser {
     e->kind = kind;
     e->pos = pos;
     e->value = TemplateValue::undefined();
+    return e;
+  }
+
+  // `e` with its height set from its children's. Chains ("1 + 1 + ...", "x | trim | trim ...",
+  // "a.a.a...") grow a tree one level per link without nesting, so the depth guard does not see
+  // them; rendering and freeing recurse as deep as the tree, so its height is bounded here.
+  ExprPtr grown(ExprPtr e) {
+    int below = 0;
+    const auto see = [&below](const ExprPtr& c) {
+      if (c) below = std::max(below, c->height);
+    };
+    for (const ExprPtr* c : {&e->object, &e->left, &e->right, &e->start, &e->stop, &e->step})
+      see(*c);
+    for (const ExprPtr& c : e->items)
+      see(c);
+    for (const ExprPtr& c : e->args.positional)
+      see(c);
+    for (const auto& kv : e->args.keyword)
+      see(kv.second);
+    e->height = below + 1;
+    if (e->height > kMaxExprHeight)
+      fail(peek(), str("expression chained or nested deeper than ", kMaxExprHeight, " levels"));
     return e;
   }
 
@@ -514,6 +537,7 @@ class Parser {
   }
 
   static constexpr int kMaxExprDepth = 200;
+  static constexpr int kMaxExprHeight = 500;
   const std::vector<TemplateToken>& tokens_;
   const std::string& name_;
   size_t at_ = 0;
