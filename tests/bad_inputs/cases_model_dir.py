@@ -23,7 +23,7 @@ def mkdir(name):
     return lambda d, fx: os.makedirs(os.path.join(d, "m", name))
 
 
-def generate_case(name, expect, files):
+def generate_case(name, expect, files, max_new_tokens="2", prompt="a"):
     """`zerotrain generate` over the tiny model with its tokenizer and the given extra files."""
     base = {"m/config.json": dumps(TINY_CONFIG), "m/model.safetensors": tiny_weights()}
     base.update(files)
@@ -31,8 +31,8 @@ def generate_case(name, expect, files):
     def setup(d, fx):
         shutil.copy(fx.tokenizer, os.path.join(d, "m", "tokenizer.json"))
     return Case(name=f"model_{name}", family="model_dir",
-                argv=["generate", "--model", "{d}/m", "--prompt", "a", "--max-new-tokens", "2",
-                      "--device", "cpu"], files=base, expect=expect, setup=setup)
+                argv=["generate", "--model", "{d}/m", "--prompt", prompt, "--max-new-tokens",
+                      max_new_tokens, "--device", "cpu"], files=base, expect=expect, setup=setup)
 
 
 def cases():
@@ -40,6 +40,8 @@ def cases():
     return [
         generate_case("generation_config_list", "generation_config.json: the file: expected a JSON "
                       "object", {"m/generation_config.json": "[1, 2]"}),
+        generate_case("max_new_tokens_1e12", "max_new_tokens 1000000000000 needs a KV cache", {},
+                      max_new_tokens="1000000000000", prompt="!"),  # "!": an id below 64
         generate_case("tokenizer_config_string", "tokenizer_config.json: the file: expected a JSON "
                       "object", {"m/tokenizer_config.json": '"add_bos_token"'}),
         dir_case("no_weights", "it holds no weight files"),

@@ -41,7 +41,17 @@ GenerationResult generate(CachedDecoder& model, const std::vector<int64_t>& prom
                                                  " (max_position_embeddings): ask for at most ",
                                                  limit - n + 1, " new tokens"));
   TokenSampler sampler(options.sampling);
-  KvCache cache = model.make_cache(1, positions, stream);
+  // Past the model's positions (RoPE families have no hard limit) the KV cache is what bounds a
+  // request: a refusal names max_new_tokens, not only the allocator's size.
+  KvCache cache = [&] {
+    try {
+      return model.make_cache(1, positions, stream);
+    } catch (const OutOfMemoryError& e) {
+      throw OutOfMemoryError("generate", str("max_new_tokens ", options.max_new_tokens, " needs a KV "
+                                             "cache of ", positions, " positions, which does not "
+                                             "fit: ", e.what()));
+    }
+  }();
   const Device dev = cache.keys(0).device();
   auto start = std::chrono::steady_clock::now();
   Tensor input = Tensor::from_ints(prompt, {1, n}, DType::i32).to(dev, stream);
