@@ -44,7 +44,12 @@ def v2_cases():
     no_start = [1] * 512
     counting_start = [1] * 512
     counting_start[0], counting_start[256] = 2, 3
+    no_target = [0] * 512
+    no_target[0] = no_target[256] = 2
     return [
+        # A decision (issue 37): a loss over no counted target is 0 at every step; refused.
+        tokens_case("v2_no_counted_target", v2_file(no_target),
+                    "no token counts as a target (every token is a prompt, system or user token)"),
         tokens_case("v2_flags_missing", token_file(version=2),
                     "num_tokens: 512 tokens of 2 bytes and a flags byte, but the file has 1024"),
         tokens_case("v2_flags_truncated", v2_file(cut=5),

@@ -227,6 +227,16 @@ void TokenFile::check_tokens(uint64_t model_vocab_size) const {
                            model_bound ? " (the model's)" : " (the file's header)"));
 }
 
+uint64_t TokenFile::counted_targets() const {
+  if (!flags_) return size() > 0 ? size() - 1 : 0;
+  const auto count = static_cast<int64_t>(size());
+  uint64_t targets = 0;
+#pragma omp parallel for schedule(static) reduction(+ : targets)
+  for (int64_t i = 0; i < count; ++i)
+    targets += (flags_[i] & kTokenCountsAsTarget) ? 1 : 0;
+  return targets;
+}
+
 void TokenFile::check_flags() const {
   if (!flags_) return;
   const uint64_t n = size();

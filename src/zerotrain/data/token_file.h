@@ -105,6 +105,9 @@ class TokenFile {
   // OpenMP threads. For version 2 it then checks the flags as [Note: token flags] says (the first
   // bad byte named with its index and value). The trainer calls it before the first step.
   void check_tokens(uint64_t model_vocab_size = UINT64_MAX) const;
+  // Version 2: how many tokens count as targets (a full scan of the flags); version 1, one
+  // unbroken stream: every token but the first.
+  uint64_t counted_targets() const;
 
  private:
   void check_range(uint64_t start, uint64_t count) const;
