@@ -216,6 +216,11 @@ def cases():
                   shard_bytes(lambda raw: raw[:-1]), ["checkpoint", "consolidate", "{d}/ck", "{d}/hf"]),
         tool_case("universal_no_complete", "is not a complete checkpoint", remove("COMPLETE"),
                   ["checkpoint", "universal", "{d}/ck", "{d}/uni"]),
+        # A decision (issue 37): a step-N directory is found by its name, so its manifest's tag
+        # must be that name; a copy under another name ("ck") is read by its manifest.
+        tool_case("renamed_step_directory", "disagrees with the directory's name step-00000009",
+                  lambda ck: shutil.copytree(ck, os.path.join(os.path.dirname(ck), "step-00000009")),
+                  ["checkpoint", "inspect", "{d}/step-00000009"]),
         tool_case("consolidate_shard_size_past_64_bits", "--max-shard-size: \"99999999999999999999999GB\"",
                   lambda ck: None, ["checkpoint", "consolidate", "{d}/ck", "{d}/hf",
                                     "--max-shard-size", "99999999999999999999999GB"]),

@@ -214,10 +214,34 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& where) {
   return m;
 }
 
+namespace {
+
+// A directory named like a run's checkpoint ("step-" and digits) is found by that name (`latest`,
+// the listing's order), so its manifest's tag must be the same; any other name (a copy called
+// "best") is read by its manifest alone.
+bool named_as_a_step(const std::string& name) {
+  return name.size() > 5 && name.rfind("step-", 0) == 0 &&
+         name.find_first_not_of("0123456789", 5) == std::string::npos;
+}
+
+std::string directory_name(const fs::path& dir) {
+  fs::path p = dir.lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();
+  return p.filename().string();
+}
+
+}  // namespace
+
 Manifest read_manifest(const fs::path& dir) {
   const fs::path path = dir / kManifestName;
   const nlohmann::json j = parse_json(read_text_file(path, kComponent), kComponent, path.string());
-  return manifest_from_json(j, path.string());
+  Manifest m = manifest_from_json(j, path.string());
+  const std::string name = directory_name(dir);
+  if (named_as_a_step(name) && name != m.tag)
+    throw FormatError(kComponent, str(path.string(), ": tag ", quote_excerpt(m.tag),
+                                      " (step ", m.step, ") disagrees with the directory's name ",
+                                      name, ": was it renamed? A run's checkpoint is named by its tag"));
+  return m;
 }
 
 void write_manifest(const fs::path& dir, const Manifest& m) {
