@@ -79,7 +79,8 @@ TEST(AddedTokens, LstripAndRstripSwallowWhiteSpace) {
 
 TEST(AddedTokens, LookupByIdAndContent) {
   AddedVocabulary v({token(3, "<|endoftext|>"), token(4, "", false)});
-  EXPECT_EQ(v.tokens().size(), 1u);  // empty contents are dropped
+  EXPECT_EQ(v.tokens().size(), 1u);  // empty contents are dropped, as `tokenizers` drops them,
+  EXPECT_EQ(v.empty_content_ids(), std::vector<uint32_t>{4});  // and kept to warn about
   ASSERT_NE(v.find_by_id(3), nullptr);
   EXPECT_EQ(v.find_by_id(3)->content, "<|endoftext|>");
   EXPECT_EQ(v.find_by_content("<|endoftext|>")->id, 3u);

@@ -11,6 +11,7 @@
 #include "zerotrain/cli/command_line_guards.h"
 #include "zerotrain/cli/commands.h"
 #include "zerotrain/cli/progress.h"
+#include "zerotrain/cli/tokenizer_load.h"
 #include "zerotrain/core/files.h"
 #include "zerotrain/data/chat_template_config.h"
 #include "zerotrain/data/token_file_prepare.h"
@@ -111,7 +112,7 @@ int run_prepare(const PrepareArgs& a) {
   const bool masked = is_json_lines(a) && a.text_field.empty();
 
   const uint64_t total = data::total_input_bytes(opt.inputs);  // fail on a bad input before loading
-  const data::Tokenizer tokenizer = data::Tokenizer::from_file(a.tokenizer);
+  const data::Tokenizer tokenizer = load_tokenizer(a.tokenizer);
   data::TokenizerChatConfig chat;
   if (masked) use_chat_template(a, chat, opt);
 

@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "zerotrain/cli/tokenizer_load.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/core/json_util.h"
 #include "zerotrain/core/stream.h"
@@ -50,7 +51,7 @@ nn::GenerationResult generate_text(const TextGenerationRequest& r, std::FILE* ou
   if (!std::filesystem::is_regular_file(tokenizer_file))
     throw ValueError("generate", str("no tokenizer ", tokenizer_file.string(),
                                      " (name one with --tokenizer FILE)"));
-  const data::Tokenizer tokenizer = data::Tokenizer::from_file(tokenizer_file);
+  const data::Tokenizer tokenizer = load_tokenizer(tokenizer_file);
   const nn::ModelConfig config = io::read_hf_config(source.config);
 
   nn::TransformerOptions options;

@@ -55,7 +55,9 @@ size_t space_end_after(std::string_view s, size_t pos, size_t end) {
 
 AddedVocabulary::AddedVocabulary(std::vector<AddedToken> tokens, const Normalizer* normalizer)
     : tokens_(std::move(tokens)) {
-  // Empty contents never match (and `tokenizers` ignores them).
+  // Empty contents never match (and `tokenizers` ignores them): left out, their ids kept to say so.
+  for (const AddedToken& t : tokens_)
+    if (t.content.empty()) empty_content_ids_.push_back(t.id);
   std::erase_if(tokens_, [](const AddedToken& t) { return t.content.empty(); });
   patterns_.reserve(tokens_.size());
   for (const AddedToken& t : tokens_) {

@@ -49,6 +49,9 @@ class AddedVocabulary {
   const std::string& pattern(const AddedToken& token) const;
 
   const std::vector<AddedToken>& tokens() const { return tokens_; }
+  // Ids of the tokens given with an empty content, left out as `tokenizers` leaves them out (they
+  // could never match); callers say so in one warning line.
+  const std::vector<uint32_t>& empty_content_ids() const { return empty_content_ids_; }
   const AddedToken* find_by_id(uint32_t id) const;
   const AddedToken* find_by_content(std::string_view content) const;
 
@@ -56,6 +59,7 @@ class AddedVocabulary {
   // One matching pass: the tokens with the given `normalized` flag, over text[begin, end).
   void split_pass(std::string_view text, size_t begin, size_t end, bool normalized,
                   std::vector<TextSegment>& out) const;
+  std::vector<uint32_t> empty_content_ids_;
   // Longest token of the pass that matches at `pos`, or -1.
   int longest_match(std::string_view text, size_t pos, size_t end, bool normalized) const;
 
