@@ -49,12 +49,29 @@ std::string first_nonfinite_gradient(zero::ZeroStage& engine, comm::Communicator
   return {};
 }
 
+std::string first_nonfinite_parameter(zero::ZeroStage& engine, Stream stream) {
+  std::string first;
+  // Every group is visited (stage 3 gathers each in turn, collectively) even after a find.
+  engine.for_each_full_group([&](const zero::ParamGroup& group) {
+    for (const nn::Parameter* p : group.params())
+      if (first.empty() && p->value.defined() && !all_finite(p->value.flatten(), stream))
+        first = p->name;
+  });
+  return first;
+}
+
 void stop_on_nonfinite(const TrainConfig& c, bool loss_scaling, int64_t step, double loss,
                        double grad_norm, zero::ZeroStage& engine, Stream stream) {
   if (loss_scaling) return;  // fp16: the loss scaler's overflow ([Note: fp16 step])
-  if (!std::isfinite(loss))
-    throw ValueError("train", str("step ", step, ": the loss is ", loss,
-                                  "; stopped (the last checkpoint is kept, model/ is not written)"));
+  if (!std::isfinite(loss)) {
+    const std::string name = first_nonfinite_parameter(engine, stream);
+    throw ValueError(
+        "train", str("step ", step, ": the loss is ", loss,
+                     name.empty() ? std::string()
+                                  : str("; parameter ", name, " holds NaN or Inf (at a run's first "
+                                        "step: as loaded)"),
+                     "; stopped (the last checkpoint is kept, model/ is not written)"));
+  }
   if (std::isfinite(grad_norm) || c.faults.on_nonfinite == NonFinitePolicy::skip) return;
   const std::string name = first_nonfinite_gradient(engine, c.comm, stream);
   throw ValueError(

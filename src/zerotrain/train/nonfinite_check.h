@@ -9,7 +9,8 @@
 // non-finite (and the policy is stop) does the run look for the first parameter, in the model's
 // order, whose gradient holds one: each rank scans the part of the reduced gradient it holds (all
 // of it at stage 0, its shard of each group at stages 1-3), and the ranks agree on the smallest
-// index, so every rank names the same parameter.
+// index, so every rank names the same parameter. A non-finite loss looks at the parameters the
+// forward read instead (a model file with a NaN weight stops the first step naming that tensor).
 #pragma once
 
 #include <cstdint>
@@ -22,8 +23,9 @@ namespace zt::train {
 
 // Every rank calls this after the gradient sync with the step's (global) loss and gradient norm;
 // it returns when the step may go on (a skipped step is fp16_step.h's business) and otherwise
-// throws ValueError "[train] step N: ..." naming the non-finite loss, or the non-finite gradient
-// norm and the first parameter whose gradient is not finite. `loss_scaling`: fp16, whose scaler
+// throws ValueError "[train] step N: ..." naming the non-finite loss (and the first parameter
+// holding NaN or Inf, if one does), or the non-finite gradient norm and the first parameter whose
+// gradient is not finite. `loss_scaling`: fp16, whose scaler
 // handles both (this then returns at once). Collective when the gradient is searched.
 void stop_on_nonfinite(const TrainConfig& c, bool loss_scaling, int64_t step, double loss,
                        double grad_norm, zero::ZeroStage& engine, Stream stream);
@@ -32,5 +34,9 @@ void stop_on_nonfinite(const TrainConfig& c, bool loss_scaling, int64_t step, do
 // gradient holds NaN or Inf, the same on every rank; empty when none does.
 std::string first_nonfinite_gradient(zero::ZeroStage& engine, comm::Communicator* comm,
                                      Stream stream);
+
+// Collective: the HF name of the first parameter (in group order) whose value holds NaN or Inf,
+// the same on every rank (each sees the full values); empty when none does.
+std::string first_nonfinite_parameter(zero::ZeroStage& engine, Stream stream);
 
 }  // namespace zt::train
