@@ -76,11 +76,15 @@ fs::path resolve_checkpoint(const fs::path& given, std::string* note) {
   std::error_code ec;
   if (!fs::exists(given, ec))
     throw ValueError(kComponent, str(given.string(), " does not exist"));
-  if (fs::exists(given / kManifestName, ec) || step_of_tag(given.filename().string()) >= 0 ||
+  if (fs::exists(given / kManifestName, ec) || fs::exists(given / kCompleteName, ec) ||
+      step_of_tag(given.filename().string()) >= 0 ||
       given.filename().string().find(".partial-") != std::string::npos) {
-    if (!is_complete(given))
+    if (!fs::is_regular_file(given / kCompleteName, ec))
       throw ValueError(kComponent, str(given.string(), " is not a complete checkpoint (no ",
                                        kCompleteName, " marker: its save did not finish)"));
+    if (!is_complete(given))  // COMPLETE is written after the manifest: this one was removed
+      throw ValueError(kComponent, str(given.string(), " has its ", kCompleteName, " marker but no ",
+                                       kManifestName, " (removed since the save?)"));
     return given;
   }
   if (fs::exists(given / "train_state.json", ec) || fs::exists(given / "checkpoint" / "train_state.json", ec))
