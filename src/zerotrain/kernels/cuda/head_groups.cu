@@ -14,7 +14,7 @@ namespace {
 // Units: packs of kSize elements when a head row holds whole aligned packs, single elements
 // otherwise. `rows` = B * S, `units` per head row = D / width.
 template <typename T, int Width>
-struct Unit {
+struct alignas(sizeof(T) * Width) Unit {  // one vector access when Width fills 16 bytes
   T v[Width];
 };
 
