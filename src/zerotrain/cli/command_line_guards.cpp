@@ -18,8 +18,8 @@ namespace {
 // reports that itself), else the reason. strtoull takes "-1" for 2^64-1 without a word, so a sign
 // on an unsigned option (--seed -1) is refused here too.
 std::string integer_overflow(const std::string& text, bool is_unsigned) {
-  if (is_unsigned && text.find_first_not_of(" \t") != std::string::npos &&
-      text[text.find_first_not_of(" \t")] == '-')
+  if (const size_t at = text.find_first_not_of(" \t");
+      is_unsigned && at != std::string::npos && text[at] == '-')
     return str("must be >= 0, got ", quote_excerpt(text));
   errno = 0;
   char* end = nullptr;

@@ -18,32 +18,27 @@ struct alignas(sizeof(T) * Width) Unit {  // one vector access when Width fills 
   T v[Width];
 };
 
+// Both layouts are rows of head rows: [B * S * H, units]. Since Hq = Hkv * group, query head row
+// r (of B * S * Hq) reads kv head row r / group, and kv head row k sums query head rows
+// k * group .. k * group + group - 1.
 template <typename T, int Width>
-__global__ void repeat_kernel(const Unit<T, Width>* src, Unit<T, Width>* dst, long long rows,
-                              int hq, int group, int units) {
-  const long long n = rows * hq * units;
+__global__ void repeat_kernel(const Unit<T, Width>* src, Unit<T, Width>* dst, long long n,
+                              int group, int units) {
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const long long u = i % units, head = (i / units) % hq,
-                    row = i / (static_cast<long long>(units) * hq);
-    const int hkv = hq / group;
-    dst[i] = src[(row * hkv + head / group) * units + u];
-  }
+       i += static_cast<long long>(gridDim.x) * blockDim.x)
+    dst[i] = src[(i / units / group) * units + i % units];
 }
 
 template <typename T, int Width>
-__global__ void sum_groups_kernel(const Unit<T, Width>* src, Unit<T, Width>* dst, long long rows,
-                                  int hkv, int group, int units) {
-  const long long n = rows * hkv * units;
+__global__ void sum_groups_kernel(const Unit<T, Width>* src, Unit<T, Width>* dst, long long n,
+                                  int group, int units) {
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const long long u = i % units, head = (i / units) % hkv,
-                    row = i / (static_cast<long long>(units) * hkv);
     float acc[Width];
 #pragma unroll
     for (int e = 0; e < Width; ++e)
       acc[e] = 0.0f;
-    const long long first = (row * hkv * group + head * group) * units + u;
+    const long long first = (i / units) * group * units + i % units;
     for (int j = 0; j < group; ++j) {
       const Unit<T, Width> x = src[first + static_cast<long long>(j) * units];
 #pragma unroll
@@ -81,15 +76,14 @@ template <typename T, int Width>
 void launch(bool repeat, const void* src, void* dst, const Dims& d, cudaStream_t stream) {
   const int units = d.d / Width, group = d.hq / d.hkv, threads = 256;
   using U = Unit<T, Width>;
-  if (repeat) {
-    repeat_kernel<T, Width>
-        <<<zt::dev::blocks_for(d.rows * d.hq * units, threads), threads, 0, stream>>>(
-            static_cast<const U*>(src), static_cast<U*>(dst), d.rows, d.hq, group, units);
-  } else {
-    sum_groups_kernel<T, Width>
-        <<<zt::dev::blocks_for(d.rows * d.hkv * units, threads), threads, 0, stream>>>(
-            static_cast<const U*>(src), static_cast<U*>(dst), d.rows, d.hkv, group, units);
-  }
+  const long long n = d.rows * (repeat ? d.hq : d.hkv) * units;  // units written
+  const unsigned blocks = zt::dev::blocks_for(n, threads);
+  if (repeat)
+    repeat_kernel<T, Width><<<blocks, threads, 0, stream>>>(static_cast<const U*>(src),
+                                                            static_cast<U*>(dst), n, group, units);
+  else
+    sum_groups_kernel<T, Width><<<blocks, threads, 0, stream>>>(
+        static_cast<const U*>(src), static_cast<U*>(dst), n, group, units);
   ZT_CUDA_CHECK(cudaGetLastError());
 }
 
