@@ -7,7 +7,7 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 PKGS=(build-essential cmake ninja-build pkg-config git python3
       libopenblas-dev libomp-dev libgtest-dev libgmock-dev libbenchmark-dev
-      nlohmann-json3-dev libcli11-dev openmpi-bin libopenmpi-dev zlib1g-dev liburing-dev
+      nlohmann-json3-dev libcli11-dev libyaml-cpp-dev openmpi-bin libopenmpi-dev zlib1g-dev liburing-dev
       python3-torch python3-venv python3-pip)
 # tests/hosts/two_hosts.py: network namespaces and a veth pair (`ip netns`, `ip link`).
 PKGS+=(iproute2)

@@ -38,7 +38,7 @@ import fixtures  # noqa: E402
 
 FAMILIES = ["cases_safetensors", "cases_index", "cases_model_dir", "cases_config",
             "cases_tokenizer", "cases_tokens", "cases_chat", "cases_ds_config", "cases_checkpoint",
-            "cases_command_line", "cases_special_files"]
+            "cases_command_line", "cases_special_files", "cases_accelerate"]
 CRASH = re.compile(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|"
                    r"UndefinedBehaviorSanitizer|terminate called|Segmentation fault|"
                    r"stack-overflow|Aborted")

@@ -11,7 +11,7 @@
 #     -o  where corpora, crash artifacts, logs and summary.json go (default BUILD_DIR/runs)
 #     -n  run BUILD_DIR/bin/fuzz_* as they are (built elsewhere; this machine needs no clang)
 # Targets default to all (ds_config safetensors sharded_index hf_config tokenizer tokenizer_encode
-# token_file chat_template manifest). Each starts from the seeds tools/fuzz_seeds.py writes and
+# token_file chat_template manifest accelerate_config). Each starts from the seeds tools/fuzz_seeds.py writes and
 # keeps its corpus in OUT_DIR/corpus/<target> across runs. Exit status 1 when any target crashed,
 # leaked, timed out or ran out of memory: its inputs are OUT_DIR/artifacts/<target>/{crash,leak,
 # timeout,oom}-* (reproduce: build-fuzz/bin/fuzz_<target> FILE).
@@ -34,7 +34,7 @@ shift $((OPTIND - 1))
 out="${out:-$build/runs}"
 specs=("$@")
 [ ${#specs[@]} -gt 0 ] || specs=(ds_config safetensors sharded_index hf_config tokenizer
-                                 tokenizer_encode token_file chat_template manifest)
+                                 tokenizer_encode token_file chat_template manifest accelerate_config)
 targets=() target_workers=()
 for spec in "${specs[@]}"; do
   targets+=("${spec%%:*}")

@@ -88,6 +88,7 @@ def seeds():
                        ("wide.bin", fixtures.token_file([70000, 5, 1], token_bytes=4,
                                                         vocab_size=70001))],
         "chat_template": files("tests/fixtures/chat_templates/*.jinja"),
+        "accelerate_config": files("tests/fixtures/seed_accelerate/*.yaml"),
         "manifest": [("manifest.json", json.dumps(MANIFEST, indent=1).encode()),
                      ("universal.json", json.dumps(dict(MANIFEST, universal=True, files=[
                          dict(MANIFEST["files"][0], name="w.safetensors", rank=-1)])).encode())],

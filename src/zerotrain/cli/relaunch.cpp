@@ -11,13 +11,20 @@ namespace zt::cli {
 
 namespace {
 
-// Replaces this process with `zerotrain launch -n N [--mpi] -- zerotrain <args without --nproc>`.
-[[noreturn]] void relaunch(const std::vector<std::string>& args, int nproc, bool cpu,
+// Replaces this process with `zerotrain launch -n N [--mpi] -- zerotrain <args without --nproc>`
+// (`--config-file FILE` instead of `-n N` for an Accelerate config: the launcher reads its ranks).
+[[noreturn]] void relaunch(const std::vector<std::string>& args, const RankRequest& ranks, bool cpu,
                            double stop_grace_s) {
   char launcher_grace[32];
   std::snprintf(launcher_grace, sizeof launcher_grace, "%.0f", stop_grace_s + 30);
-  std::vector<std::string> argv{"/proc/self/exe",      "launch",       "-n",
-                                std::to_string(nproc), "--stop-grace", launcher_grace};
+  std::vector<std::string> argv{"/proc/self/exe", "launch", "--stop-grace", launcher_grace};
+  if (ranks.accelerate_config.empty()) {
+    argv.push_back("-n");
+    argv.push_back(std::to_string(ranks.nproc));
+  } else {
+    argv.push_back("--config-file");
+    argv.push_back(ranks.accelerate_config);
+  }
   if (cpu) argv.push_back("--mpi");  // CPU ranks reduce through MPI
   argv.push_back("--");
   argv.push_back("/proc/self/exe");
@@ -39,9 +46,10 @@ namespace {
 
 }  // namespace
 
-void run_nproc_ranks(const std::vector<std::string>& args, int nproc, int world_size, bool cpu,
-                     double stop_grace_s) {
-  if (nproc > 1 && world_size == 1) relaunch(args, nproc, cpu, stop_grace_s);
+void run_nproc_ranks(const std::vector<std::string>& args, const RankRequest& ranks, int world_size,
+                     bool cpu, double stop_grace_s) {
+  const int nproc = ranks.nproc;
+  if (nproc > 1 && world_size == 1) relaunch(args, ranks, cpu, stop_grace_s);
   if (nproc > 1 && world_size != nproc)
     throw ValueError("train",
                      str("--nproc ", nproc, " but the launcher started ", world_size, " ranks"));

@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "zerotrain/cli/accelerate_launch.h"
 #include "zerotrain/cli/commands.h"
 #include "zerotrain/cli/given_flags.h"
 #include "zerotrain/cli/relaunch.h"
@@ -17,10 +19,12 @@
 #include "zerotrain/cli/train_flags.h"
 #include "zerotrain/cli/training_sample.h"
 #include "zerotrain/comm/process_group.h"
+#include "zerotrain/config/accelerate_ds_config.h"
 #include "zerotrain/config/load.h"
 #include "zerotrain/core/allocator.h"
 #include "zerotrain/core/device.h"
 #include "zerotrain/core/error.h"
+#include "zerotrain/core/files.h"
 #include "zerotrain/estimate/units.h"
 #include "zerotrain/io/hf_config.h"
 #include "zerotrain/train/ds_train_config.h"
@@ -51,6 +55,11 @@ train::TrainSummary run_rank(bool many_ranks, Train&& train_fn) {
   std::exit(1);
 }
 
+void print_lines(const std::vector<std::string>& lines) {
+  for (const std::string& l : lines)
+    std::fprintf(stderr, "%s\n", l.c_str());
+}
+
 // 128 + the signal number after a stop on a signal, as a process killed by it reports; else 0.
 int stop_exit_code(const train::TrainSummary& s) {
   return s.stop_signal ? 128 + s.stop_signal : 0;
@@ -77,18 +86,36 @@ void apply_memory_caps(const std::string& gpu, const std::string& host, Device d
   if (const size_t cap = memory_cap(host, "--host-memory-cap")) set_cpu_memory_cap(cap);
 }
 
-// Resolves the ds_config against the command line and maps it onto `c` (ds_train_config.h).
-void apply_deepspeed(const std::filesystem::path& file, const config::GivenFlags& given,
-                     train::TrainConfig& c) {
+// Resolves a ds_config's text against the command line and maps it onto `c` (ds_train_config.h);
+// `source` names it in errors. Rank 0 prints the warnings (every rank reads the same file).
+void apply_ds_config_text(const std::string& text, const std::string& source,
+                          const config::GivenFlags& given, bool print_warnings,
+                          train::TrainConfig& c) {
   const std::filesystem::path model_config =
       std::filesystem::is_directory(c.paths.model) ? c.paths.model / "config.json" : c.paths.model;
   const int64_t hidden = io::read_hf_config(model_config).hidden_size;
   const config::LoadedConfig loaded =
-      config::load_ds_config(file, train::train_overrides(c, given, hidden));
-  for (const std::string& w : loaded.warnings)
-    std::fprintf(stderr, "%s\n", w.c_str());
+      config::parse_ds_config(text, source, train::train_overrides(c, given, hidden));
+  if (print_warnings) print_lines(loaded.warnings);
   train::apply_ds_config(loaded.config, given, c);
-  c.paths.ds_config = file;
+  c.paths.ds_config = source;
+}
+
+// An Accelerate config file and the run it describes (config/accelerate_ds_config.h).
+struct AccelerateSettings {
+  config::AccelerateConfig file;
+  config::AccelerateRun run;
+};
+
+// The run's ds_config, then zero.Init's choice.
+void apply_accelerate(const AccelerateSettings& a, const config::GivenFlags& given,
+                      bool print_warnings, train::TrainConfig& c) {
+  if (print_warnings) {
+    print_lines(a.file.warnings);
+    print_lines(a.run.warnings);
+  }
+  apply_ds_config_text(a.run.ds_config.dump(), a.run.ds_source, given, print_warnings, c);
+  if (!a.run.zero_init) c.zero.zero_init = false;
 }
 
 // This rank's place among the ranks of a launcher; empty for a single process. The device
@@ -114,15 +141,37 @@ RankGroup join_ranks(const comm::ProcessEnv& env, train::TrainConfig& c) {
   return ranks;
 }
 
-// The ds_config or the offload flags, then the memory caps: the last settings of `c`.
+// The ds_config (of --deepspeed or --accelerate-config) or the offload flags, then the memory
+// caps: the last settings of `c`.
 void apply_run_settings(const TrainFlags& flags, const config::GivenFlags& given,
+                        const std::optional<AccelerateSettings>& accelerate, bool rank0,
                         train::TrainConfig& c) {
   train::apply_offload_flags(flags.offload, c.zero);
-  if (flags.deepspeed.empty())
-    train::check_offload_flags(c.zero, given);
+  if (accelerate)
+    apply_accelerate(*accelerate, given, rank0, c);
+  else if (!flags.deepspeed.empty())
+    apply_ds_config_text(read_text_file(flags.deepspeed, "config"), flags.deepspeed, given, rank0,
+                         c);
   else
-    apply_deepspeed(flags.deepspeed, given, c);
+    train::check_offload_flags(c.zero, given);
   apply_memory_caps(flags.gpu_memory_cap, flags.host_memory_cap, c.device);
+}
+
+// --accelerate-config's file (or none) and its run, read before any rank starts so that a bad
+// file is one line; its ranks and device applied to `flags`.
+std::optional<AccelerateSettings> read_accelerate(TrainFlags& flags,
+                                                  const config::GivenFlags& given, int world_size) {
+  if (flags.accelerate_config.empty()) return std::nullopt;
+  if (!flags.deepspeed.empty())
+    throw ValueError("train",
+                     "--deepspeed and --accelerate-config: give one (an Accelerate "
+                     "config names its ds_config as deepspeed_config.deepspeed_config_file)");
+  AccelerateSettings a{config::read_accelerate_config(flags.accelerate_config), {}};
+  apply_accelerate_ranks(a.file, given, world_size, flags);
+  std::optional<std::string> dtype;  // the dtype a model is loaded in (FSDP's rule)
+  if (given.contains("--dtype")) dtype = flags.dtype == "f16" ? "fp16" : flags.dtype;
+  a.run = config::accelerate_ds_config(a.file, dtype);
+  return a;
 }
 
 // Rank 0 of --eval-only: the header, the evaluation, the closing line.
@@ -157,11 +206,14 @@ int run_training(const TrainFlags& flags, int world_size) {
 int run_train_command(TrainFlags& flags, const config::GivenFlags& given,
                       const std::vector<std::string>& args) {
   train::TrainConfig& c = flags.config;
-  apply_text_flags(flags);
   const comm::ProcessEnv env = comm::detect_process_env();
-  run_nproc_ranks(args, flags.nproc, env.world_size, !c.device.is_cuda(), c.faults.stop_grace_s);
+  const std::optional<AccelerateSettings> accelerate =
+      read_accelerate(flags, given, env.world_size);
+  apply_text_flags(flags);
+  run_nproc_ranks(args, {flags.nproc, flags.accelerate_config}, env.world_size, !c.device.is_cuda(),
+                  c.faults.stop_grace_s);
   const RankGroup ranks = join_ranks(env, c);
-  apply_run_settings(flags, given, c);
+  apply_run_settings(flags, given, accelerate, env.rank == 0, c);
   // Before the header multiplies the batch sizes (train() checks them again, for library use).
   train::validate_train_config(c);
   // Before anything is built: the swap directory exists, is writable and has room.

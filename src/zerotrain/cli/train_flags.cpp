@@ -2,6 +2,7 @@
 // together, registered in the order it lists them.
 #include "zerotrain/cli/train_flags.h"
 
+#include "zerotrain/cli/accelerate_launch.h"
 #include "zerotrain/cli/command_line_guards.h"
 #include "zerotrain/config/zero_key_table.h"
 #include "zerotrain/io/model_source.h"
@@ -164,6 +165,16 @@ void add_deepspeed_and_logging_flags(CLI::App& cmd, TrainFlags& flags) {
                  "values; a flag given explicitly must agree with the file and fills a key it "
                  "leaves out; settings train cannot "
                  "run yet are errors (check a file with `zerotrain config check`)");
+  cmd.add_option("--accelerate-config", flags.accelerate_config,
+                 "an Accelerate config file (the YAML `accelerate config` writes): "
+                 "distributed_type DEEPSPEED (its deepspeed_config keys or deepspeed_config_file), "
+                 "FSDP (fsdp_config, as ZeRO stages), MULTI_GPU, MULTI_CPU or NO, with "
+                 "mixed_precision, use_cpu and num_processes (the ranks, as --nproc); check one "
+                 "with `zerotrain config check --accelerate-config FILE`; under `zerotrain launch "
+                 "--config-file FILE` the ranks read it from " +
+                     std::string(kAccelerateConfigEnv))
+      ->envname(kAccelerateConfigEnv)
+      ->check(CLI::ExistingFile);
   cmd.add_flag("--wall-clock-breakdown", c.reporting.wall_clock_breakdown,
                "log forward/backward/comm/step milliseconds per step (synchronizes the device at "
                "each phase; DeepSpeed's wall_clock_breakdown)");

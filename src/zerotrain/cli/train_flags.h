@@ -26,6 +26,7 @@ struct TrainFlags {
   std::string weight_decay_mode = "decoupled";             // --weight-decay-mode
   std::string on_nonfinite = "stop";                       // --on-nonfinite
   std::string deepspeed;                                   // --deepspeed: a ds_config.json
+  std::string accelerate_config;                           // --accelerate-config: its YAML
   std::string gpu_memory_cap;                              // --gpu-memory-cap, as typed
   std::string host_memory_cap;                             // --host-memory-cap, as typed
   int nproc = 1;                                           // --nproc
