@@ -56,7 +56,9 @@ int run_under_mpirun(const LaunchArgs& a,
                      const std::optional<config::AccelerateConfig>& accelerate) {
   comm::LaunchConfig cfg;
   const std::string stop_grace = std::to_string(static_cast<long long>(std::ceil(a.stop_grace_s)));
-  cfg.command = {"mpirun", "-n", std::to_string(a.nproc), "--oversubscribe", "--bind-to", "none"};
+  // -q: the failed rank says why in one line; mpirun's own banners would repeat it at length.
+  cfg.command = {"mpirun",          "-q",        "-n",  std::to_string(a.nproc),
+                 "--oversubscribe", "--bind-to", "none"};
   if (::geteuid() == 0) cfg.command.push_back("--allow-run-as-root");
   for (const std::string& s : {self_exe(), std::string("launch"), std::string("--rank-wrapper"),
                                std::string("-n"), std::to_string(a.nproc),
@@ -89,7 +91,10 @@ int run_rank_wrapper(const LaunchArgs& a) {
   cfg.grace_s = a.grace_s;
   cfg.stop_grace_s = a.stop_grace_s;
   cfg.second_signal_kills = false;  // mpirun forwards what its process group already got
-  return report(comm::run_children(cfg), label, label);
+  const comm::LaunchOutcome o = comm::run_children(cfg);
+  // A rank that exited non-zero said why itself; the launcher above says that mpirun failed.
+  if (o.exit_code != 0 && o.exit_code < 128 && o.failed_child >= 0) return o.exit_code;
+  return report(o, label, label);
 }
 
 // MASTER_PORT: --port, else the config's main_process_port, else a free one.

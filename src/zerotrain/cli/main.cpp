@@ -10,6 +10,7 @@
 
 #include "zerotrain/cli/command_line_guards.h"
 #include "zerotrain/cli/commands.h"
+#include "zerotrain/comm/agreed_checks.h"
 #include "zerotrain/core/error.h"
 
 using zt::cli::refuse_integer_overflow;
@@ -49,6 +50,8 @@ int main(int argc, char** argv) {
   }
   try {
     return action ? action() : 0;
+  } catch (const zt::comm::ErrorReported&) {
+    return 1;  // another rank, or this one, printed it ([Note: one line per error across ranks])
   } catch (const zt::Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

@@ -6,6 +6,7 @@
 // evaluates the model once instead.
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@
 #include "zerotrain/cli/train_console.h"
 #include "zerotrain/cli/train_flags.h"
 #include "zerotrain/cli/training_sample.h"
+#include "zerotrain/comm/agreed_checks.h"
 #include "zerotrain/comm/process_group.h"
 #include "zerotrain/config/accelerate_ds_config.h"
 #include "zerotrain/config/load.h"
@@ -39,16 +41,23 @@ namespace {
 // train() on one rank of a multi-rank run: a failure is printed and ends the process at once
 // (exit 1). Returning would run MPI_Finalize (the process group's destructor), which waits for
 // ranks still inside a collective with this one: the job would hang instead of dying whole, as
-// mpirun and the launcher stop the other ranks when one exits non-zero.
+// mpirun and the launcher stop the other ranks when one exits non-zero. A failure every rank
+// agreed on (comm::ErrorReported, [Note: one line per error across ranks]) goes on up instead:
+// every rank is leaving together, and finalizing spares mpirun's note about ranks that did not.
+// An error only this rank met is named with its rank, unless a launcher prefixes its lines.
 template <class Train>
-train::TrainSummary run_rank(bool many_ranks, Train&& train_fn) {
-  if (!many_ranks) return train_fn();
+train::TrainSummary run_rank(int rank, int world_size, Train&& train_fn) {
+  if (world_size == 1) return train_fn();
+  const std::string who =
+      std::getenv(comm::kRankPrefixEnv) ? std::string() : str("[rank ", rank, "] ");
   try {
     return train_fn();
+  } catch (const comm::ErrorReported&) {
+    throw;
   } catch (const Error& e) {
-    std::fprintf(stderr, "%s\n", e.what());
+    std::fprintf(stderr, "%s%s\n", who.c_str(), e.what());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "[zerotrain] unexpected error: %s\n", e.what());
+    std::fprintf(stderr, "%s[zerotrain] unexpected error: %s\n", who.c_str(), e.what());
   }
   std::fflush(stdout);
   std::fflush(stderr);
@@ -178,7 +187,7 @@ std::optional<AccelerateSettings> read_accelerate(TrainFlags& flags,
 int run_eval_only(const train::TrainConfig& c, int world_size) {
   print_eval_only_header(c, world_size);
   const train::TrainCallbacks cb = eval_only_callbacks(c);
-  const train::TrainSummary s = run_rank(world_size > 1, [&] { return train::train(c, cb); });
+  const train::TrainSummary s = run_rank(0, world_size, [&] { return train::train(c, cb); });
   print_eval_only_result(s);
   return 0;
 }
@@ -190,7 +199,7 @@ int run_training(const TrainFlags& flags, int world_size) {
   print_train_header(c, world_size);
   TrainConsole console(c);
   const train::TrainCallbacks cb = console.callbacks();
-  const train::TrainSummary s = run_rank(world_size > 1, [&] { return train::train(c, cb); });
+  const train::TrainSummary s = run_rank(0, world_size, [&] { return train::train(c, cb); });
   console.end_progress();
   if (s.stop_signal) {
     print_stop_line(s, c.paths.out);
@@ -207,19 +216,29 @@ int run_train_command(TrainFlags& flags, const config::GivenFlags& given,
                       const std::vector<std::string>& args) {
   train::TrainConfig& c = flags.config;
   const comm::ProcessEnv env = comm::detect_process_env();
-  const std::optional<AccelerateSettings> accelerate =
-      read_accelerate(flags, given, env.world_size);
-  apply_text_flags(flags);
-  run_nproc_ranks(args, {flags.nproc, flags.accelerate_config}, env.world_size, !c.device.is_cuda(),
-                  c.faults.stop_grace_s);
+  // Under a launcher, a refusal met before the ranks joined is agreed on once they have.
+  std::exception_ptr early;
+  std::optional<AccelerateSettings> accelerate;
+  try {
+    accelerate = read_accelerate(flags, given, env.world_size);
+    apply_text_flags(flags);
+    run_nproc_ranks(args, {flags.nproc, flags.accelerate_config}, env.world_size,
+                    !c.device.is_cuda(), c.faults.stop_grace_s);
+  } catch (const Error&) {
+    if (env.world_size == 1) throw;
+    early = std::current_exception();
+  }
   const RankGroup ranks = join_ranks(env, c);
-  apply_run_settings(flags, given, accelerate, env.rank == 0, c);
-  // Before the header multiplies the batch sizes (train() checks them again, for library use).
-  train::validate_train_config(c);
-  // Before anything is built: the swap directory exists, is writable and has room.
-  train::check_nvme_paths(c, env.world_size);
+  comm::agree_on_checks(c.comm, c.device, [&] {
+    if (early) std::rethrow_exception(early);
+    apply_run_settings(flags, given, accelerate, env.rank == 0, c);
+    // Before the header multiplies the batch sizes (train() checks them again, for library use).
+    train::validate_train_config(c);
+    // Before anything is built: the swap directory exists, is writable and has room.
+    train::check_nvme_paths(c, env.world_size);
+  });
   if (env.rank != 0)
-    return stop_exit_code(run_rank(env.world_size > 1, [&] { return train::train(c); }));
+    return stop_exit_code(run_rank(env.rank, env.world_size, [&] { return train::train(c); }));
   return c.eval.only ? run_eval_only(c, env.world_size) : run_training(flags, env.world_size);
 }
 

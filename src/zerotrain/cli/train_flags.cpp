@@ -285,6 +285,8 @@ const char* const kTrainFooter =
     "--out runs/ds "
     "\\\n"
     "      --deepspeed ds_config.json --lr 3e-4\n"
+    "  zerotrain train --model config.json --data tokens.bin --out runs/acc --accelerate-config "
+    "default_config.yaml\n"
     "  zerotrain train --model config.json --data tokens.bin --out runs/prof --device cuda "
     "--wall-clock-breakdown\n"
     "  zerotrain train --model assets/models/gpt2-xl/config.json --data tokens.bin --out runs/xl "

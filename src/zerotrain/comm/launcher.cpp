@@ -62,6 +62,7 @@ struct Child {
 // The child's environment: this process's, with spec.extra_env on top ("KEY=VALUE" strings).
 std::vector<std::string> child_environment(const ChildSpec& spec) {
   EnvMap env = current_env();
+  if (!spec.label.empty()) env[kRankPrefixEnv] = "1";
   for (const auto& [k, v] : spec.extra_env)
     env[k] = v;
   std::vector<std::string> out;

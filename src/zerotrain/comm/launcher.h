@@ -14,6 +14,10 @@
 
 namespace zt::comm {
 
+// Set to 1 for every child whose lines the launcher prefixes (a non-empty label): the child need
+// not name its rank itself ([Note: one line per error across ranks] in agreed_checks.h).
+inline constexpr const char* kRankPrefixEnv = "ZEROTRAIN_RANK_PREFIXED";
+
 struct ChildSpec {
   std::string label;  // prefix of its output lines ("rank 1" -> "[rank 1] ..."); empty: no prefix
   EnvMap extra_env;   // set on top of the launcher's environment

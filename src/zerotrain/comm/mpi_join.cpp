@@ -103,16 +103,17 @@ JoinedWorld join_torchrun_style_ranks(const ProcessEnv& env, double timeout_s) {
   watchdog.stage("initializing MPI");
   world.mpi = std::make_unique<MpiRuntime>();
   ZT_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-  std::string service = str("zerotrain@", env.master_addr, ":", env.master_port);
+  const std::string service = str("zerotrain@", env.master_addr, ":", env.master_port);
+  // The name under which rank 0 announces that the rank `joined` may connect now.
+  const auto turn = [&service](int joined) { return str(service, "#", joined); };
   char port[MPI_MAX_PORT_NAME] = {};
   MPI_Comm group = MPI_COMM_NULL;
   if (env.rank == 0) {
     ZT_MPI_CHECK(MPI_Open_port(MPI_INFO_NULL, port));
-    ZT_MPI_CHECK(MPI_Publish_name(service.c_str(), MPI_INFO_NULL, port));
     ZT_MPI_CHECK(MPI_Comm_dup(MPI_COMM_SELF, &group));
   } else {
-    watchdog.stage("looking up rank 0's port " + service);
-    while (MPI_Lookup_name(service.c_str(), MPI_INFO_NULL, port) != MPI_SUCCESS)
+    watchdog.stage(str("waiting for rank 0 to admit rank ", env.rank, " (", turn(env.rank), ")"));
+    while (MPI_Lookup_name(turn(env.rank).c_str(), MPI_INFO_NULL, port) != MPI_SUCCESS)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     watchdog.stage("connecting to rank 0's port");
     MPI_Comm inter = MPI_COMM_NULL;
@@ -120,17 +121,19 @@ JoinedWorld join_torchrun_style_ranks(const ProcessEnv& env, double timeout_s) {
     ZT_MPI_CHECK(MPI_Intercomm_merge(inter, 1, &group));
     ZT_MPI_CHECK(MPI_Comm_free(&inter));
   }
+  // One newcomer at a time, in RANK order: OpenMPI pairs concurrent connects to one port with
+  // the accepts wrongly, and a rank could wait in MPI_Comm_connect for good.
   while (comm_size(group) < env.world_size) {
-    watchdog.stage(str(comm_size(group), " of ", env.world_size, " ranks joined"));
+    const int joined = comm_size(group);
+    watchdog.stage(str(joined, " of ", env.world_size, " ranks joined"));
+    if (env.rank == 0) ZT_MPI_CHECK(MPI_Publish_name(turn(joined).c_str(), MPI_INFO_NULL, port));
     group = accept_one(group, port);
+    if (env.rank == 0) ZT_MPI_CHECK(MPI_Unpublish_name(turn(joined).c_str(), MPI_INFO_NULL, port));
   }
   MPI_Comm ordered = MPI_COMM_NULL;
   ZT_MPI_CHECK(MPI_Comm_split(group, 0, env.rank, &ordered));
   ZT_MPI_CHECK(MPI_Comm_free(&group));
-  if (env.rank == 0) {
-    ZT_MPI_CHECK(MPI_Unpublish_name(service.c_str(), MPI_INFO_NULL, port));
-    ZT_MPI_CHECK(MPI_Close_port(port));
-  }
+  if (env.rank == 0) ZT_MPI_CHECK(MPI_Close_port(port));
   int rank = -1;
   ZT_MPI_CHECK(MPI_Comm_rank(ordered, &rank));
   if (rank != env.rank)

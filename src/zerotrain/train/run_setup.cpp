@@ -1,6 +1,7 @@
 #include "zerotrain/train/run_setup.h"
 
 #include "zerotrain/checkpoint/checkpoint_store.h"
+#include "zerotrain/comm/agreed_checks.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/core/process_clock.h"
 #include "zerotrain/io/hf_config.h"
@@ -108,13 +109,17 @@ zero::ZeroOptions zero_options(const TrainConfig& c, const TrainCallbacks& cb, i
 
 RunModel::RunModel(const TrainConfig& c, const TrainCallbacks& cb, RunInputs& in, const Task& task)
     : zero_init(c.zero.stage == 3 && c.zero.zero_init) {
+  // The token file's checks first, agreed on by the ranks ([Note: one line per error across
+  // ranks] in comm/agreed_checks.h).
+  comm::agree_on_checks(c.comm, c.device, [&] {
+    if (!c.eval.only)
+      loader.emplace(
+          task.open_data(c.paths.data, c.data, in.model, in.rank, in.world, in.resumed.data));
+  });
   model = std::make_unique<nn::Transformer>(
       in.model, model_options(c, !zero_init && !seeded_in_place(c, in)));
   stream = c.device.is_cuda() ? Stream::default_for(c.device) : Stream{};
   values = initial_values(c, in, zero_init, *model, stream);
-  if (!c.eval.only)
-    loader.emplace(
-        task.open_data(c.paths.data, c.data, in.model, in.rank, in.world, in.resumed.data));
   // The ZeRO stage, chosen once, with the optimizer it steps; one process runs it with a one-rank
   // communicator. A resume then reads this rank's shard of the checkpoint into it.
   context.emplace(c.comm ? zero::ZeroContext(*c.comm, c.device, stream)

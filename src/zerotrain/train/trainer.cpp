@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
+#include "zerotrain/comm/agreed_checks.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/train/out_of_memory.h"
 #include "zerotrain/train/run_setup.h"
@@ -35,7 +37,11 @@ TrainSummary evaluate_once(const TrainConfig& c, const TrainCallbacks& cb, RunIn
 TrainSummary run(const TrainConfig& c, const TrainCallbacks& cb, std::string& where) {
   validate_train_config(c);
   const CausalLmTask task;
-  RunInputs in(c, cb);
+  // The model's, the evaluation data's and the checkpoint's checks, agreed on by the ranks
+  // ([Note: one line per error across ranks] in comm/agreed_checks.h).
+  std::optional<RunInputs> inputs;
+  comm::agree_on_checks(c.comm, c.device, [&] { inputs.emplace(c, cb); });
+  RunInputs& in = *inputs;
   RunModel model(c, cb, in, task);
   if (c.eval.only) return evaluate_once(c, cb, in, model);
   TrainingSession session(c, cb, task, in, model, where);
