@@ -3,32 +3,11 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <exception>
 
 #include "zerotrain/comm/tensor_collectives.h"
-#include "zerotrain/core/tensor.h"
 
 namespace zt::comm {
-
-namespace {
-
-// One 64-bit word per rank, in rank order.
-std::vector<uint64_t> gather_words(Communicator& comm, uint64_t word, Device device) {
-  const Stream stream = Stream::default_for(device);
-  Tensor mine = Tensor::empty({1}, DType::i64, Device::cpu());
-  std::memcpy(mine.data(), &word, sizeof word);
-  const Tensor send = mine.to(device, stream);
-  const Tensor all = Tensor::empty({comm.size()}, DType::i64, device, stream);
-  all_gather(comm, send, all, stream);
-  const Tensor host = all.to(Device::cpu(), stream);
-  synchronize(stream);
-  std::vector<uint64_t> words(static_cast<size_t>(comm.size()));
-  std::memcpy(words.data(), host.data(), words.size() * sizeof(uint64_t));
-  return words;
-}
-
-}  // namespace
 
 uint64_t error_word(const std::string& text) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a
@@ -56,8 +35,8 @@ void agree_on_checks(Communicator* comm, Device device, const std::function<void
     text =
         dynamic_cast<const Error*>(&e) ? e.what() : str("[zerotrain] unexpected error: ", e.what());
   }
-  const std::vector<uint64_t> words =
-      gather_words(*comm, text.empty() ? 0 : error_word(text), device);
+  const std::vector<uint64_t> words = all_gather_words(*comm, text.empty() ? 0 : error_word(text),
+                                                       device, Stream::default_for(device));
   bool anyone_failed = false;
   for (uint64_t w : words)
     anyone_failed = anyone_failed || w != 0;

@@ -1,6 +1,8 @@
 // Tensor front-ends of the collectives. See tensor_collectives.h.
 #include "zerotrain/comm/tensor_collectives.h"
 
+#include <cstring>
+
 #include "zerotrain/core/error.h"
 
 namespace zt::comm {
@@ -46,6 +48,20 @@ void all_gather(Communicator& comm, const Tensor& shard, const Tensor& full, Str
 void broadcast(Communicator& comm, const Tensor& t, int root, Stream stream) {
   check_tensor("broadcast", "tensor", t);
   comm.broadcast(t.data(), static_cast<size_t>(t.numel()), t.dtype(), root, stream);
+}
+
+std::vector<uint64_t> all_gather_words(Communicator& comm, uint64_t word, Device device,
+                                       Stream stream) {
+  Tensor mine = Tensor::empty({1}, DType::i64, Device::cpu());
+  std::memcpy(mine.data(), &word, sizeof word);
+  const Tensor send = mine.to(device, stream);
+  const Tensor all = Tensor::empty({comm.size()}, DType::i64, device, stream);
+  all_gather(comm, send, all, stream);
+  const Tensor host = all.to(Device::cpu(), stream);
+  synchronize(stream);
+  std::vector<uint64_t> words(static_cast<size_t>(comm.size()));
+  std::memcpy(words.data(), host.data(), words.size() * sizeof(uint64_t));
+  return words;
 }
 
 }  // namespace zt::comm

@@ -3,6 +3,9 @@
 // use. Tested by tests/comm/test_tensor_collectives.cpp and tests/mpi/test_mpi_collectives.cpp.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "zerotrain/comm/communicator.h"
 #include "zerotrain/core/tensor.h"
 
@@ -18,5 +21,10 @@ void reduce_scatter(Communicator& comm, const Tensor& full, const Tensor& shard,
 void all_gather(Communicator& comm, const Tensor& shard, const Tensor& full, Stream stream);
 // t on every rank = t on root.
 void broadcast(Communicator& comm, const Tensor& t, int root, Stream stream);
+
+// One 64-bit word per rank, in rank order, gathered through buffers on `device` (a checksum, a
+// flag: what ranks compare). Synchronizes `stream`.
+std::vector<uint64_t> all_gather_words(Communicator& comm, uint64_t word, Device device,
+                                       Stream stream);
 
 }  // namespace zt::comm

@@ -3,29 +3,11 @@
 
 #include <cstring>
 
+#include "zerotrain/comm/tensor_collectives.h"
 #include "zerotrain/core/error.h"
 #include "zerotrain/zero/grad_comm.h"
 
 namespace zt::zero {
-
-namespace {
-
-// Gathers one 64-bit word per rank, in rank order, through `comm` on `device`.
-std::vector<uint64_t> all_gather_words(comm::Communicator& comm, uint64_t word, Device device,
-                                       Stream stream) {
-  Tensor mine = Tensor::empty({1}, DType::i64, Device::cpu());
-  std::memcpy(mine.data(), &word, sizeof word);
-  const Tensor send = mine.to(device, stream);
-  Tensor all = Tensor::empty({comm.size()}, DType::i64, device, stream);
-  comm.all_gather(send.data(), all.data(), 1, DType::i64, stream);
-  const Tensor host = all.to(Device::cpu(), stream);
-  synchronize(stream);
-  std::vector<uint64_t> words(static_cast<size_t>(comm.size()));
-  std::memcpy(words.data(), host.data(), words.size() * sizeof(uint64_t));
-  return words;
-}
-
-}  // namespace
 
 DataParallel::DataParallel(std::vector<std::unique_ptr<nn::Block>>& blocks,
                            comm::Communicator& comm, Device device, Stream compute,
@@ -119,7 +101,7 @@ double DataParallel::sum_over_ranks(double value) {
   uint64_t bits;
   std::memcpy(&bits, &value, sizeof bits);
   double sum = 0;
-  for (uint64_t w : all_gather_words(comm_, bits, device_, compute_)) {
+  for (uint64_t w : comm::all_gather_words(comm_, bits, device_, compute_)) {
     double v;
     std::memcpy(&v, &w, sizeof v);
     sum += v;
@@ -142,7 +124,7 @@ uint64_t DataParallel::parameter_checksum() {
 
 void DataParallel::check_parameters_identical() {
   const std::vector<uint64_t> sums =
-      all_gather_words(comm_, parameter_checksum(), device_, compute_);
+      comm::all_gather_words(comm_, parameter_checksum(), device_, compute_);
   std::string differ;
   for (size_t r = 1; r < sums.size(); ++r)
     if (sums[r] != sums[0]) differ += (differ.empty() ? "" : ", ") + std::to_string(r);
