@@ -265,16 +265,21 @@ TEST(AccelerateConfig, DataParallelTypesAreStageZero) {
   EXPECT_EQ(parse("distributed_type: NO\n").ranks.num_processes, 1);
 }
 
-TEST(AccelerateConfig, UnusedKeysAreNamedInOneWarning) {
+TEST(AccelerateConfig, UnusedKeysAreNamedInOneWarningLine) {
   const AccelerateConfig a = parse(
       "distributed_type: MULTI_GPU\nnum_processes: 2\ndebug: true\nenable_cpu_affinity: true\n"
       "dynamo_config:\n  dynamo_backend: INDUCTOR\nfsdp_config:\n  fsdp_offload_params: true\n");
-  EXPECT_TRUE(has_warning(a.warnings, "debug, enable_cpu_affinity, dynamo_config: not used"));
-  EXPECT_TRUE(has_warning(a.warnings, "fsdp_config: not used with distributed_type MULTI_GPU"));
+  ASSERT_EQ(a.warnings.size(), 1u);
+  EXPECT_EQ(a.warnings[0],
+            "[accelerate] acc.yaml: not used by zerotrain (ignored): fsdp_config (with "
+            "distributed_type MULTI_GPU), debug, enable_cpu_affinity, dynamo_config");
   const AccelerateConfig d = parse(
-      "distributed_type: DEEPSPEED\nnum_processes: 2\ndeepspeed_config:\n"
-      "  deepspeed_hostfile: /h\n  zero_stag: 3\n");
-  EXPECT_TRUE(has_warning(d.warnings, "deepspeed_config: deepspeed_hostfile, zero_stag: not used"));
+      "distributed_type: DEEPSPEED\nnum_processes: 2\nrdzv_backend: c10d\n"
+      "deepspeed_config:\n  deepspeed_hostfile: /h\n  zero_stag: 3\n");
+  ASSERT_EQ(d.warnings.size(), 1u);
+  EXPECT_TRUE(has_warning(d.warnings,
+                          "rdzv_backend, deepspeed_config.deepspeed_hostfile, "
+                          "deepspeed_config.zero_stag"));
 }
 
 TEST(AccelerateConfig, BadFilesAreOneLineNamingTheKey) {

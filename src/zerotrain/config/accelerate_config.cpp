@@ -270,7 +270,7 @@ void check_config_file_rule(const YamlMap& s, const DeepSpeedPlugin& d) {
 }
 
 void read_deepspeed(YamlMap s, const std::filesystem::path& base_dir, DeepSpeedPlugin& d,
-                    std::vector<std::string>& warnings) {
+                    std::vector<std::string>& unused) {
   static const std::vector<std::string> plugin = {
       "gradient_accumulation_steps", "gradient_clipping",    "zero_stage",
       "offload_optimizer_device",    "offload_param_device", "offload_optimizer_nvme_path",
@@ -298,16 +298,12 @@ void read_deepspeed(YamlMap s, const std::filesystem::path& base_dir, DeepSpeedP
   d.zero3_save_16bit_model = s.boolean("zero3_save_16bit_model").value_or(false);
   check_config_file_rule(s, d);
   // DeepSpeed's own multi-node launcher: zerotrain launch runs on each machine instead.
-  std::vector<std::string> unused;
   for (const char* k :
        {"deepspeed_hostfile", "deepspeed_exclusion_filter", "deepspeed_inclusion_filter",
         "deepspeed_multinode_launcher", "deepspeed_moe_layer_cls_names"})
-    if (!s.inert(k)) unused.push_back(k);
+    if (!s.inert(k)) unused.push_back(s.path(k));
   for (const std::string& k : s.keys())
-    unused.push_back(k);  // Accelerate passes unknown plugin keys on unread
-  if (!unused.empty())
-    warnings.push_back(str("[accelerate] ", s.source(), ": deepspeed_config: ", join(unused),
-                           ": not used by zerotrain (ignored)"));
+    unused.push_back(s.path(k));  // Accelerate passes unknown plugin keys on unread
 }
 
 // fsdp_sharding_strategy or (FSDP 2's spelling) fsdp_reshard_after_forward: a name, its number
@@ -331,7 +327,8 @@ std::optional<FsdpSharding> read_sharding(YamlMap& s, std::string_view key) {
                           quote_excerpt(*t)));
 }
 
-void read_fsdp(YamlMap s, FsdpPlugin& f, std::vector<std::string>& warnings) {
+void read_fsdp(YamlMap s, FsdpPlugin& f, std::vector<std::string>& warnings,
+               std::vector<std::string>& unused) {
   const std::optional<int64_t> version = s.integer("fsdp_version");
   if (version && *version != 1 && *version != 2)
     s.fail(s.path("fsdp_version"), str("expected 1 or 2, got ", *version));
@@ -360,21 +357,16 @@ void read_fsdp(YamlMap s, FsdpPlugin& f, std::vector<std::string>& warnings) {
     warnings.push_back(str("[accelerate] ", s.source(), ": fsdp_config: ", join(implied),
                            ": implied (zerotrain gathers, frees and prefetches the parameters one "
                            "transformer layer at a time)"));
-  if (!s.empty())
-    warnings.push_back(str("[accelerate] ", s.source(), ": fsdp_config: ", join(s.keys()),
-                           ": not used by zerotrain (ignored)"));
+  for (const std::string& k : s.keys())
+    unused.push_back(s.path(k));
 }
 
-// Accelerate's fields that do nothing here: named in one warning when they ask for something.
-void warn_unused_top_keys(YamlMap& top, std::vector<std::string>& warnings) {
+// Accelerate's fields that do nothing here, when they ask for something.
+void unused_top_keys(YamlMap& top, std::vector<std::string>& unused) {
   for (const std::string& k : kInertTopKeys)
     top.take(k);
-  std::vector<std::string> asked;
   for (const std::string& k : kUnusedTopKeys)
-    if (!top.inert(k)) asked.push_back(k);
-  if (!asked.empty())
-    warnings.push_back(
-        str("[accelerate] ", top.source(), ": ", join(asked), ": not used by zerotrain (ignored)"));
+    if (!top.inert(k)) unused.push_back(k);
 }
 
 void refuse_unknown_top_keys(const YamlMap& top) {
@@ -413,28 +405,25 @@ AccelerateConfig parse_accelerate_config(std::string_view text, const std::strin
   c.mixed_precision = read_mixed_precision(top);
   c.use_cpu = top.boolean("use_cpu").value_or(false) || c.backend == AccelerateBackend::multi_cpu;
   read_ranks(top, c.backend, c.ranks);
-  if (const std::string r = top.text("rdzv_backend").value_or("static"); r != "static")
-    c.warnings.push_back(str("[accelerate] ", source, ": rdzv_backend: ", quote_excerpt(r),
-                             ": zerotrain's rendezvous is static (rank 0 at main_process_ip)"));
+  std::vector<std::string> unused;  // named in one warning line
+  // The only rendezvous is static: rank 0 at main_process_ip.
+  if (top.text("rdzv_backend").value_or("static") != "static") unused.push_back("rdzv_backend");
   YamlMap ds = top.section("deepspeed_config");
   YamlMap fsdp = top.section("fsdp_config");
   fsdp.prefix_keys("fsdp", "fsdp_");  // Accelerate reads "sharding_strategy" as "fsdp_..." too
-  if (c.backend == AccelerateBackend::deepspeed)
-    read_deepspeed(ds, base_dir, c.deepspeed, c.warnings);
-  if (c.backend == AccelerateBackend::fsdp) read_fsdp(fsdp, c.fsdp, c.warnings);
-  // The other type's section, as Accelerate, is read by nobody.
+  if (c.backend == AccelerateBackend::deepspeed) read_deepspeed(ds, base_dir, c.deepspeed, unused);
+  if (c.backend == AccelerateBackend::fsdp) read_fsdp(fsdp, c.fsdp, c.warnings, unused);
+  // The other type's section, as in Accelerate, is read by nobody.
+  const std::string other = str(" (with distributed_type ", backend_name(c.backend), ")");
   if (c.backend != AccelerateBackend::deepspeed && !ds.empty())
-    c.warnings.push_back(str("[accelerate] ", source,
-                             ": deepspeed_config: not used with "
-                             "distributed_type ",
-                             backend_name(c.backend), " (ignored)"));
+    unused.push_back("deepspeed_config" + other);
   if (c.backend != AccelerateBackend::fsdp && !fsdp.empty())
-    c.warnings.push_back(str("[accelerate] ", source,
-                             ": fsdp_config: not used with "
-                             "distributed_type ",
-                             backend_name(c.backend), " (ignored)"));
-  warn_unused_top_keys(top, c.warnings);
+    unused.push_back("fsdp_config" + other);
+  unused_top_keys(top, unused);
   refuse_unknown_top_keys(top);
+  if (!unused.empty())
+    c.warnings.push_back(
+        str("[accelerate] ", source, ": not used by zerotrain (ignored): ", join(unused)));
   return c;
 }
 
