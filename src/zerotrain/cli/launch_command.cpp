@@ -169,7 +169,8 @@ void add_launch_command(CLI::App& app, std::function<int()>& action) {
   cmd->footer(
       "Each rank gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1 and\n"
       "MASTER_PORT. The exit code is that of the first rank that failed (128 + signal when\n"
-      "killed). Multi-node runs use mpirun or srun directly: see docs/LAUNCH.md.\n\n"
+      "killed). Multi-node runs use mpirun or srun directly, or --config-file on each machine\n"
+      "(its machine_rank): see docs/LAUNCH.md.\n\n"
       "Examples:\n"
       "  zerotrain launch -n 4 -- zerotrain train --model m --data d.bin --deepspeed ds.json\n"
       "  zerotrain launch -n 2 --mpi -- zerotrain train ...      (CPU ranks in one MPI world)\n"
