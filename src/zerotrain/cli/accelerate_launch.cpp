@@ -12,13 +12,14 @@ std::vector<comm::ChildSpec> accelerate_children(const config::AccelerateConfig&
   std::vector<comm::ChildSpec> children;
   for (int64_t l = 0; l < local; ++l) {
     const int64_t rank = r.machine_rank * local + l;
-    comm::EnvMap env = {{"RANK", std::to_string(rank)},
-                        {"WORLD_SIZE", std::to_string(r.num_processes)},
-                        {"LOCAL_RANK", std::to_string(l)},
-                        {"LOCAL_WORLD_SIZE", std::to_string(local)},
-                        {"MASTER_ADDR", r.num_machines > 1 ? *r.main_process_ip : "127.0.0.1"},
-                        {"MASTER_PORT", std::to_string(port)},
-                        {kAccelerateConfigEnv, std::filesystem::absolute(file).string()}};
+    comm::EnvMap env = comm::rank_env(
+        {.rank = rank,
+         .world = r.num_processes,
+         .local_rank = l,
+         .local_world = local,
+         .master_addr = r.num_machines > 1 ? *r.main_process_ip : std::string("127.0.0.1"),
+         .port = port});
+    env[kAccelerateConfigEnv] = std::filesystem::absolute(file).string();
     if (r.gpu_ids && *r.gpu_ids != "all") env["CUDA_VISIBLE_DEVICES"] = *r.gpu_ids;
     children.push_back({str("rank ", rank), std::move(env)});
   }

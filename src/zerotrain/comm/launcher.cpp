@@ -62,7 +62,7 @@ struct Child {
 // The child's environment: this process's, with spec.extra_env on top ("KEY=VALUE" strings).
 std::vector<std::string> child_environment(const ChildSpec& spec) {
   EnvMap env = current_env();
-  if (!spec.label.empty()) env[kRankPrefixEnv] = "1";
+  if (!spec.label.empty()) env.insert_or_assign(kRankPrefixEnv, std::string("1"));
   for (const auto& [k, v] : spec.extra_env)
     env[k] = v;
   std::vector<std::string> out;
@@ -184,10 +184,23 @@ std::string signal_name(int signo) {
   }
 }
 
+EnvMap rank_env(const RankPlace& p) {
+  EnvMap env;
+  env["RANK"] = std::to_string(p.rank);
+  env["WORLD_SIZE"] = std::to_string(p.world);
+  env["LOCAL_RANK"] = std::to_string(p.local_rank);
+  env["LOCAL_WORLD_SIZE"] = std::to_string(p.local_world);
+  env["MASTER_ADDR"] = p.master_addr;
+  env["MASTER_PORT"] = std::to_string(p.port);
+  return env;
+}
+
 EnvMap local_rank_env(int rank, int world, int port) {
-  return {{"RANK", std::to_string(rank)},       {"WORLD_SIZE", std::to_string(world)},
-          {"LOCAL_RANK", std::to_string(rank)}, {"LOCAL_WORLD_SIZE", std::to_string(world)},
-          {"MASTER_ADDR", "127.0.0.1"},         {"MASTER_PORT", std::to_string(port)}};
+  RankPlace p;
+  p.rank = p.local_rank = rank;
+  p.world = p.local_world = world;
+  p.port = port;
+  return rank_env(p);
 }
 
 LaunchOutcome run_children(const LaunchConfig& cfg) {
@@ -210,8 +223,8 @@ LaunchOutcome run_children(const LaunchConfig& cfg) {
     // cfg.grace_s after that.
     term_after_grace = sig != SIGTERM && sig != SIGKILL;
     stopping = true;
-    kill_at = clock::now() + std::chrono::duration_cast<clock::duration>(
-                                 std::chrono::duration<double>(grace_s));
+    kill_at = clock::now() +
+              std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(grace_s));
     for (Child& c : kids)
       if (c.running) ::kill(-c.pid, sig);
   };

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <csignal>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -57,7 +58,19 @@ struct LaunchConfig {
 // no children, BackendError when a process cannot be started.
 LaunchOutcome run_children(const LaunchConfig& config);
 
-// The torchrun-style variables of local rank `rank` of `world` meeting at 127.0.0.1:port.
+// Where one rank of a torchrun-style job sits: its global rank of `world`, its place among the
+// `local_world` ranks of its machine, and rank 0's address.
+struct RankPlace {
+  int64_t rank = 0, world = 1;
+  int64_t local_rank = 0, local_world = 1;
+  std::string master_addr = "127.0.0.1";
+  int port = 0;
+};
+
+// RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT of `p`.
+EnvMap rank_env(const RankPlace& p);
+
+// rank_env of local rank `rank` of `world`, all on this machine, meeting at 127.0.0.1:port.
 EnvMap local_rank_env(int rank, int world, int port);
 
 // "SIGTERM", "SIGSEGV", ... ("signal 42" for others).
